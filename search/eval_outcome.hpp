@@ -1,0 +1,40 @@
+// What the search algorithm learns from evaluating one candidate.
+//
+// This is the search-facing subset of a sidecar result (docs/architecture.md,
+// "Sidecar pipe protocol"): enough to judge the candidate and to write the
+// feedback the LLM sees next. stdout/stderr, per-stage times and error
+// magnitudes go to the store, not here.
+
+#ifndef PALLADIUM_SEARCH_EVAL_OUTCOME_HPP_
+#define PALLADIUM_SEARCH_EVAL_OUTCOME_HPP_
+
+#include <optional>
+#include <string>
+
+#include "search/verdict.hpp"
+
+namespace palladium {
+
+struct EvalOutcome {
+  Verdict verdict = Verdict::no_code;
+  std::string stage;            // last stage reached, e.g. "numerics"
+  std::string error;            // raw error text (may be long)
+  std::string error_signature;  // normalised, for grouping
+  std::optional<double> kernel_ms;
+  std::optional<double> baseline_ms;
+  std::string timing_kind;  // "cpu-wall" or "tpu-profiler"; "" if untimed
+
+  // baseline_ms / kernel_ms when the verdict is correct and both times are
+  // present and positive; nullopt otherwise. Above 1.0 means faster than XLA.
+  std::optional<double> speedup() const {
+    if (verdict != Verdict::correct || !kernel_ms || !baseline_ms) {
+      return std::nullopt;
+    }
+    if (!(*kernel_ms > 0.0) || !(*baseline_ms > 0.0)) return std::nullopt;
+    return *baseline_ms / *kernel_ms;
+  }
+};
+
+}  // namespace palladium
+
+#endif  // PALLADIUM_SEARCH_EVAL_OUTCOME_HPP_
