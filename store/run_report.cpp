@@ -1,0 +1,168 @@
+#include "store/run_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <unordered_map>
+
+#include "search/metrics.hpp"
+
+namespace palladium {
+
+namespace {
+
+constexpr const char* kCpuWall = "cpu-wall";
+constexpr const char* kTpuProfiler = "tpu-profiler";
+
+constexpr const char* kMetricDefinitions =
+    "Metrics (DESIGN.md): per-sample correctness = correct / all generated "
+    "candidates (no extractable code counts as generated and wrong); solved "
+    "= workloads with >= 1 correct candidate; speedup(w) = baseline time / "
+    "best correct time, 1.0 when none is correct; suite speedup = geomean "
+    "over all workloads of max(speedup(w), 1.0).";
+
+constexpr const char* kCpuWarning =
+    "WARNING: timing is cpu-wall: speedups are CPU interpret-mode wall-clock "
+    "ratios, NOT TPU speedups.";
+
+// Everything the two renderings share.
+struct ReportData {
+  RunRecord run;
+  std::vector<WorkloadSummary> workloads;
+  SuiteSummary suite;
+  std::string timing;
+  int pending = 0;  // candidates without an evaluation
+};
+
+ReportData collect(const RunStore& store, int64_t run_id,
+                   std::vector<std::string> workload_ids) {
+  auto run = store.find_run(run_id);
+  if (!run) {
+    throw StoreError("run store '" + store.path() + "': no run " +
+                     std::to_string(run_id));
+  }
+  const std::vector<CandidateRecord> candidates = store.candidates(run_id);
+  const std::vector<EvaluationRecord> evaluations = store.evaluations(run_id);
+
+  if (workload_ids.empty()) {
+    std::set<std::string> seen;
+    for (const auto& c : candidates) {
+      if (seen.insert(c.workload).second) workload_ids.push_back(c.workload);
+    }
+  }
+
+  std::unordered_map<int64_t, const CandidateRecord*> by_id;
+  for (const auto& c : candidates) by_id[c.id] = &c;
+
+  std::vector<CandidateResult> results;
+  bool any_timing = false;
+  bool all_tpu = true;
+  for (const auto& e : evaluations) {
+    auto it = by_id.find(e.candidate_id);
+    if (it == by_id.end()) continue;  // not possible with foreign keys on
+    results.push_back({it->second->workload, e.verdict, e.speedup});
+    if (!e.timing_kind.empty()) {
+      any_timing = true;
+      if (e.timing_kind != kTpuProfiler) all_tpu = false;
+    }
+  }
+
+  ReportData data;
+  data.run = std::move(*run);
+  data.workloads = summarize_workloads(workload_ids, results);
+  data.suite = summarize_suite(data.workloads);
+  data.timing = (any_timing && all_tpu) ? kTpuProfiler : kCpuWall;
+  data.pending = static_cast<int>(candidates.size() - results.size());
+  return data;
+}
+
+std::string fmt(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+std::string pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
+}  // namespace
+
+nlohmann::json report_json(const RunStore& store, int64_t run_id,
+                           const std::vector<std::string>& workload_ids) {
+  const ReportData d = collect(store, run_id, workload_ids);
+  nlohmann::json workloads = nlohmann::json::array();
+  for (const auto& w : d.workloads) {
+    workloads.push_back({{"id", w.id},
+                         {"candidates", w.candidates},
+                         {"correct", w.correct},
+                         {"best_speedup", w.best_speedup},
+                         {"verdicts", w.verdicts}});
+  }
+  return {
+      {"run",
+       {{"id", d.run.id}, {"name", d.run.name}, {"status", d.run.status}}},
+      {"suite",
+       {{"workloads", d.suite.workloads},
+        {"candidates", d.suite.candidates},
+        {"correct", d.suite.correct},
+        {"per_sample_correctness", d.suite.per_sample_correctness},
+        {"solved", d.suite.solved},
+        {"geomean_speedup", d.suite.geomean_speedup},
+        {"timing", d.timing}}},
+      {"workloads", workloads},
+  };
+}
+
+std::string report_text(const RunStore& store, int64_t run_id,
+                        const std::vector<std::string>& workload_ids) {
+  const ReportData d = collect(store, run_id, workload_ids);
+  std::string out = "Run " + std::to_string(d.run.id) + " \"" + d.run.name +
+                    "\" (" + d.run.status + ")\n\n";
+
+  size_t id_width = 8;
+  for (const auto& w : d.workloads) id_width = std::max(id_width, w.id.size());
+  id_width += 2;
+  out += pad("workload", id_width) + pad("candidates", 12) +
+         pad("correct", 9) + pad("speedup", 10) + "verdicts\n";
+  for (const auto& w : d.workloads) {
+    std::string verdicts;
+    for (const auto& [name, count] : w.verdicts) {
+      if (!verdicts.empty()) verdicts += ' ';
+      verdicts += name + "=" + std::to_string(count);
+    }
+    std::string row = pad(w.id, id_width) +
+                      pad(std::to_string(w.candidates), 12) +
+                      pad(std::to_string(w.correct), 9) +
+                      pad(fmt("%.3fx", w.best_speedup), 10) + verdicts;
+    row.erase(row.find_last_not_of(' ') + 1);
+    out += row + "\n";
+  }
+
+  const SuiteSummary& s = d.suite;
+  out += "\nSuite: " + std::to_string(s.workloads) + " workloads, " +
+         std::to_string(s.candidates) + " candidates, " +
+         std::to_string(s.correct) + " correct\n";
+  out += "  per-sample correctness  " +
+         fmt("%.1f%%", 100.0 * s.per_sample_correctness) + " (" +
+         std::to_string(s.correct) + "/" + std::to_string(s.candidates) +
+         ")\n";
+  out += "  solved                  " + std::to_string(s.solved) + "/" +
+         std::to_string(s.workloads) + "\n";
+  out += "  geomean speedup         " + fmt("%.3fx", s.geomean_speedup) +
+         " (timing: " + d.timing + ")\n";
+  if (d.pending > 0) {
+    out += "  not yet evaluated       " + std::to_string(d.pending) +
+           " candidates (left out of every number above)\n";
+  }
+  out += "\n";
+  out += kMetricDefinitions;
+  out += "\n";
+  if (d.timing == kCpuWall) {
+    out += kCpuWarning;
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace palladium

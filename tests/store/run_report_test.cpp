@@ -1,0 +1,152 @@
+#include "store/run_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/store/temp_db.hpp"
+
+namespace palladium {
+namespace {
+
+// Builds a small run: candidates with given verdicts and speedups.
+class RunReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = RunStore::open(tmp_.path());
+    run_ = store_->begin_or_resume_run("unit", "workloads: [8p, 9p, 12p]");
+  }
+
+  // Adds candidate `index` of `workload`; evaluates it unless `verdict` is
+  // nullopt.
+  void add(const std::string& workload, int index,
+           std::optional<Verdict> verdict, std::optional<double> speedup = {},
+           const std::string& timing = "cpu-wall") {
+    CandidateRecord c;
+    c.run_id = run_;
+    c.workload = workload;
+    c.method = "iterative";
+    c.sample_index = index;
+    c.code = "code";
+    const int64_t id = store_->insert_candidate(c);
+    if (!verdict) return;
+    EvaluationRecord e;
+    e.candidate_id = id;
+    e.verdict = *verdict;
+    e.speedup = speedup;
+    e.timing_kind = timing;
+    ASSERT_TRUE(store_->insert_evaluation(e));
+  }
+
+  TempDb tmp_;
+  std::unique_ptr<RunStore> store_;
+  int64_t run_ = 0;
+};
+
+TEST_F(RunReportTest, JsonNumbersEqualWhatWasInserted) {
+  add("8p", 0, Verdict::numerics_mismatch);
+  add("8p", 1, Verdict::correct, 1.25);
+  add("8p", 2, Verdict::correct, 2.5);
+  add("9p", 0, Verdict::no_code);
+  add("9p", 1, Verdict::correct, 0.8);  // slower than XLA
+  store_->finish_run(run_, "finished");
+
+  const nlohmann::json r = report_json(*store_, run_, {"8p", "9p", "12p"});
+
+  EXPECT_EQ(r["run"]["id"], run_);
+  EXPECT_EQ(r["run"]["name"], "unit");
+  EXPECT_EQ(r["run"]["status"], "finished");
+
+  const auto& s = r["suite"];
+  EXPECT_EQ(s["workloads"], 3);
+  EXPECT_EQ(s["candidates"], 5);
+  EXPECT_EQ(s["correct"], 3);
+  EXPECT_DOUBLE_EQ(s["per_sample_correctness"].get<double>(), 3.0 / 5.0);
+  EXPECT_EQ(s["solved"], 2);
+  // geomean(max(2.5,1), max(0.8,1), 1.0 for 12p with no candidates)
+  EXPECT_NEAR(s["geomean_speedup"].get<double>(), std::cbrt(2.5), 1e-12);
+  EXPECT_EQ(s["timing"], "cpu-wall");
+
+  const auto& ws = r["workloads"];
+  ASSERT_EQ(ws.size(), 3u);
+  EXPECT_EQ(ws[0]["id"], "8p");
+  EXPECT_EQ(ws[0]["candidates"], 3);
+  EXPECT_EQ(ws[0]["correct"], 2);
+  EXPECT_DOUBLE_EQ(ws[0]["best_speedup"].get<double>(), 2.5);
+  EXPECT_EQ(ws[0]["verdicts"],
+            (nlohmann::json{{"correct", 2}, {"numerics_mismatch", 1}}));
+  EXPECT_DOUBLE_EQ(ws[1]["best_speedup"].get<double>(), 0.8);
+  EXPECT_EQ(ws[1]["verdicts"], (nlohmann::json{{"correct", 1}, {"no_code", 1}}));
+  EXPECT_EQ(ws[2]["id"], "12p");
+  EXPECT_EQ(ws[2]["candidates"], 0);
+  EXPECT_DOUBLE_EQ(ws[2]["best_speedup"].get<double>(), 1.0);
+  EXPECT_TRUE(ws[2]["verdicts"].is_object());
+  EXPECT_TRUE(ws[2]["verdicts"].empty());
+
+  // Exactly these keys, nothing else.
+  EXPECT_EQ(r.size(), 3u);
+  EXPECT_EQ(r["run"].size(), 3u);
+  EXPECT_EQ(s.size(), 7u);
+  EXPECT_EQ(ws[0].size(), 5u);
+}
+
+TEST_F(RunReportTest, EmptyWorkloadListUsesTheRunsWorkloads) {
+  add("9p", 0, Verdict::timeout);
+  add("8p", 0, Verdict::correct, 2.0);
+  const nlohmann::json r = report_json(*store_, run_, {});
+  ASSERT_EQ(r["workloads"].size(), 2u);
+  EXPECT_EQ(r["workloads"][0]["id"], "9p");  // order of first appearance
+  EXPECT_EQ(r["workloads"][1]["id"], "8p");
+  EXPECT_NEAR(r["suite"]["geomean_speedup"].get<double>(), std::sqrt(2.0),
+              1e-12);
+}
+
+TEST_F(RunReportTest, TimingIsTpuOnlyWhenAllTimingsAreTpu) {
+  add("8p", 0, Verdict::correct, 2.0, "tpu-profiler");
+  add("8p", 1, Verdict::compile_error, std::nullopt, "");
+  EXPECT_EQ(report_json(*store_, run_, {})["suite"]["timing"], "tpu-profiler");
+  EXPECT_EQ(report_text(*store_, run_, {}).find("NOT TPU"), std::string::npos);
+
+  add("8p", 2, Verdict::correct, 3.0, "cpu-wall");
+  EXPECT_EQ(report_json(*store_, run_, {})["suite"]["timing"], "cpu-wall");
+}
+
+TEST_F(RunReportTest, NoTimingAtAllIsNotCalledTpu) {
+  add("8p", 0, Verdict::no_code, std::nullopt, "");
+  EXPECT_EQ(report_json(*store_, run_, {})["suite"]["timing"], "cpu-wall");
+}
+
+TEST_F(RunReportTest, UnevaluatedCandidatesAreLeftOut) {
+  add("8p", 0, Verdict::correct, 2.0);
+  add("8p", 1, std::nullopt);
+  const nlohmann::json r = report_json(*store_, run_, {"8p"});
+  EXPECT_EQ(r["suite"]["candidates"], 1);
+  EXPECT_NE(report_text(*store_, run_, {"8p"}).find("not yet evaluated"),
+            std::string::npos);
+}
+
+TEST_F(RunReportTest, TextStatesDefinitionsAndCpuWarning) {
+  add("8p", 0, Verdict::correct, 1.5);
+  add("8p", 1, Verdict::numerics_mismatch);
+  const std::string t = report_text(*store_, run_, {"8p", "9p"});
+  EXPECT_NE(t.find("Run " + std::to_string(run_) + " \"unit\" (running)"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("8p"), std::string::npos);
+  EXPECT_NE(t.find("1.500x"), std::string::npos);
+  EXPECT_NE(t.find("correct=1 numerics_mismatch=1"), std::string::npos) << t;
+  EXPECT_NE(t.find("per-sample correctness  50.0% (1/2)"), std::string::npos)
+      << t;
+  EXPECT_NE(t.find("solved                  1/2"), std::string::npos) << t;
+  EXPECT_NE(t.find("max(speedup(w), 1.0)"), std::string::npos);
+  EXPECT_NE(t.find("CPU interpret-mode wall-clock ratios, NOT TPU speedups"),
+            std::string::npos);
+}
+
+TEST_F(RunReportTest, UnknownRunThrows) {
+  EXPECT_THROW(report_json(*store_, run_ + 100, {}), StoreError);
+  EXPECT_THROW(report_text(*store_, run_ + 100, {}), StoreError);
+}
+
+}  // namespace
+}  // namespace palladium
