@@ -1,0 +1,181 @@
+"""Hand-written candidate sources for the sidecar tests, one per verdict, all for workload 8p
+(GEMM: A [256,512] @ B [512,256] at CPU_CONFIG). Each is a real module as an LLM would write it.
+"""
+
+_GEMM_TEMPLATE = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+def _kernel(a_ref, b_ref, o_ref, acc_ref):
+    @pl.when(pl.program_id(2) == 0)
+    def _():
+        acc_ref[...] = jnp.zeros_like(acc_ref)
+    acc_ref[...] += jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32)
+    @pl.when(pl.program_id(2) == pl.num_programs(2) - 1)
+    def _():
+        o_ref[...] = (acc_ref[...] * SCALE).astype(o_ref.dtype)
+
+def workload(A, B):
+    M, K = A.shape
+    _, N = B.shape
+    bm, bn, bk = BLOCKS
+    return pl.pallas_call(
+        _kernel,
+        out_shape=jax.ShapeDtypeStruct((OUT_M, N), A.dtype),
+        grid=(M // bm, N // bn, K // bk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, k: (i, k)),
+                  pl.BlockSpec((bk, bn), B_INDEX_MAP)],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, k: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
+        compiler_params=pltpu.CompilerParams(
+            dimension_semantics=("parallel", "parallel", "arbitrary")),
+        interpret=True,  # LLMs copy this from CPU examples; the sidecar must override it
+    )(A, B)
+'''
+
+
+def gemm(blocks="(128, 128, 256)", scale="1.0", out_m="M", b_index_map="lambda i, j, k: (k, j)"):
+    return (_GEMM_TEMPLATE.replace("BLOCKS", blocks).replace("SCALE", scale)
+            .replace("OUT_M", out_m).replace("B_INDEX_MAP", b_index_map))
+
+
+CORRECT = gemm()
+SYNTAX_ERROR = "import jax\n\ndef workload(A, B)\n    return A @ B\n"
+IMPORT_ERROR = "import jax\nfrom jax.experimental.pallas import no_such_module\n"
+MISSING_WORKLOAD = "import jax\n\ndef kernel(A, B):\n    return A @ B\n"
+LINT_REMOVED_NAME = gemm().replace("pltpu.CompilerParams", "pltpu.TPUCompilerParams")
+LINT_OS = "import os\n" + gemm()
+# index_map takes 3 grid indices; giving it 2 is rejected while tracing.
+API_MISUSE = gemm(b_index_map="lambda k, j: (k, j)")
+# (256, 100) blocks break the TPU (8, 128) rule, which only the Mosaic lowering checks.
+LOWERING_ERROR = gemm(blocks="(128, 100, 256)")
+SHAPE_MISMATCH = gemm(out_m="M // 2")
+NUMERICS_MISMATCH = gemm(scale="1.5")
+# B's block index runs one past the end: traces and lowers fine, TPU interpret mode raises.
+RUNTIME_ERROR = gemm(b_index_map="lambda i, j, k: (k + 1, j)")
+NO_PALLAS = "import jax.numpy as jnp\n\ndef workload(A, B):\n    return jnp.matmul(A, B)\n"
+
+# Never stores to o_ref; in TPU interpret mode the output buffer starts as NaN.
+UNWRITTEN_OUTPUT = CORRECT.replace("o_ref[...] = (acc_ref[...] * 1.0)", "_ = (acc_ref[...] * 1.0)")
+
+PRINTING = 'print("hello from the candidate")\n' + CORRECT.replace(
+    "    M, K = A.shape", '    print("tracing workload", flush=True)\n    M, K = A.shape')
+
+
+# One correct kernel per workload, at CPU_CONFIG shapes, for the per-workload test and the
+# interpret-mode cost measurement (measure_modes.py).
+RMSNORM = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+EPS = 1e-5
+
+def _kernel(x_ref, scale_ref, o_ref):
+    x = x_ref[...].astype(jnp.float32)
+    normed = x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + EPS)
+    o_ref[...] = normed.astype(o_ref.dtype) * scale_ref[...]
+
+def workload(x, scale):
+    B, S, D = x.shape
+    rows = x.reshape(B * S, D)
+    bm = 64
+    out = pl.pallas_call(
+        _kernel,
+        out_shape=jax.ShapeDtypeStruct(rows.shape, x.dtype),
+        grid=(B * S // bm,),
+        in_specs=[pl.BlockSpec((bm, D), lambda i: (i, 0)), pl.BlockSpec((1, D), lambda i: (0, 0))],
+        out_specs=pl.BlockSpec((bm, D), lambda i: (i, 0)),
+    )(rows, scale.reshape(1, D))
+    return out.reshape(B, S, D)
+'''
+
+GEMM_ADD_RELU = gemm().replace(
+    "o_ref[...] = (acc_ref[...] * 1.0).astype(o_ref.dtype)",
+    "o_ref[...] = jnp.maximum(acc_ref[...] + bias_ref[...].astype(jnp.float32), 0.0).astype(o_ref.dtype)",
+).replace("def _kernel(a_ref, b_ref, o_ref, acc_ref):",
+          "def _kernel(a_ref, b_ref, bias_ref, o_ref, acc_ref):",
+).replace("def workload(A, B):", "def workload(A, B, bias):",
+).replace("                  pl.BlockSpec((bk, bn), lambda i, j, k: (k, j))],",
+          "                  pl.BlockSpec((bk, bn), lambda i, j, k: (k, j)),\n"
+          "                  pl.BlockSpec((1, bn), lambda i, j, k: (0, j))],",
+).replace(")(A, B)", ")(A, B, bias.reshape(1, -1))")
+
+SWIGLU = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def _gate_up_kernel(x_ref, g_ref, u_ref, h_ref):
+    x = x_ref[...]
+    gate = jnp.dot(x, g_ref[...], preferred_element_type=jnp.float32)
+    up = jnp.dot(x, u_ref[...], preferred_element_type=jnp.float32)
+    h_ref[...] = (jax.nn.silu(gate) * up).astype(h_ref.dtype)
+
+def _down_kernel(h_ref, d_ref, o_ref):
+    o_ref[...] = jnp.dot(h_ref[...], d_ref[...], preferred_element_type=jnp.float32).astype(o_ref.dtype)
+
+def workload(x, gate_kernel, up_kernel, down_kernel):
+    B, S, E = x.shape
+    M = gate_kernel.shape[1]
+    tokens = x.reshape(B * S, E)
+    T = B * S
+    bt, bm = 128, 256
+    h = pl.pallas_call(
+        _gate_up_kernel,
+        out_shape=jax.ShapeDtypeStruct((T, M), x.dtype),
+        grid=(T // bt, M // bm),
+        in_specs=[pl.BlockSpec((bt, E), lambda i, j: (i, 0)),
+                  pl.BlockSpec((E, bm), lambda i, j: (0, j)),
+                  pl.BlockSpec((E, bm), lambda i, j: (0, j))],
+        out_specs=pl.BlockSpec((bt, bm), lambda i, j: (i, j)),
+    )(tokens, gate_kernel, up_kernel)
+    out = pl.pallas_call(
+        _down_kernel,
+        out_shape=jax.ShapeDtypeStruct((T, E), x.dtype),
+        grid=(T // bt,),
+        in_specs=[pl.BlockSpec((bt, M), lambda i: (i, 0)), pl.BlockSpec((M, E), lambda i: (0, 0))],
+        out_specs=pl.BlockSpec((bt, E), lambda i: (i, 0)),
+    )(h, down_kernel)
+    return out.reshape(B, S, E)
+'''
+
+ATTENTION = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+BQ = 128
+
+def _kernel(q_ref, k_ref, v_ref, o_ref):
+    q = q_ref[0, 0]
+    k = k_ref[0, 0]
+    v = v_ref[0, 0]
+    S, D = k.shape
+    s = jax.lax.dot_general(q, k, (((1,), (1,)), ((), ())), preferred_element_type=jnp.float32)
+    s = s * (D ** -0.5)
+    rows = pl.program_id(2) * BQ + jax.lax.broadcasted_iota(jnp.int32, s.shape, 0)
+    cols = jax.lax.broadcasted_iota(jnp.int32, s.shape, 1)
+    s = jnp.where(cols <= rows, s, -1e30)
+    p = jnp.exp(s - jnp.max(s, axis=-1, keepdims=True))
+    p = p / jnp.sum(p, axis=-1, keepdims=True)
+    o = jnp.dot(p.astype(v.dtype), v, preferred_element_type=jnp.float32)
+    o_ref[0, 0] = o.astype(o_ref.dtype)
+
+def workload(query, key, value):
+    B, H, S, D = query.shape
+    q_spec = pl.BlockSpec((1, 1, BQ, D), lambda b, h, i: (b, h, i, 0))
+    kv_spec = pl.BlockSpec((1, 1, S, D), lambda b, h, i: (b, h, 0, 0))
+    return pl.pallas_call(
+        _kernel,
+        out_shape=jax.ShapeDtypeStruct(query.shape, query.dtype),
+        grid=(B, H, S // BQ),
+        in_specs=[q_spec, kv_spec, kv_spec],
+        out_specs=q_spec,
+    )(query, key, value)
+'''
+
+WORKLOAD_KERNELS = {"8p": CORRECT, "12p": RMSNORM, "9p": SWIGLU, "41k": GEMM_ADD_RELU,
+                    "1p": ATTENTION}

@@ -1,0 +1,125 @@
+"""One hand-written candidate per verdict the in-process pipeline can produce."""
+import math
+
+import pytest
+
+import sidecar_kernels as k
+from tpu_agent.sidecar.evaluate import evaluate
+from tpu_agent.sidecar.verdicts import VERDICTS
+
+RESULT_FIELDS = {"verdict", "stage", "error", "error_signature", "stdout", "stderr", "stage_ms",
+                 "max_abs_err", "max_rel_err", "kernel_ms", "baseline_ms", "timing_kind"}
+
+
+def run(code, seeds=(0,)):
+    result = evaluate("8p", code, seeds)
+    assert set(result) == RESULT_FIELDS
+    assert result["verdict"] in VERDICTS
+    return result
+
+
+def test_correct_kernel_passes_every_stage_and_is_timed():
+    result = run(k.CORRECT, seeds=(0, 1))
+    assert result["verdict"] == "correct", result["error"]
+    assert result["stage"] == "done"
+    assert list(result["stage_ms"]) == ["extract", "lint", "import", "trace", "lower",
+                                        "numerics", "timing"]
+    assert result["max_abs_err"] <= 0.01 + 0.01 * 2 and not math.isnan(result["max_abs_err"])
+    assert result["kernel_ms"] > 0 and result["baseline_ms"] > 0
+    assert result["timing_kind"] == "cpu-wall"
+    assert result["error"] == "" and result["error_signature"] == ""
+
+
+@pytest.mark.parametrize("code", ["", "   \n\t\n", "```python\n```"])
+def test_no_code(code):
+    result = run(code)
+    assert (result["verdict"], result["stage"]) == ("no_code", "extract")
+
+
+def test_syntax_error_names_the_line():
+    result = run(k.SYNTAX_ERROR)
+    assert (result["verdict"], result["stage"]) == ("syntax_error", "import")
+    assert "line 3" in result["error"]
+
+
+@pytest.mark.parametrize("code", [k.IMPORT_ERROR, k.MISSING_WORKLOAD])
+def test_import_error(code):
+    result = run(code)
+    assert (result["verdict"], result["stage"]) == ("import_error", "import")
+
+
+def test_lint_names_the_replacement_for_removed_api():
+    result = run(k.LINT_REMOVED_NAME)
+    assert (result["verdict"], result["stage"]) == ("lint_rejected", "lint")
+    assert "pltpu.CompilerParams" in result["error"]
+
+
+def test_lint_rejects_os():
+    result = run(k.LINT_OS)
+    assert result["verdict"] == "lint_rejected"
+    assert "'os'" in result["error"]
+
+
+def test_api_misuse_at_trace():
+    result = run(k.API_MISUSE)
+    assert (result["verdict"], result["stage"]) == ("api_misuse", "trace"), result["error"]
+
+
+def test_lowering_error_for_block_not_divisible_by_8_128():
+    result = run(k.LOWERING_ERROR)
+    assert (result["verdict"], result["stage"]) == ("lowering_error", "lower"), result["error"]
+    assert "divisible by 8 and 128" in result["error"]
+    # Library frames are pruned; the candidate's own frame stays.
+    assert "site-packages" not in result["error"]
+    assert "candidate_" in result["error"]
+    assert "divisible by N and N" in result["error_signature"]
+    assert "/" not in result["error_signature"].split(":", 2)[2].split(" ")[0]
+
+
+def test_shape_mismatch():
+    result = run(k.SHAPE_MISMATCH)
+    assert (result["verdict"], result["stage"]) == ("shape_mismatch", "numerics"), result["error"]
+
+
+def test_numerics_mismatch_reports_errors():
+    result = run(k.NUMERICS_MISMATCH)
+    assert (result["verdict"], result["stage"]) == ("numerics_mismatch", "numerics"), result["error"]
+    assert result["max_abs_err"] > 0.01
+    assert "atol=0.01" in result["error"]
+
+
+def test_unwritten_output_is_nan_and_fails():
+    result = run(k.UNWRITTEN_OUTPUT)
+    assert result["verdict"] == "numerics_mismatch", result["error"]
+    assert "NaN" in result["error"]
+
+
+def test_no_pallas():
+    result = run(k.NO_PALLAS)
+    assert (result["verdict"], result["stage"]) == ("no_pallas", "trace")
+
+
+def test_runtime_error_out_of_bounds_block_in_tpu_interpret_mode():
+    result = run(k.RUNTIME_ERROR)
+    assert (result["verdict"], result["stage"]) == ("runtime_error", "numerics"), result["error"]
+    assert "out-of-bounds" in result["error"].lower()
+
+
+def test_candidate_output_is_captured():
+    result = run(k.PRINTING)
+    assert result["verdict"] == "correct", result["error"]
+    assert "hello from the candidate" in result["stdout"]
+    assert "tracing workload" in result["stdout"]
+
+
+def test_exceptions_never_escape():
+    code = "def workload(A, B):\n    raise SystemExit(3)\n"
+    result = run(code)
+    assert result["verdict"] in ("api_misuse", "runtime_error")
+    assert "SystemExit" in result["error_signature"]
+
+
+@pytest.mark.parametrize("workload_id", sorted(k.WORKLOAD_KERNELS))
+def test_a_correct_kernel_for_every_workload(workload_id):
+    result = evaluate(workload_id, k.WORKLOAD_KERNELS[workload_id], (0,))
+    assert result["verdict"] == "correct", result["error"]

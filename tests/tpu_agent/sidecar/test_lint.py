@@ -1,0 +1,35 @@
+"""Static lint of candidate sources."""
+from tpu_agent.sidecar.lint import lint
+
+import sidecar_kernels as k
+
+
+def test_clean_kernel_passes():
+    assert lint(k.CORRECT) == []
+
+
+def test_forbidden_imports_and_calls():
+    for code in ("import os", "import subprocess as sp", "from ctypes import CDLL",
+                 "import multiprocessing.pool", "import sys", "exec('1')", "__import__('os')"):
+        assert lint(code), code
+
+
+def test_jax_config_changes():
+    assert lint("import jax\njax.config.update('jax_enable_x64', True)")
+    assert lint("from jax import config\n")
+
+
+def test_removed_pallas_names_name_the_replacement():
+    problems = lint("from jax.experimental.pallas import tpu as tpu2\n"
+                    "p = tpu2.TPUMemorySpace.VMEM\nq = tpu2.repeat\nr = tpu2.ANY\n")
+    text = "\n".join(problems)
+    assert "pltpu.MemorySpace" in text and "repeat" in text and "pl.ANY" in text
+
+
+def test_legal_names_are_not_flagged():
+    assert lint("import jax.numpy as jnp\nfrom jax.experimental import pallas as pl\n"
+                "a = jnp.repeat\nb = pl.ANY\nc = jax.numpy.repeat\n") == []
+
+
+def test_unparsable_code_is_left_to_the_import_stage():
+    assert lint("def f(:\n") == []

@@ -1,0 +1,68 @@
+"""How candidate Pallas code is made to run where it is checked.
+
+LLM kernels are written for a TPU: they may hard-code `interpret=True` (copied from a CPU example)
+or nothing. The sidecar decides the mode, not the candidate. `install()` replaces
+`jax.experimental.pallas.pallas_call` with a wrapper that drops any `interpret=` argument and
+applies the current mode:
+  * "tpu"     : no interpret argument, so `lower(lowering_platforms=('tpu',))` runs the real Mosaic
+                lowering, and on a TPU host the kernel runs natively;
+  * "hlo"     : `interpret=True`, the fast HLO interpreter (measurements only; it misses
+                out-of-bounds accesses and never shows unwritten outputs as NaN).
+`tpu_interpret()` is the context used for the numerics stage on CPU: Pallas TPU interpret mode,
+which raises on out-of-bounds block indices and reads, fills unwritten memory with NaN and
+permutes "parallel" grid dimensions; it overrides the argument inside pallas_call anyway.
+`tpu_abstract_mesh()` makes TPU-only trace-time queries (pltpu.get_tpu_info, lowering) see a v6e.
+"""
+import contextlib
+import functools
+
+import jax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+_state = {"mode": "tpu", "original": None}
+
+V6E_DEVICE_KIND = "TPU v6 lite"
+
+
+def _patched_pallas_call(*args, **kwargs):
+    kwargs.pop("interpret", None)
+    if _state["mode"] == "hlo":
+        kwargs["interpret"] = True
+    return _state["original"](*args, **kwargs)
+
+
+def install():
+    """Patch pallas_call once per process; idempotent."""
+    if _state["original"] is None:
+        _state["original"] = pl.pallas_call
+        functools.update_wrapper(_patched_pallas_call, pl.pallas_call)
+        pl.pallas_call = _patched_pallas_call
+
+
+@contextlib.contextmanager
+def mode(name):
+    assert name in ("tpu", "hlo"), name
+    previous = _state["mode"]
+    _state["mode"] = name
+    try:
+        yield
+    finally:
+        _state["mode"] = previous
+
+
+def tpu_abstract_mesh():
+    mesh = jax.sharding.AbstractMesh(
+        (), (), abstract_device=jax.sharding.AbstractDevice(V6E_DEVICE_KIND, 1, "tpu"))
+    return jax.sharding.use_abstract_mesh(mesh)
+
+
+@contextlib.contextmanager
+def tpu_interpret(random_seed=0):
+    """Pallas TPU interpret mode; its global state is reset even when the kernel raised."""
+    params = pltpu.InterpretParams(random_seed=random_seed)
+    try:
+        with mode("tpu"), pltpu.force_tpu_interpret_mode(params):
+            yield
+    finally:
+        pltpu.reset_tpu_interpret_mode_state()
