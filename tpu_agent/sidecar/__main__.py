@@ -4,6 +4,8 @@
 never reports CPU numbers as TPU ones.
 """
 import argparse
+import ctypes
+import signal
 import sys
 
 import jax
@@ -11,7 +13,22 @@ import jax
 from tpu_agent.sidecar.server import log, serve
 
 
+def _die_with_parent():
+    """Ask Linux to SIGKILL us when the agent dies.
+
+    An agent killed with SIGKILL cannot stop its sidecars, and a sidecar stuck
+    in a hung kernel never reads the EOF on fd 3; without this it would spin
+    on a CPU forever.
+    """
+    PR_SET_PDEATHSIG = 1
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # not Linux: the agent's process-group kill still covers normal exits
+
+
 def main(argv=None):
+    _die_with_parent()
     parser = argparse.ArgumentParser(prog="python -m tpu_agent.sidecar")
     parser.add_argument("--backend", choices=("interpret", "tpu"), default="interpret")
     args = parser.parse_args(argv)
