@@ -1,0 +1,69 @@
+// Field-level MessagePack helpers shared by the wire protocol (actors/wire_protocol.cpp) and
+// the sidecar pipe protocol (tpu_agent/sidecar_process.cpp). Part of palladium_wire; not a
+// public API of the coordinator.
+
+#ifndef PALLADIUM_ACTORS_WIRE_FIELDS_HPP_
+#define PALLADIUM_ACTORS_WIRE_FIELDS_HPP_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <msgpack.hpp>
+
+#include "actors/wire_protocol.hpp"
+
+namespace palladium::wire {
+
+// The MessagePack kind of `o` as used in error messages: "nil", "bool", "int", "float",
+// "str", "bin", "array", "map", "ext".
+std::string_view object_kind(const msgpack::object& o);
+
+// Reads typed fields out of one MessagePack map. The first failure is remembered (later
+// reads are no-ops) and reported by error(), naming the field and the frame type.
+// Holds a reference to `map`, which must outlive the reader.
+class MapReader {
+ public:
+  // `map` must be of kind map (check with object_kind first).
+  MapReader(const msgpack::object& map, std::string frame_type);
+
+  void str(std::string_view key, std::string* out);
+  void int64(std::string_view key, int64_t* out);
+  void int32(std::string_view key, int* out);
+  void number(std::string_view key, double* out);             // float or int
+  void opt_number(std::string_view key, std::optional<double>* out);  // nil or missing -> nullopt
+  void int_list(std::string_view key, std::vector<int64_t>* out);
+  void number_map(std::string_view key, std::map<std::string, double>* out);
+
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+
+ private:
+  // Returns the value for `key`, or nullptr (setting a "missing" error if `required`).
+  const msgpack::object* find(std::string_view key, bool required);
+  void fail_type(std::string_view key, const msgpack::object& value, std::string_view want);
+
+  const msgpack::object& map_;
+  std::string frame_type_;
+  std::string error_;
+};
+
+// Checks the envelope of a frame: `o` is a map, with "type" str and "version" int equal to
+// kVersion. On success stores the type in *type and returns ""; otherwise returns the error.
+std::string read_envelope(const msgpack::object& o, std::string* type);
+
+// Reads the result fields of the grammar into *out. With include_agent_fields == false the
+// keys "agent_id" and "backend" are not read (the sidecar's result lacks them).
+void read_result_fields(MapReader& reader, Result* out, bool include_agent_fields);
+
+// Limits for unpacking an untrusted buffer of `size` bytes: no container can claim more
+// elements than there are bytes, and nesting is bounded, so garbage cannot make the
+// unpacker allocate gigabytes or recurse deeply.
+msgpack::unpack_limit limits_for(std::size_t size);
+
+}  // namespace palladium::wire
+
+#endif  // PALLADIUM_ACTORS_WIRE_FIELDS_HPP_

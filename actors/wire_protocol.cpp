@@ -1,0 +1,404 @@
+#include "actors/wire_protocol.hpp"
+
+#include <exception>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+#include "actors/wire_fields.hpp"
+
+namespace palladium::wire {
+
+namespace {
+
+using Packer = msgpack::packer<msgpack::sbuffer>;
+
+void pack_str(Packer& pk, std::string_view s) {
+  pk.pack_str(static_cast<uint32_t>(s.size()));
+  pk.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
+}
+
+void pack_kv(Packer& pk, std::string_view key, std::string_view value) {
+  pack_str(pk, key);
+  pack_str(pk, value);
+}
+
+void pack_opt(Packer& pk, std::string_view key, const std::optional<double>& value) {
+  pack_str(pk, key);
+  if (value) {
+    pk.pack_double(*value);
+  } else {
+    pk.pack_nil();
+  }
+}
+
+void pack_header(Packer& pk, std::string_view type, uint32_t fields) {
+  pk.pack_map(fields + 2);
+  pack_kv(pk, "type", type);
+  pack_str(pk, "version");
+  pk.pack_int(kVersion);
+}
+
+struct Encoder {
+  Packer& pk;
+
+  void operator()(const Hello& m) {
+    pack_header(pk, "hello", 5);
+    pack_kv(pk, "agent_id", m.agent_id);
+    pack_kv(pk, "backend", m.backend);
+    pack_kv(pk, "device_kind", m.device_kind);
+    pack_kv(pk, "jax_version", m.jax_version);
+    pack_str(pk, "slots");
+    pk.pack_int(m.slots);
+  }
+  void operator()(const Heartbeat& m) {
+    pack_header(pk, "heartbeat", 1);
+    pack_kv(pk, "agent_id", m.agent_id);
+  }
+  void operator()(const Job& m) {
+    pack_header(pk, "job", 6);
+    pack_str(pk, "job_id");
+    pk.pack_int64(m.job_id);
+    pack_kv(pk, "workload_id", m.workload_id);
+    pack_kv(pk, "code", m.code);
+    pack_kv(pk, "check_level", m.check_level);
+    pack_str(pk, "timeout_s");
+    pk.pack_double(m.timeout_s);
+    pack_str(pk, "seeds");
+    pk.pack_array(static_cast<uint32_t>(m.seeds.size()));
+    for (int64_t s : m.seeds) pk.pack_int64(s);
+  }
+  void operator()(const Result& m) {
+    pack_header(pk, "result", 15);
+    pack_str(pk, "job_id");
+    pk.pack_int64(m.job_id);
+    pack_kv(pk, "agent_id", m.agent_id);
+    pack_kv(pk, "backend", m.backend);
+    pack_kv(pk, "verdict", m.verdict);
+    pack_kv(pk, "stage", m.stage);
+    pack_kv(pk, "error", m.error);
+    pack_kv(pk, "error_signature", m.error_signature);
+    pack_kv(pk, "stdout", m.stdout_text);
+    pack_kv(pk, "stderr", m.stderr_text);
+    pack_str(pk, "stage_ms");
+    pk.pack_map(static_cast<uint32_t>(m.stage_ms.size()));
+    for (const auto& [stage, ms] : m.stage_ms) {
+      pack_str(pk, stage);
+      pk.pack_double(ms);
+    }
+    pack_opt(pk, "max_abs_err", m.max_abs_err);
+    pack_opt(pk, "max_rel_err", m.max_rel_err);
+    pack_opt(pk, "kernel_ms", m.kernel_ms);
+    pack_opt(pk, "baseline_ms", m.baseline_ms);
+    pack_kv(pk, "timing_kind", m.timing_kind);
+  }
+  void operator()(const Bye& m) {
+    pack_header(pk, "bye", 2);
+    pack_kv(pk, "agent_id", m.agent_id);
+    pack_kv(pk, "reason", m.reason);
+  }
+};
+
+std::string quote_name(std::string_view s) {
+  // Error messages quote peer-supplied names; keep them short and printable.
+  std::string out = "\"";
+  for (char c : s.substr(0, 64)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (s.size() > 64) out += "...";
+  out += '"';
+  return out;
+}
+
+DecodeResult fail(std::string error) {
+  DecodeResult r;
+  r.error = std::move(error);
+  return r;
+}
+
+DecodeResult decode_object(const msgpack::object& o) {
+  std::string type;
+  std::string error = read_envelope(o, &type);
+  if (!error.empty()) return fail(std::move(error));
+
+  MapReader rd(o, type);
+  Message message;
+  if (type == "hello") {
+    Hello m;
+    rd.str("agent_id", &m.agent_id);
+    rd.str("backend", &m.backend);
+    rd.str("device_kind", &m.device_kind);
+    rd.str("jax_version", &m.jax_version);
+    rd.int32("slots", &m.slots);
+    message = std::move(m);
+  } else if (type == "heartbeat") {
+    Heartbeat m;
+    rd.str("agent_id", &m.agent_id);
+    message = std::move(m);
+  } else if (type == "job") {
+    Job m;
+    rd.int64("job_id", &m.job_id);
+    rd.str("workload_id", &m.workload_id);
+    rd.str("code", &m.code);
+    rd.str("check_level", &m.check_level);
+    rd.number("timeout_s", &m.timeout_s);
+    rd.int_list("seeds", &m.seeds);
+    message = std::move(m);
+  } else if (type == "result") {
+    Result m;
+    read_result_fields(rd, &m, /*include_agent_fields=*/true);
+    message = std::move(m);
+  } else if (type == "bye") {
+    Bye m;
+    rd.str("agent_id", &m.agent_id);
+    rd.str("reason", &m.reason);
+    message = std::move(m);
+  } else {
+    return fail("unknown type " + quote_name(type));
+  }
+  if (!rd.ok()) return fail(rd.error());
+  DecodeResult r;
+  r.message = std::move(message);
+  return r;
+}
+
+}  // namespace
+
+// -- field helpers (wire_fields.hpp) -----------------------------------------------------
+
+std::string_view object_kind(const msgpack::object& o) {
+  switch (o.type) {
+    case msgpack::type::NIL: return "nil";
+    case msgpack::type::BOOLEAN: return "bool";
+    case msgpack::type::POSITIVE_INTEGER:
+    case msgpack::type::NEGATIVE_INTEGER: return "int";
+    case msgpack::type::FLOAT32:
+    case msgpack::type::FLOAT64: return "float";
+    case msgpack::type::STR: return "str";
+    case msgpack::type::BIN: return "bin";
+    case msgpack::type::ARRAY: return "array";
+    case msgpack::type::MAP: return "map";
+    case msgpack::type::EXT: return "ext";
+  }
+  return "unknown";
+}
+
+MapReader::MapReader(const msgpack::object& map, std::string frame_type)
+    : map_(map), frame_type_(std::move(frame_type)) {}
+
+const msgpack::object* MapReader::find(std::string_view key, bool required) {
+  if (!ok() || map_.type != msgpack::type::MAP) {
+    if (ok()) error_ = "frame " + quote_name(frame_type_) + " is not a map";
+    return nullptr;
+  }
+  const msgpack::object_map& m = map_.via.map;
+  for (uint32_t i = 0; i < m.size; ++i) {
+    const msgpack::object& k = m.ptr[i].key;
+    if (k.type == msgpack::type::STR && std::string_view(k.via.str.ptr, k.via.str.size) == key) {
+      return &m.ptr[i].val;
+    }
+  }
+  if (required) {
+    error_ = "missing field " + quote_name(key) + " in " + quote_name(frame_type_);
+  }
+  return nullptr;
+}
+
+void MapReader::fail_type(std::string_view key, const msgpack::object& value,
+                          std::string_view want) {
+  error_ = "field " + quote_name(key) + " in " + quote_name(frame_type_) + " has type " +
+           std::string(object_kind(value)) + ", want " + std::string(want);
+}
+
+namespace {
+
+bool as_int64(const msgpack::object& o, int64_t* out) {
+  if (o.type == msgpack::type::POSITIVE_INTEGER) {
+    if (o.via.u64 > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
+    *out = static_cast<int64_t>(o.via.u64);
+    return true;
+  }
+  if (o.type == msgpack::type::NEGATIVE_INTEGER) {
+    *out = o.via.i64;
+    return true;
+  }
+  return false;
+}
+
+bool as_number(const msgpack::object& o, double* out) {
+  switch (o.type) {
+    case msgpack::type::FLOAT32:
+    case msgpack::type::FLOAT64: *out = o.via.f64; return true;
+    case msgpack::type::POSITIVE_INTEGER: *out = static_cast<double>(o.via.u64); return true;
+    case msgpack::type::NEGATIVE_INTEGER: *out = static_cast<double>(o.via.i64); return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+void MapReader::str(std::string_view key, std::string* out) {
+  const msgpack::object* v = find(key, true);
+  if (v == nullptr) return;
+  if (v->type != msgpack::type::STR) return fail_type(key, *v, "str");
+  out->assign(v->via.str.ptr, v->via.str.size);
+}
+
+void MapReader::int64(std::string_view key, int64_t* out) {
+  const msgpack::object* v = find(key, true);
+  if (v == nullptr) return;
+  if (!as_int64(*v, out)) {
+    if (v->type == msgpack::type::POSITIVE_INTEGER) {
+      error_ = "field " + quote_name(key) + " in " + quote_name(frame_type_) + " is out of range";
+      return;
+    }
+    fail_type(key, *v, "int");
+  }
+}
+
+void MapReader::int32(std::string_view key, int* out) {
+  int64_t wide = 0;
+  const msgpack::object* v = find(key, true);
+  if (v == nullptr) return;
+  if (!as_int64(*v, &wide)) {
+    if (v->type == msgpack::type::POSITIVE_INTEGER) {
+      error_ = "field " + quote_name(key) + " in " + quote_name(frame_type_) + " is out of range";
+      return;
+    }
+    return fail_type(key, *v, "int");
+  }
+  if (wide < std::numeric_limits<int>::min() || wide > std::numeric_limits<int>::max()) {
+    error_ = "field " + quote_name(key) + " in " + quote_name(frame_type_) + " is out of range";
+    return;
+  }
+  *out = static_cast<int>(wide);
+}
+
+void MapReader::number(std::string_view key, double* out) {
+  const msgpack::object* v = find(key, true);
+  if (v == nullptr) return;
+  if (!as_number(*v, out)) fail_type(key, *v, "float");
+}
+
+void MapReader::opt_number(std::string_view key, std::optional<double>* out) {
+  out->reset();
+  const msgpack::object* v = find(key, false);
+  if (v == nullptr || v->type == msgpack::type::NIL) return;
+  double d = 0.0;
+  if (!as_number(*v, &d)) return fail_type(key, *v, "float or nil");
+  *out = d;
+}
+
+void MapReader::int_list(std::string_view key, std::vector<int64_t>* out) {
+  const msgpack::object* v = find(key, true);
+  if (v == nullptr) return;
+  if (v->type != msgpack::type::ARRAY) return fail_type(key, *v, "array of int");
+  out->clear();
+  for (uint32_t i = 0; i < v->via.array.size; ++i) {
+    int64_t x = 0;
+    if (!as_int64(v->via.array.ptr[i], &x)) {
+      error_ = "field " + quote_name(key) + " in " + quote_name(frame_type_) + " has element " +
+               std::to_string(i) + " of type " +
+               std::string(object_kind(v->via.array.ptr[i])) + ", want int";
+      return;
+    }
+    out->push_back(x);
+  }
+}
+
+void MapReader::number_map(std::string_view key, std::map<std::string, double>* out) {
+  const msgpack::object* v = find(key, true);
+  if (v == nullptr) return;
+  if (v->type != msgpack::type::MAP) return fail_type(key, *v, "map of str to float");
+  out->clear();
+  for (uint32_t i = 0; i < v->via.map.size; ++i) {
+    const msgpack::object_kv& kv = v->via.map.ptr[i];
+    double d = 0.0;
+    if (kv.key.type != msgpack::type::STR || !as_number(kv.val, &d)) {
+      error_ = "field " + quote_name(key) + " in " + quote_name(frame_type_) +
+               " must map str to float (entry " + std::to_string(i) + " is " +
+               std::string(object_kind(kv.key)) + " -> " + std::string(object_kind(kv.val)) +
+               ")";
+      return;
+    }
+    (*out)[std::string(kv.key.via.str.ptr, kv.key.via.str.size)] = d;
+  }
+}
+
+std::string read_envelope(const msgpack::object& o, std::string* type) {
+  if (o.type != msgpack::type::MAP) {
+    return "not a MessagePack map (got " + std::string(object_kind(o)) + ")";
+  }
+  MapReader rd(o, "frame");
+  rd.str("type", type);
+  int64_t version = 0;
+  rd.int64("version", &version);
+  if (!rd.ok()) return rd.error();
+  if (version != kVersion) {
+    return "version " + std::to_string(version) + " != " + std::to_string(kVersion) +
+           " in " + quote_name(*type);
+  }
+  return "";
+}
+
+void read_result_fields(MapReader& rd, Result* m, bool include_agent_fields) {
+  rd.int64("job_id", &m->job_id);
+  if (include_agent_fields) {
+    rd.str("agent_id", &m->agent_id);
+    rd.str("backend", &m->backend);
+  }
+  rd.str("verdict", &m->verdict);
+  rd.str("stage", &m->stage);
+  rd.str("error", &m->error);
+  rd.str("error_signature", &m->error_signature);
+  rd.str("stdout", &m->stdout_text);
+  rd.str("stderr", &m->stderr_text);
+  rd.number_map("stage_ms", &m->stage_ms);
+  rd.opt_number("max_abs_err", &m->max_abs_err);
+  rd.opt_number("max_rel_err", &m->max_rel_err);
+  rd.opt_number("kernel_ms", &m->kernel_ms);
+  rd.opt_number("baseline_ms", &m->baseline_ms);
+  rd.str("timing_kind", &m->timing_kind);
+}
+
+msgpack::unpack_limit limits_for(std::size_t size) {
+  // Every element takes at least one byte, every map pair two.
+  const std::size_t n = size + 1;
+  return msgpack::unpack_limit(n, n / 2 + 1, n, n, n, /*depth=*/32);
+}
+
+// -- public API --------------------------------------------------------------------------
+
+std::string_view type_name(const Message& message) {
+  static constexpr std::string_view kNames[] = {"hello", "heartbeat", "job", "result", "bye"};
+  return kNames[message.index()];
+}
+
+std::string encode(const Message& message) {
+  msgpack::sbuffer buffer;
+  Packer pk(buffer);
+  std::visit(Encoder{pk}, message);
+  return std::string(buffer.data(), buffer.size());
+}
+
+DecodeResult decode(std::string_view bytes) {
+  if (bytes.empty()) return fail("empty frame");
+  try {
+    std::size_t offset = 0;
+    msgpack::object_handle handle =
+        msgpack::unpack(bytes.data(), bytes.size(), offset, nullptr, nullptr,
+                        limits_for(bytes.size()));
+    DecodeResult r = decode_object(handle.get());
+    if (r.ok() && offset != bytes.size()) {
+      return fail(std::to_string(bytes.size() - offset) + " trailing bytes after the map");
+    }
+    return r;
+  } catch (const msgpack::insufficient_bytes&) {
+    return fail("malformed MessagePack: truncated (" + std::to_string(bytes.size()) +
+                " bytes)");
+  } catch (const std::exception& e) {
+    return fail(std::string("malformed MessagePack: ") + e.what());
+  } catch (...) {
+    return fail("malformed MessagePack: unknown error");
+  }
+}
+
+}  // namespace palladium::wire

@@ -1,0 +1,292 @@
+#include "actors/wire_protocol.hpp"
+
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <msgpack.hpp>
+
+namespace palladium::wire {
+namespace {
+
+using Packer = msgpack::packer<msgpack::sbuffer>;
+
+template <class T>
+T round_trip(const T& in) {
+  DecodeResult r = decode(encode(Message{in}));
+  EXPECT_TRUE(r.ok()) << r.error;
+  EXPECT_TRUE(r.error.empty());
+  if (!r.ok()) return T{};
+  EXPECT_TRUE(std::holds_alternative<T>(*r.message));
+  return std::get<T>(*r.message);
+}
+
+// Packs a map from (key, packing-callback) pairs; lets tests build malformed frames.
+std::string pack_map(std::vector<std::pair<std::string, std::function<void(Packer&)>>> kvs) {
+  msgpack::sbuffer buf;
+  Packer pk(buf);
+  pk.pack_map(static_cast<uint32_t>(kvs.size()));
+  for (auto& [k, f] : kvs) {
+    pk.pack(k);
+    f(pk);
+  }
+  return std::string(buf.data(), buf.size());
+}
+
+auto str(std::string s) {
+  return [s](Packer& pk) { pk.pack(s); };
+}
+auto integer(int64_t v) {
+  return [v](Packer& pk) { pk.pack(v); };
+}
+
+Result full_result() {
+  Result r;
+  r.job_id = 1234567890123;
+  r.agent_id = "host-42";
+  r.backend = "interpret";
+  r.verdict = "correct";
+  r.stage = "done";
+  r.error = "";
+  r.error_signature = "";
+  r.stdout_text = "printed\n";
+  r.stderr_text = "warned\n";
+  r.stage_ms = {{"import", 12.5}, {"numerics", 300.25}};
+  r.max_abs_err = 0.0078125;
+  r.max_rel_err = 0.001;
+  r.kernel_ms = 1.5;
+  r.baseline_ms = 2.25;
+  r.timing_kind = "cpu-wall";
+  return r;
+}
+
+TEST(WireProtocol, HelloRoundTrip) {
+  Hello in{"host-1", "interpret", "cpu", "0.10.2", 3};
+  Hello out = round_trip(in);
+  EXPECT_EQ(out.agent_id, "host-1");
+  EXPECT_EQ(out.backend, "interpret");
+  EXPECT_EQ(out.device_kind, "cpu");
+  EXPECT_EQ(out.jax_version, "0.10.2");
+  EXPECT_EQ(out.slots, 3);
+}
+
+TEST(WireProtocol, HeartbeatRoundTrip) {
+  EXPECT_EQ(round_trip(Heartbeat{"coordinator"}).agent_id, "coordinator");
+}
+
+TEST(WireProtocol, JobRoundTrip) {
+  Job in{-7, "8p", std::string("def workload(a, b):\n  return a @ b\n\0x", 38), "full", 30.5,
+         {0, 1, -3, 1LL << 40}};
+  Job out = round_trip(in);
+  EXPECT_EQ(out.job_id, -7);
+  EXPECT_EQ(out.workload_id, "8p");
+  EXPECT_EQ(out.code, in.code);  // embedded NUL survives
+  EXPECT_EQ(out.check_level, "full");
+  EXPECT_DOUBLE_EQ(out.timeout_s, 30.5);
+  EXPECT_EQ(out.seeds, in.seeds);
+}
+
+TEST(WireProtocol, ResultRoundTripWithOptionalsPresent) {
+  Result in = full_result();
+  Result out = round_trip(in);
+  EXPECT_EQ(out.job_id, in.job_id);
+  EXPECT_EQ(out.agent_id, in.agent_id);
+  EXPECT_EQ(out.backend, in.backend);
+  EXPECT_EQ(out.verdict, in.verdict);
+  EXPECT_EQ(out.stage, in.stage);
+  EXPECT_EQ(out.stdout_text, in.stdout_text);
+  EXPECT_EQ(out.stderr_text, in.stderr_text);
+  EXPECT_EQ(out.stage_ms, in.stage_ms);
+  EXPECT_EQ(out.max_abs_err, in.max_abs_err);
+  EXPECT_EQ(out.max_rel_err, in.max_rel_err);
+  EXPECT_EQ(out.kernel_ms, in.kernel_ms);
+  EXPECT_EQ(out.baseline_ms, in.baseline_ms);
+  EXPECT_EQ(out.timing_kind, in.timing_kind);
+}
+
+TEST(WireProtocol, ResultOptionalsNilWhenAbsent) {
+  Result in = full_result();
+  in.max_abs_err.reset();
+  in.max_rel_err.reset();
+  in.kernel_ms.reset();
+  in.baseline_ms.reset();
+  in.stage_ms.clear();
+  std::string bytes = encode(in);
+  // The absent optionals are on the wire as nil, not left out.
+  msgpack::object_handle h = msgpack::unpack(bytes.data(), bytes.size());
+  std::map<std::string, msgpack::object> m;
+  h.get().convert(m);
+  ASSERT_TRUE(m.count("kernel_ms"));
+  EXPECT_TRUE(m["kernel_ms"].is_nil());
+  EXPECT_EQ(m["stdout"].as<std::string>(), "printed\n");
+  EXPECT_EQ(m["type"].as<std::string>(), "result");
+  EXPECT_EQ(m["version"].as<int>(), kVersion);
+
+  Result out = round_trip(in);
+  EXPECT_FALSE(out.max_abs_err.has_value());
+  EXPECT_FALSE(out.max_rel_err.has_value());
+  EXPECT_FALSE(out.kernel_ms.has_value());
+  EXPECT_FALSE(out.baseline_ms.has_value());
+  EXPECT_TRUE(out.stage_ms.empty());
+}
+
+TEST(WireProtocol, ByeRoundTrip) {
+  Bye out = round_trip(Bye{"host-1", "SIGTERM"});
+  EXPECT_EQ(out.agent_id, "host-1");
+  EXPECT_EQ(out.reason, "SIGTERM");
+}
+
+TEST(WireProtocol, TypeNames) {
+  EXPECT_EQ(type_name(Hello{}), "hello");
+  EXPECT_EQ(type_name(Heartbeat{}), "heartbeat");
+  EXPECT_EQ(type_name(Job{}), "job");
+  EXPECT_EQ(type_name(Result{}), "result");
+  EXPECT_EQ(type_name(Bye{}), "bye");
+}
+
+TEST(WireProtocol, PythonStyleFrameDecodes) {
+  // Integers where floats are expected, keys in another order, an extra key: all accepted.
+  std::string bytes = pack_map({{"seeds", [](Packer& pk) { pk.pack(std::vector<int>{1, 2}); }},
+                                {"timeout_s", integer(30)},
+                                {"version", integer(1)},
+                                {"code", str("x")},
+                                {"check_level", str("full")},
+                                {"workload_id", str("8p")},
+                                {"job_id", integer(5)},
+                                {"extra", str("ignored")},
+                                {"type", str("job")}});
+  DecodeResult r = decode(bytes);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_DOUBLE_EQ(std::get<Job>(*r.message).timeout_s, 30.0);
+}
+
+void expect_error(std::string_view bytes, std::string_view needle) {
+  DecodeResult r = decode(bytes);
+  EXPECT_FALSE(r.ok());
+  EXPECT_FALSE(r.message.has_value());
+  EXPECT_NE(r.error.find(needle), std::string::npos) << "error was: " << r.error;
+}
+
+TEST(WireProtocol, EmptyAndGarbage) {
+  expect_error("", "empty");
+  expect_error("\xc1", "malformed");           // 0xc1 is never used
+  std::string bye = encode(Bye{"agent", "a long enough reason"});
+  expect_error(std::string_view(bye).substr(0, bye.size() - 4), "truncated");
+}
+
+TEST(WireProtocol, NotAMap) {
+  msgpack::sbuffer buf;
+  msgpack::pack(buf, std::vector<int>{1, 2, 3});
+  expect_error(std::string_view(buf.data(), buf.size()), "not a MessagePack map (got array)");
+  expect_error("\x2a", "not a MessagePack map (got int)");
+}
+
+TEST(WireProtocol, MissingType) {
+  expect_error(pack_map({{"version", integer(1)}}), "missing field \"type\"");
+}
+
+TEST(WireProtocol, MissingField) {
+  std::string bytes = pack_map({{"type", str("job")},
+                                {"version", integer(1)},
+                                {"workload_id", str("8p")},
+                                {"code", str("x")},
+                                {"check_level", str("full")},
+                                {"timeout_s", integer(3)},
+                                {"seeds", [](Packer& pk) { pk.pack_array(0); }}});
+  expect_error(bytes, "missing field \"job_id\" in \"job\"");
+}
+
+TEST(WireProtocol, WrongFieldType) {
+  std::string bytes = pack_map({{"type", str("hello")},
+                                {"version", integer(1)},
+                                {"agent_id", str("a")},
+                                {"backend", str("interpret")},
+                                {"device_kind", str("cpu")},
+                                {"jax_version", str("0.10.2")},
+                                {"slots", str("two")}});
+  expect_error(bytes, "field \"slots\" in \"hello\" has type str, want int");
+
+  std::string seeds = pack_map({{"type", str("job")},
+                                {"version", integer(1)},
+                                {"job_id", integer(1)},
+                                {"workload_id", str("8p")},
+                                {"code", str("x")},
+                                {"check_level", str("full")},
+                                {"timeout_s", integer(3)},
+                                {"seeds", [](Packer& pk) {
+                                   pk.pack_array(2);
+                                   pk.pack(1);
+                                   pk.pack("two");
+                                 }}});
+  expect_error(seeds, "field \"seeds\" in \"job\" has element 1 of type str, want int");
+
+  std::string type_int = pack_map({{"type", integer(3)}, {"version", integer(1)}});
+  expect_error(type_int, "field \"type\" in \"frame\" has type int, want str");
+}
+
+TEST(WireProtocol, OutOfRange) {
+  std::string bytes = pack_map({{"type", str("hello")},
+                                {"version", integer(1)},
+                                {"agent_id", str("a")},
+                                {"backend", str("interpret")},
+                                {"device_kind", str("cpu")},
+                                {"jax_version", str("0.10.2")},
+                                {"slots", integer(1LL << 40)}});
+  expect_error(bytes, "\"slots\" in \"hello\" is out of range");
+}
+
+TEST(WireProtocol, WrongVersion) {
+  std::string v7 = pack_map(
+      {{"type", str("heartbeat")}, {"version", integer(7)}, {"agent_id", str("a")}});
+  expect_error(v7, "version 7 != 1");
+}
+
+TEST(WireProtocol, UnknownType) {
+  expect_error(pack_map({{"type", str("foo")}, {"version", integer(1)}}),
+               "unknown type \"foo\"");
+}
+
+TEST(WireProtocol, TrailingBytes) {
+  std::string bytes = encode(Heartbeat{"a"}) + "xyz";
+  expect_error(bytes, "3 trailing bytes");
+}
+
+TEST(WireProtocol, HugeClaimedSizesDoNotAllocate) {
+  expect_error(std::string("\xdd\xff\xff\xff\xff", 5), "malformed");  // array32 of 4G
+  expect_error(std::string("\xdf\xff\xff\xff\xff", 5), "malformed");  // map32 of 4G
+  expect_error(std::string("\xdb\xff\xff\xff\xff", 5), "malformed");  // str32 of 4G
+  std::string deep(1000, '\x91');  // 1000 nested one-element arrays
+  deep += '\x01';
+  expect_error(deep, "malformed");
+}
+
+TEST(WireProtocol, FuzzNeverCrashes) {
+  std::mt19937_64 rng(20240601);
+  const std::string valid[] = {encode(Hello{"a", "interpret", "cpu", "0.10.2", 2}),
+                               encode(Job{1, "8p", "code", "full", 1.0, {0, 1}}),
+                               encode(full_result()), encode(Bye{"a", "bye"})};
+  int decoded = 0;
+  for (int i = 0; i < 5000; ++i) {
+    std::string bytes;
+    if (i % 2 == 0) {
+      // Pure random bytes.
+      bytes.resize(rng() % 64);
+      for (char& c : bytes) c = static_cast<char>(rng());
+    } else {
+      // A valid frame with a few bytes flipped, truncated or extended.
+      bytes = valid[rng() % 4];
+      int flips = 1 + static_cast<int>(rng() % 4);
+      for (int f = 0; f < flips; ++f) bytes[rng() % bytes.size()] = static_cast<char>(rng());
+      if (rng() % 4 == 0) bytes.resize(rng() % bytes.size());
+      if (rng() % 8 == 0) bytes += static_cast<char>(rng());
+    }
+    DecodeResult r = decode(bytes);
+    EXPECT_EQ(r.ok(), r.error.empty()) << "exactly one of message and error";
+    if (r.ok()) ++decoded;
+  }
+  // Some mutated frames still decode (a flipped byte inside a string, say): fine.
+  EXPECT_LT(decoded, 5000);
+}
+
+}  // namespace
+}  // namespace palladium::wire

@@ -1,0 +1,36 @@
+// Shared helpers for the tpu_agent tests: where the fake sidecar lives and which Python
+// runs it.
+
+#ifndef PALLADIUM_TESTS_TPU_AGENT_TEST_SUPPORT_HPP_
+#define PALLADIUM_TESTS_TPU_AGENT_TEST_SUPPORT_HPP_
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace palladium::agent::testing {
+
+// The venv's Python (has msgpack), else Debian's /usr/bin/python3.
+inline std::string test_python() {
+  std::string venv = std::string(PALLADIUM_SOURCE_DIR) + "/.venv/bin/python";
+  if (::access(venv.c_str(), X_OK) == 0) return venv;
+  return "/usr/bin/python3";
+}
+
+// PYTHONPATH under which `-m fake_sidecar` resolves.
+inline std::string fake_home() { return std::string(PALLADIUM_SOURCE_DIR) + "/tests/tpu_agent"; }
+
+inline constexpr const char* kFakeModule = "fake_sidecar";
+
+// A fresh directory for one test's logs, removed by the caller (or left for debugging).
+inline std::string make_temp_dir(const std::string& tag) {
+  std::string templ = (std::filesystem::temp_directory_path() / ("palladium-" + tag + "-XXXXXX")).string();
+  if (::mkdtemp(templ.data()) == nullptr) std::abort();
+  return templ;
+}
+
+}  // namespace palladium::agent::testing
+
+#endif  // PALLADIUM_TESTS_TPU_AGENT_TEST_SUPPORT_HPP_

@@ -1,0 +1,479 @@
+#include "tpu_agent/sidecar_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <msgpack.hpp>
+
+#include "actors/wire_fields.hpp"
+
+extern char** environ;
+
+namespace palladium::agent {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string errno_text(const char* what, int err) {
+  return std::string(what) + ": " + std::strerror(err);
+}
+
+// Moves `fd` to a number >= 10 (close-on-exec), so that dup2 onto 3 and 4 in the child can
+// never clobber another source fd.
+int move_high(int fd) {
+  int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
+  ::close(fd);
+  return high;
+}
+
+bool secret_name(const std::string& name) {
+  std::string upper;
+  for (char c : name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return upper.find("KEY") != std::string::npos || upper.find("TOKEN") != std::string::npos ||
+         upper.find("SECRET") != std::string::npos;
+}
+
+std::vector<std::string> child_environment(const SidecarOptions& o) {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry(*e);
+    std::string name = entry.substr(0, entry.find('='));
+    if (secret_name(name) || name == "PYTHONPATH" || name == "PALLADIUM_HOME" ||
+        name == "PYTHONUNBUFFERED") {
+      continue;
+    }
+    env.push_back(std::move(entry));
+  }
+  env.push_back("PYTHONPATH=" + o.home);
+  env.push_back("PALLADIUM_HOME=" + o.home);
+  env.push_back("PYTHONUNBUFFERED=1");
+  return env;
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    const char* name = ::strsignal(sig);
+    return "killed by signal " + std::to_string(sig) + " (" + (name ? name : "?") + ")";
+  }
+  return "status " + std::to_string(status);
+}
+
+void pack_str(msgpack::packer<msgpack::sbuffer>& pk, std::string_view s) {
+  pk.pack_str(static_cast<uint32_t>(s.size()));
+  pk.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
+}
+
+// Writes all of `data` to the non-blocking fd `fd`, waiting at most until `deadline`.
+std::string write_all(int fd, const std::string& data, Clock::time_point deadline) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN) return errno_text("write to sidecar", errno);
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return "sidecar did not read its request pipe in time";
+    pollfd p{fd, POLLOUT, 0};
+    ::poll(&p, 1, static_cast<int>(left.count()));
+  }
+  return "";
+}
+
+}  // namespace
+
+// Copy strings out of the unpacker's buffer, so parsed objects never pin it.
+static bool never_reference(msgpack::type::object_type, std::size_t, void*) { return false; }
+
+struct SidecarProcess::Parser {
+  // The sidecar is ours, but a broken one must not make the agent allocate without bound.
+  msgpack::unpacker unpacker{&never_reference, nullptr,
+                             MSGPACK_UNPACKER_INIT_BUFFER_SIZE,
+                             msgpack::unpack_limit(1 << 20, 1 << 20, 1u << 30, 1u << 30,
+                                                   1u << 30, 32)};
+};
+
+SidecarProcess::SidecarProcess(SidecarOptions options) : options_(std::move(options)) {
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+SidecarProcess::~SidecarProcess() { kill(); }
+
+std::string SidecarProcess::start() {
+  if (running()) return "sidecar already running (pid " + std::to_string(pid_) + ")";
+  exit_description_.clear();
+
+  std::error_code ec;
+  std::filesystem::path tmp_root = std::filesystem::temp_directory_path(ec);
+  if (ec) tmp_root = "/tmp";
+  std::string templ = (tmp_root / "palladium-sidecar-XXXXXX").string();
+  if (::mkdtemp(templ.data()) == nullptr) return errno_text("mkdtemp", errno);
+  temp_dir_ = templ;
+
+  int log_fd = ::open(options_.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    std::string err = errno_text(("open log " + options_.log_path).c_str(), errno);
+    kill();
+    return err;
+  }
+  struct stat st {};
+  log_start_ = ::fstat(log_fd, &st) == 0 ? static_cast<long>(st.st_size) : 0;
+  log_fd = move_high(log_fd);
+
+  int req[2], resp[2];
+  if (::pipe2(req, O_CLOEXEC) != 0) {
+    ::close(log_fd);
+    kill();
+    return errno_text("pipe2", errno);
+  }
+  if (::pipe2(resp, O_CLOEXEC) != 0) {
+    ::close(log_fd);
+    ::close(req[0]);
+    ::close(req[1]);
+    kill();
+    return errno_text("pipe2", errno);
+  }
+  int child_req = move_high(req[0]);
+  req_fd_ = move_high(req[1]);
+  resp_fd_ = move_high(resp[0]);
+  int child_resp = move_high(resp[1]);
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, log_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, log_fd, 2);
+  posix_spawn_file_actions_adddup2(&fa, child_req, 3);
+  posix_spawn_file_actions_adddup2(&fa, child_resp, 4);
+  posix_spawn_file_actions_addchdir_np(&fa, temp_dir_.c_str());
+
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t empty, defaults;
+  sigemptyset(&empty);
+  posix_spawnattr_setsigmask(&attr, &empty);
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+
+  std::vector<std::string> args = {options_.python, "-m", options_.module, "--backend",
+                                   options_.backend};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env = child_environment(options_);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  pid_t pid = -1;
+  int rc = options_.python.find('/') == std::string::npos
+               ? ::posix_spawnp(&pid, options_.python.c_str(), &fa, &attr, argv.data(), envp.data())
+               : ::posix_spawn(&pid, options_.python.c_str(), &fa, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  ::close(child_req);
+  ::close(child_resp);
+  ::close(log_fd);
+  if (rc != 0) {
+    kill();
+    return errno_text(("spawn " + options_.python).c_str(), rc);
+  }
+  pid_ = pid;
+  ::fcntl(req_fd_, F_SETFL, ::fcntl(req_fd_, F_GETFL) | O_NONBLOCK);
+  ::fcntl(resp_fd_, F_SETFL, ::fcntl(resp_fd_, F_GETFL) | O_NONBLOCK);
+  parser_ = std::make_unique<Parser>();
+  return "";
+}
+
+std::vector<SidecarEvent> SidecarProcess::read_available() {
+  std::vector<SidecarEvent> events;
+  if (resp_fd_ < 0 || !parser_) {
+    events.emplace_back(SidecarEof{});
+    return events;
+  }
+  msgpack::unpacker& up = parser_->unpacker;
+  bool eof = false;
+  for (;;) {
+    up.reserve_buffer(64 * 1024);
+    ssize_t n = ::read(resp_fd_, up.buffer(), up.buffer_capacity());
+    if (n > 0) {
+      up.buffer_consumed(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) eof = true;  // else EAGAIN (or an error, treated as nothing to read)
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) eof = true;
+    break;
+  }
+  try {
+    msgpack::object_handle oh;
+    while (up.next(oh)) {
+      const msgpack::object& o = oh.get();
+      std::string type;
+      std::string err = wire::read_envelope(o, &type);
+      if (!err.empty()) {
+        events.emplace_back(SidecarProtocolError{"bad sidecar frame: " + err});
+        return events;
+      }
+      wire::MapReader rd(o, type);
+      if (type == "ready") {
+        SidecarReady ready;
+        rd.int64("pid", &ready.pid);
+        rd.str("jax_version", &ready.jax_version);
+        rd.str("backend", &ready.backend);
+        rd.str("device_kind", &ready.device_kind);
+        if (!rd.ok()) {
+          events.emplace_back(SidecarProtocolError{"bad sidecar frame: " + rd.error()});
+          return events;
+        }
+        events.emplace_back(std::move(ready));
+      } else if (type == "result") {
+        wire::Result result;
+        wire::read_result_fields(rd, &result, /*include_agent_fields=*/false);
+        if (!rd.ok()) {
+          events.emplace_back(SidecarProtocolError{"bad sidecar frame: " + rd.error()});
+          return events;
+        }
+        events.emplace_back(std::move(result));
+      } else {
+        events.emplace_back(
+            SidecarProtocolError{"unexpected sidecar frame type \"" + type + "\""});
+        return events;
+      }
+    }
+  } catch (const std::exception& e) {
+    events.emplace_back(SidecarProtocolError{std::string("malformed sidecar stream: ") + e.what()});
+    return events;
+  }
+  if (eof) events.emplace_back(SidecarEof{});
+  return events;
+}
+
+std::string SidecarProcess::send_eval(const wire::Job& job, std::chrono::milliseconds timeout) {
+  if (req_fd_ < 0) return "sidecar not running";
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(7);
+  pack_str(pk, "type");
+  pack_str(pk, "eval");
+  pack_str(pk, "version");
+  pk.pack_int(wire::kVersion);
+  pack_str(pk, "job_id");
+  pk.pack_int64(job.job_id);
+  pack_str(pk, "workload_id");
+  pack_str(pk, job.workload_id);
+  pack_str(pk, "code");
+  pack_str(pk, job.code);
+  pack_str(pk, "check_level");
+  pack_str(pk, job.check_level);
+  pack_str(pk, "seeds");
+  pk.pack_array(static_cast<uint32_t>(job.seeds.size()));
+  for (int64_t s : job.seeds) pk.pack_int64(s);
+  return write_all(req_fd_, std::string(buf.data(), buf.size()), Clock::now() + timeout);
+}
+
+void SidecarProcess::stop(std::chrono::milliseconds grace) {
+  if (!running()) {
+    kill();
+    return;
+  }
+  if (req_fd_ >= 0) {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_map(2);
+    pack_str(pk, "type");
+    pack_str(pk, "shutdown");
+    pack_str(pk, "version");
+    pk.pack_int(wire::kVersion);
+    write_all(req_fd_, std::string(buf.data(), buf.size()), Clock::now() + grace);
+    ::close(req_fd_);  // EOF on fd 3 also tells the sidecar to go
+    req_fd_ = -1;
+  }
+  auto deadline = Clock::now() + grace;
+  while (Clock::now() < deadline) {
+    siginfo_t info{};
+    // WNOWAIT: the child stays a zombie, so its process group id cannot be reused before
+    // kill() signals the group.
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid_) {
+      break;
+    }
+    ::usleep(10 * 1000);
+  }
+  kill();
+}
+
+void SidecarProcess::kill() {
+  if (pid_ > 0) {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    reap(/*blocking=*/true);
+  }
+  close_fds();
+  parser_.reset();
+  if (!temp_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(temp_dir_, ec);
+    temp_dir_.clear();
+  }
+}
+
+void SidecarProcess::reap(bool blocking) {
+  int status = 0;
+  pid_t r;
+  do {
+    r = ::waitpid(pid_, &status, blocking ? 0 : WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  if (r == pid_) {
+    exit_description_ = describe_status(status);
+    pid_ = -1;
+  } else if (r < 0) {
+    exit_description_ = errno_text("waitpid", errno);
+    pid_ = -1;
+  }
+}
+
+void SidecarProcess::close_fds() {
+  if (req_fd_ >= 0) ::close(req_fd_);
+  if (resp_fd_ >= 0) ::close(resp_fd_);
+  req_fd_ = resp_fd_ = -1;
+}
+
+std::string SidecarProcess::log_tail(std::size_t max_bytes) const {
+  std::ifstream in(options_.log_path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  long size = static_cast<long>(in.tellg());
+  long from = std::max(log_start_, size - static_cast<long>(max_bytes));
+  if (from >= size) return "";
+  in.seekg(from);
+  std::string out(static_cast<std::size_t>(size - from), '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  out.resize(static_cast<std::size_t>(in.gcount()));
+  return out;
+}
+
+std::variant<SidecarReady, std::string> SidecarProcess::wait_ready(
+    std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (running()) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      kill();
+      return "sidecar sent no ready within " + std::to_string(timeout.count()) +
+             " ms (killed); log tail:\n" + log_tail();
+    }
+    pollfd p{resp_fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    for (SidecarEvent& ev : read_available()) {
+      if (auto* ready = std::get_if<SidecarReady>(&ev)) return std::move(*ready);
+      std::string why;
+      if (std::holds_alternative<SidecarEof>(ev)) {
+        kill();
+        why = "sidecar exited before ready (" + exit_description_ + ")";
+      } else if (auto* pe = std::get_if<SidecarProtocolError>(&ev)) {
+        why = pe->error;
+        kill();
+      } else {
+        kill();
+        why = "sidecar sent a result before ready";
+      }
+      return why + "; log tail:\n" + log_tail();
+    }
+  }
+  return "sidecar not running";
+}
+
+wire::Result SidecarProcess::evaluate(const wire::Job& job) {
+  const std::string timing_kind = timing_kind_for(options_.backend);
+  auto start = Clock::now();
+  auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(job.timeout_s));
+  std::string err = send_eval(job);
+  if (!err.empty()) {
+    std::string tail = log_tail();
+    kill();
+    return make_crash_result(job, err + " (" + exit_description_ + ")", tail, timing_kind);
+  }
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      kill();
+      return make_timeout_result(
+          job, std::chrono::duration<double>(Clock::now() - start).count(), timing_kind);
+    }
+    pollfd p{resp_fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    for (SidecarEvent& ev : read_available()) {
+      if (auto* r = std::get_if<wire::Result>(&ev)) {
+        if (r->job_id == job.job_id) return std::move(*r);
+        continue;  // a stale result: not ours
+      }
+      if (std::holds_alternative<SidecarReady>(ev)) continue;
+      std::string how = std::holds_alternative<SidecarEof>(ev)
+                            ? std::string("sidecar exited")
+                            : std::get<SidecarProtocolError>(ev).error;
+      kill();
+      std::string tail = log_tail();
+      return make_crash_result(job, how + " (" + exit_description_ + ")", tail, timing_kind);
+    }
+  }
+}
+
+// -- synthesized results -----------------------------------------------------------------
+
+wire::Result make_timeout_result(const wire::Job& job, double elapsed_s,
+                                 const std::string& timing_kind) {
+  wire::Result r;
+  r.job_id = job.job_id;
+  r.verdict = "timeout";
+  r.stage = "";
+  std::ostringstream msg;
+  msg << "no result within the job's timeout_s=" << job.timeout_s << " s (waited " << elapsed_s
+      << " s); the sidecar's process group was killed and the sidecar restarted";
+  r.error = msg.str();
+  r.error_signature = "timeout";
+  r.timing_kind = timing_kind;
+  return r;
+}
+
+wire::Result make_crash_result(const wire::Job& job, const std::string& how,
+                               const std::string& log_tail, const std::string& timing_kind) {
+  wire::Result r;
+  r.job_id = job.job_id;
+  r.verdict = "crash";
+  r.stage = "";
+  r.error = "sidecar crashed mid-job: " + how;
+  if (!log_tail.empty()) r.error += "\n--- sidecar log tail ---\n" + log_tail;
+  r.error_signature = "crash: " + how;
+  r.timing_kind = timing_kind;
+  return r;
+}
+
+std::string timing_kind_for(const std::string& backend) {
+  return backend == "tpu" ? "tpu-profiler" : "cpu-wall";
+}
+
+}  // namespace palladium::agent

@@ -1,0 +1,139 @@
+// One Python sidecar child process and its pipe protocol (docs/architecture.md "Sidecar pipe
+// protocol"), seen from the agent.
+//
+// The child is `<python> -m <module> --backend <backend>`, started with posix_spawn (no
+// shell) in its own process group, with PYTHONPATH=<home>, an environment without variables
+// named like *KEY*, *TOKEN* or *SECRET*, cwd = a private temp dir, fd 3 = requests, fd 4 =
+// responses and fds 1/2 appended to a log file.
+//
+// The class is non-blocking by design: the agent polls response_fd() together with its
+// other fds and calls read_available() when it is readable. wait_ready() and evaluate() are
+// blocking conveniences built on the same primitives (for startup and tests).
+//
+// Thread safety: none; one thread owns a SidecarProcess. Constructing one ignores SIGPIPE
+// process-wide (a dead child must surface as EPIPE, not kill the agent).
+
+#ifndef PALLADIUM_TPU_AGENT_SIDECAR_PROCESS_HPP_
+#define PALLADIUM_TPU_AGENT_SIDECAR_PROCESS_HPP_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "actors/wire_protocol.hpp"
+
+namespace palladium::agent {
+
+struct SidecarOptions {
+  std::string python;                    // interpreter path, required
+  std::string home;                      // PYTHONPATH (the repo root), required
+  std::string module = "tpu_agent.sidecar";
+  std::string backend = "interpret";
+  std::string log_path;                  // stdout/stderr of the child; appended, required
+};
+
+// The sidecar's `ready` frame.
+struct SidecarReady {
+  int64_t pid = 0;
+  std::string jax_version;
+  std::string backend;
+  std::string device_kind;
+};
+
+// Something read from the response pipe.
+struct SidecarEof {};  // the pipe closed: the child exited or closed fd 4
+struct SidecarProtocolError {
+  std::string error;  // malformed MessagePack or a frame that breaks the protocol
+};
+using SidecarEvent =
+    std::variant<SidecarReady, wire::Result, SidecarEof, SidecarProtocolError>;
+
+class SidecarProcess {
+ public:
+  explicit SidecarProcess(SidecarOptions options);
+  ~SidecarProcess();  // kill()s a running child
+
+  SidecarProcess(const SidecarProcess&) = delete;
+  SidecarProcess& operator=(const SidecarProcess&) = delete;
+
+  // Spawns the child. Returns "" on success, else why it failed (nothing is left running).
+  // Any previous child must have been stopped. Does not wait for `ready`.
+  std::string start();
+
+  // The read end of the response pipe (non-blocking), or -1 when not running.
+  int response_fd() const { return resp_fd_; }
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0; }
+
+  // Reads everything available on the response pipe without blocking and returns the
+  // events parsed from it, in order. A SidecarEof or SidecarProtocolError is the last event;
+  // after one of those the caller should kill() the child.
+  std::vector<SidecarEvent> read_available();
+
+  // Writes an `eval` request for `job` (job_id, workload_id, code, check_level, seeds).
+  // Waits at most `timeout` for pipe space. Returns "" on success, else the error (the child
+  // is gone or not reading).
+  std::string send_eval(const wire::Job& job,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+  // Sends `shutdown`, waits up to `grace` for the child to exit, then kill()s it.
+  void stop(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
+
+  // SIGKILL to the child's process group, then a blocking waitpid: no zombie is left.
+  // Closes the pipes and removes the private temp dir. Idempotent.
+  void kill();
+
+  // After the child was reaped: how it ended, e.g. "exit status 3" or "killed by signal 9
+  // (Killed)". Empty while running or never started.
+  const std::string& exit_description() const { return exit_description_; }
+
+  // The last `max_bytes` of what the current (or last) child wrote to its log.
+  std::string log_tail(std::size_t max_bytes = 2048) const;
+
+  // Blocking: polls until a `ready` frame arrives (returned) or `timeout` passes, the child
+  // exits or breaks the protocol (error returned; the child is killed).
+  std::variant<SidecarReady, std::string> wait_ready(std::chrono::milliseconds timeout);
+
+  // Blocking: sends `job`, waits up to job.timeout_s for its result. On timeout or a crash
+  // the child is killed and a synthesized result is returned (see make_timeout_result and
+  // make_crash_result); the caller restarts the sidecar. agent_id/backend are left empty.
+  wire::Result evaluate(const wire::Job& job);
+
+  const SidecarOptions& options() const { return options_; }
+
+ private:
+  void reap(bool blocking);
+  void close_fds();
+
+  SidecarOptions options_;
+  pid_t pid_ = -1;
+  int req_fd_ = -1;
+  int resp_fd_ = -1;
+  std::string temp_dir_;
+  long log_start_ = 0;  // log file size when the current child started
+  std::string exit_description_;
+  struct Parser;
+  std::unique_ptr<Parser> parser_;
+};
+
+// The result the agent reports when a job's sidecar exceeded the job's timeout_s.
+wire::Result make_timeout_result(const wire::Job& job, double elapsed_s,
+                                 const std::string& timing_kind);
+
+// The result the agent reports when a job's sidecar died, closed its pipe or broke the
+// protocol mid-job. `how` is exit_description() or the protocol error; `log_tail` is the end
+// of the sidecar log.
+wire::Result make_crash_result(const wire::Job& job, const std::string& how,
+                               const std::string& log_tail, const std::string& timing_kind);
+
+// "cpu-wall" for interpret, "tpu-profiler" for tpu.
+std::string timing_kind_for(const std::string& backend);
+
+}  // namespace palladium::agent
+
+#endif  // PALLADIUM_TPU_AGENT_SIDECAR_PROCESS_HPP_
