@@ -1,0 +1,89 @@
+// The messages the coordinator's actors exchange, in one place.
+//
+// Protocol version: these are in-process CAF messages only (the network speaks
+// actors/wire_protocol.hpp), so they carry no version; changing one is a
+// compile-time change on both ends.
+//
+// Every message type here stays inside one process, so CAF never serializes
+// it; CAF_ALLOW_UNSAFE_MESSAGE_TYPE says exactly that. Going distributed with
+// CAF::io would need inspect() overloads instead.
+//
+// Who sends what:
+//   workload_search -> llm_gateway:     (generate_atom, ChatRequest)            -> ChatResponse
+//   workload_search -> store:           (find_cand_atom, CandidateKey)          -> MaybeCandidate
+//                                       (put_cand_atom, CandidateRecord, LlmCallRecord) -> int64_t
+//                                       (find_eval_atom, int64_t candidate_id)  -> MaybeEvaluation
+//                                       (put_eval_atom, EvaluationRecord)       -> bool
+//   workload_search -> eval_dispatcher: (eval_atom, wire::Job)                  -> wire::Result
+//   workload_search -> run:             (progress_atom, ProgressEvent)
+//   zmq bridge      -> eval_dispatcher: (ZmqInbound)
+//   run             -> eval_dispatcher: (agents_atom)                           -> int32_t
+//   main            -> run:             (start_atom)                            -> std::string status
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <caf/all.hpp>
+
+#include "actors/wire_protocol.hpp"
+#include "llm/provider.hpp"
+#include "store/run_store.hpp"
+
+namespace palladium {
+
+using generate_atom = caf::atom_constant<caf::atom("generate")>;
+using find_cand_atom = caf::atom_constant<caf::atom("find_cand")>;
+using put_cand_atom = caf::atom_constant<caf::atom("put_cand")>;
+using find_eval_atom = caf::atom_constant<caf::atom("find_eval")>;
+using put_eval_atom = caf::atom_constant<caf::atom("put_eval")>;
+using finish_atom = caf::atom_constant<caf::atom("finish")>;
+using eval_atom = caf::atom_constant<caf::atom("eval")>;
+using progress_atom = caf::atom_constant<caf::atom("progress")>;
+using agents_atom = caf::atom_constant<caf::atom("agents")>;
+using start_atom = caf::atom_constant<caf::atom("start")>;
+using beat_atom = caf::atom_constant<caf::atom("beat")>;
+
+struct CandidateKey {
+  int64_t run_id = 0;
+  std::string workload;
+  std::string method;
+  int64_t seed = 0;
+  int sample_index = 0;
+};
+
+struct MaybeCandidate {
+  std::optional<CandidateRecord> record;
+};
+
+struct MaybeEvaluation {
+  std::optional<EvaluationRecord> record;
+};
+
+struct ZmqInbound {
+  std::string peer;
+  std::string payload;
+};
+
+struct ProgressEvent {
+  enum Kind { generated, evaluated, workload_done, workload_failed } kind;
+  std::string workload;
+  bool correct = false;  // for `evaluated`
+  bool reused = false;   // found in the store instead of paid for again
+};
+
+}  // namespace palladium
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ChatRequest)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ChatResponse)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::CandidateKey)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::CandidateRecord)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::EvaluationRecord)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::LlmCallRecord)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::MaybeCandidate)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::MaybeEvaluation)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ZmqInbound)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ProgressEvent)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::wire::Job)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::wire::Result)

@@ -1,0 +1,47 @@
+// `palladium agent --connect tcp://HOST:PORT [--backend interpret|tpu] [--slots K]`
+#include "cli/commands.hpp"
+
+#include <iostream>
+
+#include <boost/program_options.hpp>
+
+#include "tpu_agent/agent.hpp"
+
+namespace po = boost::program_options;
+
+namespace palladium {
+
+int agent_command(const std::vector<std::string>& args) {
+  agent::AgentOptions o;
+  po::options_description opts("palladium agent --connect tcp://HOST:PORT [options]");
+  opts.add_options()("help,h", "show this help")(
+      "connect", po::value(&o.connect_endpoint), "coordinator endpoint")(
+      "backend", po::value(&o.backend)->default_value(o.backend),
+      "interpret (Pallas TPU interpret mode on CPU) or tpu (refuses to start without a TPU)")(
+      "slots", po::value(&o.slots)->default_value(o.slots), "sidecar processes (candidates at once)")(
+      "agent-id", po::value(&o.agent_id), "name shown to the coordinator (default host-pid)")(
+      "python", po::value(&o.python), "Python for sidecars (default .venv/bin/python)")(
+      "heartbeat-ms", po::value(&o.heartbeat_ms)->default_value(o.heartbeat_ms), "heartbeat interval")(
+      "liveness", po::value(&o.liveness)->default_value(o.liveness),
+      "missed heartbeats before the coordinator counts as gone")(
+      "log-dir", po::value(&o.log_dir), "directory for sidecar logs (default: a temp dir)");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  po::notify(vm);
+  if (vm.count("help") || o.connect_endpoint.empty()) {
+    std::cout << opts << "\n";
+    return vm.count("help") ? 0 : 2;
+  }
+  if (o.backend != "interpret" && o.backend != "tpu") {
+    std::cerr << "palladium agent: --backend must be interpret or tpu, not '" << o.backend << "'\n";
+    return 2;
+  }
+  if (o.slots < 1) {
+    std::cerr << "palladium agent: --slots must be >= 1\n";
+    return 2;
+  }
+  if (o.home.empty()) o.home = palladium_home().string();
+  return agent::run_agent(o);
+}
+
+}  // namespace palladium

@@ -1,0 +1,20 @@
+// The palladium subcommands. Each takes the arguments after its name and
+// returns the process exit status: 0 success, 1 the work ran but did not
+// succeed (for example an incomplete run), 2 bad usage or input.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace palladium {
+
+int run_command(const std::vector<std::string>& args);
+int agent_command(const std::vector<std::string>& args);
+int report_command(const std::vector<std::string>& args);
+
+// Where workloads/, tpu_agent/sidecar/ and llm/replay_corpus/ live:
+// $PALLADIUM_HOME, else the source tree this binary was built from.
+std::filesystem::path palladium_home();
+
+}  // namespace palladium

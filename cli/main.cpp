@@ -1,0 +1,59 @@
+// palladium: LLM-written Pallas TPU kernels, searched and checked at scale.
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options/errors.hpp>
+#include <spdlog/cfg/env.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.hpp"
+
+namespace {
+
+const char* kUsage = R"(usage: palladium <command> [options]
+
+commands:
+  run CONFIG [--db FILE]        run a search config (starts local agents, prints the report)
+  agent --connect tcp://H:P     serve evaluations for a coordinator (one per TPU host)
+  report DB [--format json]     per-workload rows and suite metrics of a run database
+
+'palladium <command> --help' shows a command's options.
+)";
+
+}  // namespace
+
+namespace palladium {
+
+std::filesystem::path palladium_home() {
+  if (const char* env = std::getenv("PALLADIUM_HOME"); env && *env) return env;
+  return PALLADIUM_SOURCE_DIR;
+}
+
+}  // namespace palladium
+
+int main(int argc, char** argv) {
+  spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  spdlog::cfg::load_env_levels();  // SPDLOG_LEVEL=debug for more
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  std::string cmd = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    if (cmd == "run") return palladium::run_command(args);
+    if (cmd == "agent") return palladium::agent_command(args);
+    if (cmd == "report") return palladium::report_command(args);
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+      std::cout << kUsage;
+      return 0;
+    }
+  } catch (const boost::program_options::error& e) {
+    std::cerr << "palladium " << cmd << ": " << e.what() << "\n";
+    return 2;
+  }
+  std::cerr << "palladium: unknown command '" << cmd << "'\n" << kUsage;
+  return 2;
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The second of the README's two commands: installs what is missing, builds, and
+# runs every test: GoogleTest (via CTest), then pytest (Python units, the
+# replay corpus verdicts, and the multi-process integration runs).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$root/scripts/setup.sh"
+bash "$root/scripts/build.sh"
+cd "$root"
+echo "== CTest (C++)"
+ctest --test-dir "$root/build" --output-on-failure -j 2
+echo "== pytest (Python, corpus, integration)"
+PALLADIUM_BIN="$root/build/palladium" "$root/.venv/bin/python" -m pytest -q "$@"
