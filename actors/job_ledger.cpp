@@ -83,7 +83,10 @@ void JobLedger::drop_agent(const std::string& peer, const std::string& why, Swee
   if (it == agents_.end()) return;
   auto jobs = it->second.jobs;
   agents_.erase(it);
-  spdlog::warn("agent {} {}; {} job(s) requeued", peer, why, jobs.size());
+  if (jobs.empty())
+    spdlog::info("agent {} {}", peer, why);
+  else
+    spdlog::warn("agent {} {}; {} job(s) requeued", peer, why, jobs.size());
   for (auto id : jobs) release(id, "agent " + peer + " " + why, out);
 }
 

@@ -35,6 +35,7 @@ class MapReader {
   void int32(std::string_view key, int* out);
   void number(std::string_view key, double* out);             // float or int
   void opt_number(std::string_view key, std::optional<double>* out);  // nil or missing -> nullopt
+  void opt_bool(std::string_view key, bool* out);  // missing -> *out unchanged (the default)
   void int_list(std::string_view key, std::vector<int64_t>* out);
   void number_map(std::string_view key, std::map<std::string, double>* out);
 

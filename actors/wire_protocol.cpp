@@ -56,7 +56,7 @@ struct Encoder {
     pack_kv(pk, "agent_id", m.agent_id);
   }
   void operator()(const Job& m) {
-    pack_header(pk, "job", 6);
+    pack_header(pk, "job", 7);
     pack_str(pk, "job_id");
     pk.pack_int64(m.job_id);
     pack_kv(pk, "workload_id", m.workload_id);
@@ -67,6 +67,8 @@ struct Encoder {
     pack_str(pk, "seeds");
     pk.pack_array(static_cast<uint32_t>(m.seeds.size()));
     for (int64_t s : m.seeds) pk.pack_int64(s);
+    pack_str(pk, "require_pallas");
+    if (m.require_pallas) pk.pack_true(); else pk.pack_false();
   }
   void operator()(const Result& m) {
     pack_header(pk, "result", 15);
@@ -141,6 +143,7 @@ DecodeResult decode_object(const msgpack::object& o) {
     rd.str("check_level", &m.check_level);
     rd.number("timeout_s", &m.timeout_s);
     rd.int_list("seeds", &m.seeds);
+    rd.opt_bool("require_pallas", &m.require_pallas);
     message = std::move(m);
   } else if (type == "result") {
     Result m;
@@ -285,6 +288,13 @@ void MapReader::opt_number(std::string_view key, std::optional<double>* out) {
   double d = 0.0;
   if (!as_number(*v, &d)) return fail_type(key, *v, "float or nil");
   *out = d;
+}
+
+void MapReader::opt_bool(std::string_view key, bool* out) {
+  const msgpack::object* v = find(key, false);
+  if (v == nullptr) return;
+  if (v->type != msgpack::type::BOOLEAN) return fail_type(key, *v, "bool");
+  *out = v->via.boolean;
 }
 
 void MapReader::int_list(std::string_view key, std::vector<int64_t>* out) {

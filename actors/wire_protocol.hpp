@@ -9,7 +9,7 @@
 //                  "jax_version": str, "slots": int
 //   heartbeat   := "agent_id": str                     (the coordinator sends "coordinator")
 //   job         := "job_id": int, "workload_id": str, "code": str, "check_level": str,
-//                  "timeout_s": float, "seeds": array[int]
+//                  "timeout_s": float, "seeds": array[int], "require_pallas": bool
 //   result      := "job_id": int, "agent_id": str, "backend": str, "verdict": str,
 //                  "stage": str, "error": str, "error_signature": str,
 //                  "stdout": str, "stderr": str, "stage_ms": map[str -> float],
@@ -19,8 +19,9 @@
 //
 // Decoding rules: keys may come in any order; unknown keys are ignored (forward
 // compatibility); every listed key is required except the float|nil ones, where a
-// missing key reads as nil. A "float" accepts any MessagePack float or integer. An "int"
-// must be a MessagePack integer that fits the C++ field.
+// missing key reads as nil, and "require_pallas", where a missing key reads as true.
+// A "float" accepts any MessagePack float or integer. An "int" must be a MessagePack
+// integer that fits the C++ field.
 //
 // Thread safety: every function here is pure and safe to call from any thread.
 
@@ -58,6 +59,9 @@ struct Job {
   std::string check_level;  // "full"
   double timeout_s = 0.0;
   std::vector<int64_t> seeds;
+  // A candidate without a pallas_call gets `no_pallas` unless this is false
+  // (config evaluation.require_pallas). Optional on the wire: missing = true.
+  bool require_pallas = true;
 };
 
 struct Result {

@@ -59,6 +59,7 @@ void evaluate(Self self, int sample_index, int64_t candidate_id, const std::stri
             job.check_level = "full";
             job.timeout_s = st.spec.timeout_s;
             job.seeds = st.spec.input_seeds;
+            job.require_pallas = st.spec.require_pallas;
             self->request(st.peers.dispatcher, caf::infinite, eval_atom::value, std::move(job))
                 .then(
                     [=](wire::Result& result) {

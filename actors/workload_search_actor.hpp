@@ -31,6 +31,7 @@ struct WorkloadSearchSpec {
   int budget = 1;
   double timeout_s = 60;
   std::vector<int64_t> input_seeds{0, 1};
+  bool require_pallas = true;
 };
 
 struct SearchPeers {

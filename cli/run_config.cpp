@@ -72,10 +72,11 @@ RunConfig parse_run_config(const std::string& yaml_text, const std::string& orig
     r.get(llm, "corpus", "llm.corpus", c.llm_corpus);
   }
   if (auto ev = root["evaluation"]) {
-    r.check_keys(ev, "evaluation", {"backend", "timeout_s", "input_seeds"});
+    r.check_keys(ev, "evaluation", {"backend", "timeout_s", "input_seeds", "require_pallas"});
     r.get(ev, "backend", "evaluation.backend", c.backend);
     r.get(ev, "timeout_s", "evaluation.timeout_s", c.timeout_s);
     r.get(ev, "input_seeds", "evaluation.input_seeds", c.input_seeds);
+    r.get(ev, "require_pallas", "evaluation.require_pallas", c.require_pallas);
   }
   if (auto ag = root["agents"]) {
     r.check_keys(ag, "agents", {"local", "slots_per_agent", "listen", "heartbeat_ms", "liveness"});

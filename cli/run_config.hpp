@@ -25,6 +25,8 @@ struct RunConfig {
   std::string backend = "interpret";
   double timeout_s = 60;
   std::vector<int64_t> input_seeds{0, 1};
+  // Off only for experiments that accept plain-JAX rewrites as candidates.
+  bool require_pallas = true;
 
   int local_agents = 2;
   int slots_per_agent = 1;

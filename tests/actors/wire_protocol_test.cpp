@@ -84,6 +84,9 @@ TEST(WireProtocol, JobRoundTrip) {
   EXPECT_EQ(out.check_level, "full");
   EXPECT_DOUBLE_EQ(out.timeout_s, 30.5);
   EXPECT_EQ(out.seeds, in.seeds);
+  EXPECT_TRUE(out.require_pallas);
+  in.require_pallas = false;
+  EXPECT_FALSE(round_trip(in).require_pallas);
 }
 
 TEST(WireProtocol, ResultRoundTripWithOptionalsPresent) {
@@ -158,7 +161,9 @@ TEST(WireProtocol, PythonStyleFrameDecodes) {
   DecodeResult r = decode(bytes);
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_DOUBLE_EQ(std::get<Job>(*r.message).timeout_s, 30.0);
+  EXPECT_TRUE(std::get<Job>(*r.message).require_pallas) << "missing require_pallas means true";
 }
+
 
 void expect_error(std::string_view bytes, std::string_view needle) {
   DecodeResult r = decode(bytes);
@@ -183,6 +188,19 @@ TEST(WireProtocol, NotAMap) {
 
 TEST(WireProtocol, MissingType) {
   expect_error(pack_map({{"version", integer(1)}}), "missing field \"type\"");
+}
+
+TEST(WireProtocol, RequirePallasMustBeABool) {
+  std::string bytes = pack_map({{"type", str("job")},
+                                {"version", integer(1)},
+                                {"job_id", integer(1)},
+                                {"workload_id", str("8p")},
+                                {"code", str("x")},
+                                {"check_level", str("full")},
+                                {"timeout_s", integer(3)},
+                                {"seeds", [](Packer& pk) { pk.pack_array(0); }},
+                                {"require_pallas", integer(1)}});
+  expect_error(bytes, "field \"require_pallas\" in \"job\" has type int, want bool");
 }
 
 TEST(WireProtocol, MissingField) {

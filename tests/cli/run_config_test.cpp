@@ -21,7 +21,7 @@ workloads: [8p, 41k]
 budget_per_workload: 3
 seeds: [4, 5]
 llm: {provider: replay, corpus: some/dir}
-evaluation: {backend: interpret, timeout_s: 12.5, input_seeds: [7]}
+evaluation: {backend: interpret, timeout_s: 12.5, input_seeds: [7], require_pallas: false}
 agents: {local: 3, slots_per_agent: 2, listen: "tcp://0.0.0.0:5555", heartbeat_ms: 100, liveness: 3}
 )", "t");
   EXPECT_EQ(c.name, "q");
@@ -31,6 +31,7 @@ agents: {local: 3, slots_per_agent: 2, listen: "tcp://0.0.0.0:5555", heartbeat_m
   EXPECT_EQ(c.llm_corpus, "some/dir");
   EXPECT_DOUBLE_EQ(c.timeout_s, 12.5);
   EXPECT_EQ(c.input_seeds, (std::vector<int64_t>{7}));
+  EXPECT_FALSE(c.require_pallas);
   EXPECT_EQ(c.local_agents, 3);
   EXPECT_EQ(c.slots_per_agent, 2);
   EXPECT_EQ(c.listen, "tcp://0.0.0.0:5555");
