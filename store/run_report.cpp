@@ -13,6 +13,7 @@ namespace {
 
 constexpr const char* kCpuWall = "cpu-wall";
 constexpr const char* kTpuProfiler = "tpu-profiler";
+constexpr const char* kTpuWallFallback = "tpu-wall-fallback";
 
 constexpr const char* kMetricDefinitions =
     "Metrics (DESIGN.md): per-sample correctness = correct / all generated "
@@ -24,6 +25,11 @@ constexpr const char* kMetricDefinitions =
 constexpr const char* kCpuWarning =
     "WARNING: timing is cpu-wall: speedups are CPU interpret-mode wall-clock "
     "ratios, NOT TPU speedups.";
+
+constexpr const char* kTpuWallWarning =
+    "WARNING: timing is tpu-wall-fallback: some TPU times are host wall clock "
+    "(the profiler trace had no device events), which includes dispatch "
+    "overhead; treat these speedups as lower bounds.";
 
 // Everything the two renderings share.
 struct ReportData {
@@ -55,8 +61,7 @@ ReportData collect(const RunStore& store, int64_t run_id,
   for (const auto& c : candidates) by_id[c.id] = &c;
 
   std::vector<CandidateResult> results;
-  bool any_timing = false;
-  bool all_tpu = true;
+  bool any_timing = false, all_tpu = true, any_cpu = false;
   for (const auto& e : evaluations) {
     auto it = by_id.find(e.candidate_id);
     if (it == by_id.end()) continue;  // not possible with foreign keys on
@@ -64,6 +69,7 @@ ReportData collect(const RunStore& store, int64_t run_id,
     if (!e.timing_kind.empty()) {
       any_timing = true;
       if (e.timing_kind != kTpuProfiler) all_tpu = false;
+      if (e.timing_kind == kCpuWall) any_cpu = true;
     }
   }
 
@@ -71,7 +77,12 @@ ReportData collect(const RunStore& store, int64_t run_id,
   data.run = std::move(*run);
   data.workloads = summarize_workloads(workload_ids, results);
   data.suite = summarize_suite(data.workloads);
-  data.timing = (any_timing && all_tpu) ? kTpuProfiler : kCpuWall;
+  // The weakest timing present names the whole report: one CPU number makes
+  // every speedup in it a CPU number.
+  if (!any_timing || any_cpu)
+    data.timing = kCpuWall;
+  else
+    data.timing = all_tpu ? kTpuProfiler : kTpuWallFallback;
   data.pending = static_cast<int>(candidates.size() - results.size());
   return data;
 }
@@ -160,6 +171,9 @@ std::string report_text(const RunStore& store, int64_t run_id,
   out += "\n";
   if (d.timing == kCpuWall) {
     out += kCpuWarning;
+    out += "\n";
+  } else if (d.timing == kTpuWallFallback) {
+    out += kTpuWallWarning;
     out += "\n";
   }
   return out;

@@ -111,6 +111,15 @@ TEST_F(RunReportTest, TimingIsTpuOnlyWhenAllTimingsAreTpu) {
   EXPECT_EQ(report_json(*store_, run_, {})["suite"]["timing"], "cpu-wall");
 }
 
+TEST_F(RunReportTest, TpuWallFallbackIsNamedAndWarned) {
+  add("8p", 0, Verdict::correct, 2.0, "tpu-profiler");
+  add("8p", 1, Verdict::correct, 2.5, "tpu-wall-fallback");
+  EXPECT_EQ(report_json(*store_, run_, {})["suite"]["timing"], "tpu-wall-fallback");
+  EXPECT_NE(report_text(*store_, run_, {}).find("lower bounds"), std::string::npos);
+  add("8p", 2, Verdict::correct, 3.0, "cpu-wall");
+  EXPECT_EQ(report_json(*store_, run_, {})["suite"]["timing"], "cpu-wall");
+}
+
 TEST_F(RunReportTest, NoTimingAtAllIsNotCalledTpu) {
   add("8p", 0, Verdict::no_code, std::nullopt, "");
   EXPECT_EQ(report_json(*store_, run_, {})["suite"]["timing"], "cpu-wall");
