@@ -49,6 +49,18 @@ void LocalAgents::start(int count, const LocalAgentSpec& spec) {
   }
 }
 
+std::optional<std::string> LocalAgents::exited_status() {
+  for (auto it = pids_.begin(); it != pids_.end(); ++it) {
+    int status = 0;
+    if (waitpid(*it, &status, WNOHANG) == *it) {
+      pids_.erase(it);
+      if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+      return "killed by signal " + std::to_string(WTERMSIG(status));
+    }
+  }
+  return std::nullopt;
+}
+
 void LocalAgents::stop() {
   for (auto pid : pids_) kill(pid, SIGTERM);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ class LocalAgents {
   // SIGTERM, a grace period, then SIGKILL; reaps every child. Idempotent.
   void stop();
   const std::vector<pid_t>& pids() const { return pids_; }
+  // If an agent has exited, reaps it and describes how ("exit status 2");
+  // nullopt while all run.
+  std::optional<std::string> exited_status();
 
  private:
   std::vector<pid_t> pids_;

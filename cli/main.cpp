@@ -18,6 +18,7 @@ commands:
   run CONFIG [--db FILE]        run a search config (starts local agents, prints the report)
   agent --connect tcp://H:P     serve evaluations for a coordinator (one per TPU host)
   report DB [--format json]     per-workload rows and suite metrics of a run database
+  eval --workload ID FILE       evaluate one kernel file through an agent and its sidecar
 
 'palladium <command> --help' shows a command's options.
 )";
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return palladium::run_command(args);
     if (cmd == "agent") return palladium::agent_command(args);
     if (cmd == "report") return palladium::report_command(args);
+    if (cmd == "eval") return palladium::eval_command(args);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       std::cout << kUsage;
       return 0;

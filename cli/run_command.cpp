@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <sstream>
 
@@ -126,6 +127,7 @@ int run_command(const std::vector<std::string>& args) {
       spec.budget = config.budget_per_workload;
       spec.timeout_s = config.timeout_s;
       spec.input_seeds = config.input_seeds;
+      spec.require_pallas = config.require_pallas;
       searches.push_back(std::move(spec));
     }
   }
@@ -192,13 +194,35 @@ int run_command(const std::vector<std::string>& args) {
   plan.live_progress = !no_progress && isatty(STDERR_FILENO);
   auto run = spawn_run(sys, std::move(plan), store_actor, gateway, dispatcher);
 
-  std::string status = "failed";
-  {
+  // The run actor answers when every search has ended. Meanwhile watch the
+  // local agents: if all of them are gone the run can only make progress
+  // through remote agents, and with none configured it would wait forever.
+  auto finished = std::async(std::launch::async, [&sys, run] {
     caf::scoped_actor self{sys};
+    std::string s = "failed";
     self->request(run, caf::infinite, start_atom::value)
-        .receive([&](std::string& s) { status = s; },
-                 [&](caf::error& e) { status = "failed: " + to_string(e); });
+        .receive([&](std::string& r) { s = r; }, [&](caf::error& e) { s = "failed: " + to_string(e); });
+    return s;
+  });
+  std::string status;
+  int local_alive = config.local_agents;
+  while (finished.wait_for(std::chrono::milliseconds(250)) != std::future_status::ready) {
+    if (auto how = local.exited_status()) {
+      --local_alive;
+      std::cerr << "\n[palladium] a local agent exited (" << *how << "); " << local_alive
+                << " left\n";
+      if (local_alive == 0 && config.local_agents > 0) {
+        std::cerr << "[palladium] no local agents left; stopping. Everything so far is stored: "
+                     "rerun with --db "
+                  << db_path << " to resume.\n";
+        // A connection of our own: the store actor owns `store` on its thread.
+        RunStore::open(db_path)->finish_run(run_id, "incomplete");
+        std::cout.flush();
+        _exit(1);  // the run actor's searches are blocked on evaluations that cannot come
+      }
+    }
   }
+  status = finished.get();
   local.stop();
   for (auto& a : {dispatcher, gateway, store_actor})
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);

@@ -1,0 +1,208 @@
+// `palladium eval --workload ID FILE [--json] [--backend interpret|tpu]`
+//
+// Evaluates one kernel file by hand through exactly the path a run uses: a
+// dispatcher behind a ZeroMQ ROUTER, one local agent process, its sandboxed
+// sidecar. Exit status 0 whatever the verdict; 1 only when the evaluation
+// itself could not run (the agent died or never answered); 2 for bad input.
+#include "cli/commands.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+#include <caf/all.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/eval_dispatcher.hpp"
+#include "actors/messages.hpp"
+#include "cli/local_agents.hpp"
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+namespace palladium {
+namespace {
+
+nlohmann::json result_json(const wire::Result& r, const std::string& workload) {
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  nlohmann::json j{{"workload", workload},
+                   {"verdict", r.verdict},
+                   {"stage", r.stage},
+                   {"error", r.error},
+                   {"error_signature", r.error_signature},
+                   {"stdout", r.stdout_text},
+                   {"stderr", r.stderr_text},
+                   {"stage_ms", r.stage_ms},
+                   {"max_abs_err", opt(r.max_abs_err)},
+                   {"max_rel_err", opt(r.max_rel_err)},
+                   {"kernel_ms", opt(r.kernel_ms)},
+                   {"baseline_ms", opt(r.baseline_ms)},
+                   {"timing_kind", r.timing_kind},
+                   {"agent_id", r.agent_id},
+                   {"backend", r.backend}};
+  if (r.verdict == "correct" && r.kernel_ms && r.baseline_ms && *r.kernel_ms > 0)
+    j["speedup"] = *r.baseline_ms / *r.kernel_ms;
+  else
+    j["speedup"] = nullptr;
+  return j;
+}
+
+void print_text(const wire::Result& r, const std::string& workload) {
+  auto num = [](const std::optional<double>& v, const char* unit) {
+    if (!v) return std::string("-");
+    std::ostringstream s;
+    s << *v << unit;
+    return s.str();
+  };
+  std::cout << "verdict    " << r.verdict << "\n"
+            << "stage      " << r.stage << "\n"
+            << "workload   " << workload << " on " << r.backend << " (agent " << r.agent_id << ")\n"
+            << "numerics   max_abs_err " << num(r.max_abs_err, "") << ", max_rel_err "
+            << num(r.max_rel_err, "") << "\n"
+            << "timing     kernel " << num(r.kernel_ms, " ms") << ", XLA baseline "
+            << num(r.baseline_ms, " ms") << " [" << (r.timing_kind.empty() ? "untimed" : r.timing_kind)
+            << "]\n";
+  if (r.timing_kind == "cpu-wall")
+    std::cout << "           (CPU wall clock of the interpret mode: NOT a TPU time or speedup)\n";
+  if (!r.stage_ms.empty()) {
+    // Pipeline order first (docs/architecture.md), then anything newer.
+    std::cout << "stages    ";
+    auto rest = r.stage_ms;
+    for (const char* stage : {"extract", "lint", "import", "trace", "lower", "numerics", "timing"}) {
+      if (auto it = rest.find(stage); it != rest.end()) {
+        std::cout << " " << stage << " " << it->second << " ms;";
+        rest.erase(it);
+      }
+    }
+    for (const auto& [stage, ms] : rest) std::cout << " " << stage << " " << ms << " ms;";
+    std::cout << "\n";
+  }
+  if (!r.error_signature.empty()) std::cout << "signature  " << r.error_signature << "\n";
+  if (!r.error.empty()) std::cout << "\n--- error ---\n" << r.error << "\n";
+  if (!r.stdout_text.empty()) std::cout << "\n--- candidate stdout ---\n" << r.stdout_text << "\n";
+  if (!r.stderr_text.empty()) std::cout << "\n--- candidate stderr ---\n" << r.stderr_text << "\n";
+}
+
+}  // namespace
+
+int eval_command(const std::vector<std::string>& args) {
+  po::options_description opts("palladium eval --workload ID FILE [options]");
+  std::string workload, file, backend = "interpret";
+  double timeout_s = 120;
+  std::vector<int64_t> seeds{0, 1};
+  bool json = false, allow_jax = false;
+  opts.add_options()("help,h", "show this help")("workload", po::value(&workload),
+                                                 "workload id, e.g. 8p or 41k")(
+      "backend", po::value(&backend)->default_value(backend), "interpret or tpu")(
+      "timeout", po::value(&timeout_s)->default_value(timeout_s), "seconds before the kernel is killed")(
+      "seeds", po::value(&seeds)->multitoken(), "input seeds to check on (default 0 1)")(
+      "allow-jax", po::bool_switch(&allow_jax), "accept a candidate without a pallas_call")(
+      "json", po::bool_switch(&json), "print one JSON object");
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&file));
+  po::positional_options_description pos;
+  pos.add("file", 1);
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help") || workload.empty() || file.empty()) {
+    std::cout << opts << "\n";
+    return vm.count("help") ? 0 : 2;
+  }
+  std::ifstream in(file);
+  if (!in) {
+    std::cerr << "palladium eval: " << file << ": cannot read the kernel file\n";
+    return 2;
+  }
+  std::ostringstream code;
+  code << in.rdbuf();
+  auto home = palladium_home();
+  if (!fs::exists(home / "workloads" / ("wl_" + workload + ".py"))) {
+    std::cerr << "palladium eval: --workload: no workload '" << workload << "' under "
+              << (home / "workloads").string() << "\n";
+    return 2;
+  }
+  if (backend != "interpret" && backend != "tpu") {
+    std::cerr << "palladium eval: --backend must be interpret or tpu, not '" << backend << "'\n";
+    return 2;
+  }
+
+  // The agent's own progress lines would bury the answer.
+  if (!std::getenv("SPDLOG_LEVEL")) {
+    setenv("SPDLOG_LEVEL", "warn", 1);  // inherited by the agent
+    spdlog::set_level(spdlog::level::warn);
+  }
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", 2);
+  caf::actor_system sys{cfg};
+  auto bridge = std::make_shared<ZmqBridge>("tcp://127.0.0.1:0");
+  auto dispatcher = spawn_eval_dispatcher(sys, bridge, JobLedger::Options{});
+  auto log_dir = fs::temp_directory_path() / ("palladium-eval-" + std::to_string(getpid()));
+  fs::create_directories(log_dir);
+  LocalAgents agents;
+  LocalAgentSpec spec;
+  spec.connect = bridge->endpoint();
+  spec.backend = backend;
+  spec.log_dir = log_dir.string();
+  agents.start(1, spec);
+
+  wire::Job job;
+  job.job_id = 1;
+  job.workload_id = workload;
+  job.code = code.str();
+  job.check_level = "full";
+  job.timeout_s = timeout_s;
+  job.seeds = seeds;
+  job.require_pallas = !allow_jax;
+  auto answer = std::async(std::launch::async, [&sys, dispatcher, job] {
+    caf::scoped_actor self{sys};
+    std::optional<wire::Result> got;
+    self->request(dispatcher, caf::infinite, eval_atom::value, job)
+        .receive([&](wire::Result& r) { got = std::move(r); }, [](caf::error&) {});
+    return got;
+  });
+
+  std::optional<wire::Result> result;
+  std::string failure;
+  while (true) {
+    if (answer.wait_for(std::chrono::milliseconds(200)) == std::future_status::ready) {
+      result = answer.get();
+      if (!result) failure = "the dispatcher gave no result";
+      break;
+    }
+    if (auto status = agents.exited_status()) {
+      failure = "the agent exited (" + *status + ") before answering; its sidecar log is in " +
+                log_dir.string();
+      break;
+    }
+  }
+  agents.stop();
+  caf::anon_send_exit(dispatcher, caf::exit_reason::user_shutdown);
+  if (!result) {
+    // The blocked request cannot be cancelled cleanly; exit without waiting for it.
+    std::cerr << "palladium eval: evaluation could not run: " << failure << "\n";
+    std::cout.flush();
+    _exit(1);
+  }
+  sys.await_all_actors_done();
+  bridge->stop();
+  if (json)
+    std::cout << result_json(*result, workload).dump(2) << "\n";
+  else
+    print_text(*result, workload);
+  std::error_code ignored;
+  fs::remove_all(log_dir, ignored);
+  return 0;
+}
+
+}  // namespace palladium

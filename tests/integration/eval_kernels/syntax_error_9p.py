@@ -1,0 +1,2 @@
+def workload(x, gate, up, down)
+    return x
