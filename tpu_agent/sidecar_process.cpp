@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -47,13 +50,13 @@ bool secret_name(const std::string& name) {
          upper.find("SECRET") != std::string::npos;
 }
 
-std::vector<std::string> child_environment(const SidecarOptions& o) {
+std::vector<std::string> child_environment(const SidecarOptions& o, const std::string& temp_dir) {
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string entry(*e);
     std::string name = entry.substr(0, entry.find('='));
     if (secret_name(name) || name == "PYTHONPATH" || name == "PALLADIUM_HOME" ||
-        name == "PYTHONUNBUFFERED") {
+        name == "PYTHONUNBUFFERED" || name == "TMPDIR") {
       continue;
     }
     env.push_back(std::move(entry));
@@ -61,7 +64,112 @@ std::vector<std::string> child_environment(const SidecarOptions& o) {
   env.push_back("PYTHONPATH=" + o.home);
   env.push_back("PALLADIUM_HOME=" + o.home);
   env.push_back("PYTHONUNBUFFERED=1");
+  env.push_back("TMPDIR=" + temp_dir);
   return env;
+}
+
+// execve needs a path: resolve a bare name against the agent's PATH, as posix_spawnp did.
+std::string resolve_executable(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return name;  // execve fails with ENOENT, reported by start()
+}
+
+// An environment override of one limit: unset -> `fallback`.
+int64_t env_limit(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  long long parsed = std::strtoll(v, &end, 10);
+  return (end != nullptr && *end == '\0') ? static_cast<int64_t>(parsed) : fallback;
+}
+
+// 0 -> `def`, -1 (or any negative) -> -1 (unchanged), else the value times `unit`.
+int64_t resolve_limit(int64_t value, int64_t def, int64_t unit) {
+  if (value == 0) value = def;
+  if (value < 0) return -1;
+  return value * unit;
+}
+
+// Lowers one limit in the child (async-signal-safe: getrlimit/setrlimit are plain syscalls).
+// Never raises a limit above the inherited hard limit.
+void child_limit(int resource, int64_t soft, int64_t hard_extra = 0) {
+  if (soft < 0) return;
+  rlimit cur{};
+  if (::getrlimit(resource, &cur) != 0) return;
+  rlim_t want_soft = static_cast<rlim_t>(soft);
+  rlim_t want_hard = static_cast<rlim_t>(soft + hard_extra);
+  if (cur.rlim_max != RLIM_INFINITY && want_hard > cur.rlim_max) want_hard = cur.rlim_max;
+  if (want_soft > want_hard) want_soft = want_hard;
+  rlimit next{want_soft, want_hard};
+  ::setrlimit(resource, &next);
+}
+
+// Everything the child needs between fork and exec, prepared by the parent.
+struct ChildPlan {
+  const char* path;
+  char* const* argv;
+  char* const* envp;
+  const char* cwd;
+  int log_fd, req_fd, resp_fd, err_fd;
+  EffectiveLimits limits;
+};
+
+[[noreturn]] void child_after_fork(const ChildPlan& p) {
+  ::setpgid(0, 0);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGXCPU, SIGXFSZ}) {
+    ::sigaction(sig, &dfl, nullptr);
+  }
+  sigset_t empty;
+  sigemptyset(&empty);
+  ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+  int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd >= 0 && null_fd != 0) {
+    ::dup2(null_fd, 0);
+    ::close(null_fd);
+  }
+  // The sources are all >= 10 (move_high), so these cannot clobber each other; dup2 clears
+  // close-on-exec on the targets.
+  ::dup2(p.log_fd, 1);
+  ::dup2(p.log_fd, 2);
+  ::dup2(p.req_fd, 3);
+  ::dup2(p.resp_fd, 4);
+  // Nothing else of the agent's (ZeroMQ sockets, other slots' pipes) survives the exec.
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, 5u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */) != 0)
+#endif
+  {
+    for (int fd = 5; fd < 4096; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+  int err = 0;
+  if (::chdir(p.cwd) != 0) err = errno;
+  if (err == 0 && p.limits.new_network_namespace && ::geteuid() == 0) {
+    ::unshare(CLONE_NEWNET);  // best effort: a container may forbid it; the audit hook remains
+  }
+  child_limit(RLIMIT_CORE, 0);
+  child_limit(RLIMIT_AS, p.limits.address_space_bytes);
+  child_limit(RLIMIT_CPU, p.limits.cpu_seconds, 30);
+  child_limit(RLIMIT_FSIZE, p.limits.file_size_bytes);
+  child_limit(RLIMIT_NOFILE, p.limits.open_files);
+  if (err == 0) {
+    ::execve(p.path, p.argv, p.envp);
+    err = errno;
+  }
+  ssize_t ignored = ::write(p.err_fd, &err, sizeof err);
+  (void)ignored;
+  ::_exit(127);
 }
 
 std::string describe_status(int status) {
@@ -156,49 +264,58 @@ std::string SidecarProcess::start() {
   resp_fd_ = move_high(resp[0]);
   int child_resp = move_high(resp[1]);
 
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, log_fd, 1);
-  posix_spawn_file_actions_adddup2(&fa, log_fd, 2);
-  posix_spawn_file_actions_adddup2(&fa, child_req, 3);
-  posix_spawn_file_actions_adddup2(&fa, child_resp, 4);
-  posix_spawn_file_actions_addchdir_np(&fa, temp_dir_.c_str());
-
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t empty, defaults;
-  sigemptyset(&empty);
-  posix_spawnattr_setsigmask(&attr, &empty);
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-
   std::vector<std::string> args = {options_.python, "-m", options_.module, "--backend",
                                    options_.backend};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::vector<std::string> env = child_environment(options_);
+  std::vector<std::string> env = child_environment(options_, temp_dir_);
   std::vector<char*> envp;
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
+  std::string path = resolve_executable(options_.python);
 
-  pid_t pid = -1;
-  int rc = options_.python.find('/') == std::string::npos
-               ? ::posix_spawnp(&pid, options_.python.c_str(), &fa, &attr, argv.data(), envp.data())
-               : ::posix_spawn(&pid, options_.python.c_str(), &fa, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
+  // exec failures come back through this close-on-exec pipe (EOF = exec succeeded).
+  int errp[2];
+  if (::pipe2(errp, O_CLOEXEC) != 0) {
+    int e = errno;
+    ::close(child_req);
+    ::close(child_resp);
+    ::close(log_fd);
+    kill();
+    return errno_text("pipe2", e);
+  }
+  int err_r = errp[0];
+  int err_w = move_high(errp[1]);
+
+  ChildPlan plan{path.c_str(), argv.data(), envp.data(), temp_dir_.c_str(), log_fd,
+                 child_req,    child_resp,  err_w,       effective_limits(options_.limits,
+                                                                          options_.backend)};
+  pid_t pid = ::fork();
+  if (pid == 0) child_after_fork(plan);
+  int fork_errno = errno;
+  ::close(err_w);
   ::close(child_req);
   ::close(child_resp);
   ::close(log_fd);
-  if (rc != 0) {
+  if (pid < 0) {
+    ::close(err_r);
     kill();
-    return errno_text(("spawn " + options_.python).c_str(), rc);
+    return errno_text("fork", fork_errno);
+  }
+  // Either exec succeeded (EOF) or the child reports its errno and exits 127.
+  int child_errno = 0;
+  ssize_t got;
+  do {
+    got = ::read(err_r, &child_errno, sizeof child_errno);
+  } while (got < 0 && errno == EINTR);
+  ::close(err_r);
+  if (got == static_cast<ssize_t>(sizeof child_errno)) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    kill();
+    return errno_text(("spawn " + options_.python).c_str(), child_errno);
   }
   pid_ = pid;
   ::fcntl(req_fd_, F_SETFL, ::fcntl(req_fd_, F_GETFL) | O_NONBLOCK);
@@ -275,7 +392,7 @@ std::string SidecarProcess::send_eval(const wire::Job& job, std::chrono::millise
   if (req_fd_ < 0) return "sidecar not running";
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(buf);
-  pk.pack_map(7);
+  pk.pack_map(8);
   pack_str(pk, "type");
   pack_str(pk, "eval");
   pack_str(pk, "version");
@@ -291,6 +408,8 @@ std::string SidecarProcess::send_eval(const wire::Job& job, std::chrono::millise
   pack_str(pk, "seeds");
   pk.pack_array(static_cast<uint32_t>(job.seeds.size()));
   for (int64_t s : job.seeds) pk.pack_int64(s);
+  pack_str(pk, "require_pallas");
+  pk.pack(job.require_pallas);
   return write_all(req_fd_, std::string(buf.data(), buf.size()), Clock::now() + timeout);
 }
 
@@ -470,6 +589,22 @@ wire::Result make_crash_result(const wire::Job& job, const std::string& how,
   r.error_signature = "crash: " + how;
   r.timing_kind = timing_kind;
   return r;
+}
+
+EffectiveLimits effective_limits(const SidecarLimits& limits, const std::string& backend) {
+  constexpr int64_t kMiB = 1024 * 1024;
+  long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus < 1) cpus = 1;
+  int64_t as_default = backend == "tpu" ? -1 : std::max<int64_t>(8192, 2048 + 128 * cpus);
+  EffectiveLimits e;
+  e.address_space_bytes = resolve_limit(
+      env_limit("PALLADIUM_SIDECAR_AS_MB", limits.address_space_mb), as_default, kMiB);
+  e.cpu_seconds = resolve_limit(env_limit("PALLADIUM_SIDECAR_CPU_S", limits.cpu_seconds), 14400, 1);
+  e.file_size_bytes =
+      resolve_limit(env_limit("PALLADIUM_SIDECAR_FSIZE_MB", limits.file_size_mb), 1024, kMiB);
+  e.open_files = resolve_limit(env_limit("PALLADIUM_SIDECAR_NOFILE", limits.open_files), 1024, 1);
+  e.new_network_namespace = limits.new_network_namespace;
+  return e;
 }
 
 std::string timing_kind_for(const std::string& backend) {

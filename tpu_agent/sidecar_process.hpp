@@ -1,10 +1,14 @@
 // One Python sidecar child process and its pipe protocol (docs/architecture.md "Sidecar pipe
 // protocol"), seen from the agent.
 //
-// The child is `<python> -m <module> --backend <backend>`, started with posix_spawn (no
+// The child is `<python> -m <module> --backend <backend>`, started with fork+execve (no
 // shell) in its own process group, with PYTHONPATH=<home>, an environment without variables
-// named like *KEY*, *TOKEN* or *SECRET*, cwd = a private temp dir, fd 3 = requests, fd 4 =
-// responses and fds 1/2 appended to a log file.
+// named like *KEY*, *TOKEN* or *SECRET*, cwd = TMPDIR = a private temp dir, fd 3 = requests,
+// fd 4 = responses, fds 1/2 appended to a log file, every other fd closed on exec, and the
+// sandbox of docs/verification.md ("Sandbox"): rlimits on address space, CPU seconds, file size
+// and open files, no core dumps, and a fresh network namespace (no interfaces but a down
+// loopback) when the agent runs as root. Between fork and exec the child makes only
+// async-signal-safe calls (the agent is multi-threaded).
 //
 // The class is non-blocking by design: the agent polls response_fd() together with its
 // other fds and calls read_available() when it is readable. wait_ready() and evaluate() are
@@ -19,6 +23,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,12 +34,42 @@
 
 namespace palladium::agent {
 
+// Resource limits of a sidecar (setrlimit in the child before exec). 0 means "the default
+// below", -1 means "leave the inherited limit". Each can also be overridden at run time by an
+// environment variable of the agent, read by start(): PALLADIUM_SIDECAR_AS_MB,
+// PALLADIUM_SIDECAR_CPU_S, PALLADIUM_SIDECAR_FSIZE_MB, PALLADIUM_SIDECAR_NOFILE (same
+// meaning of 0 and -1). The measurements behind the defaults: docs/verification.md.
+struct SidecarLimits {
+  // RLIMIT_AS. Default for backend "interpret": max(8192, 2048 + 128 * online CPUs) MiB
+  // (measured peak 1.6 GiB virtual on 2 CPUs, 0.4 GiB resident; XLA adds a thread, stack and
+  // malloc arena per CPU). Backend "tpu": unlimited (libtpu reserves large virtual ranges).
+  int64_t address_space_mb = 0;
+  // RLIMIT_CPU soft limit over the whole life of the persistent process (hard = soft + 30).
+  // Default 14400 s. The sidecar restarts itself between jobs at half of it, so a job always
+  // has >= 7200 CPU s; per-job bounds come from the agent's wall-clock timeout_s.
+  int64_t cpu_seconds = 0;
+  int64_t file_size_mb = 0;   // RLIMIT_FSIZE, default 1024 (also bounds the sidecar log)
+  int64_t open_files = 0;     // RLIMIT_NOFILE, default 1024 (measured: 6 in use)
+  bool new_network_namespace = true;  // unshare(CLONE_NEWNET), only when euid == 0
+};
+
+// The limits start() applies for `backend` after defaults and environment overrides.
+struct EffectiveLimits {
+  int64_t address_space_bytes = -1;  // -1: unchanged
+  int64_t cpu_seconds = -1;
+  int64_t file_size_bytes = -1;
+  int64_t open_files = -1;
+  bool new_network_namespace = false;
+};
+EffectiveLimits effective_limits(const SidecarLimits& limits, const std::string& backend);
+
 struct SidecarOptions {
   std::string python;                    // interpreter path, required
   std::string home;                      // PYTHONPATH (the repo root), required
   std::string module = "tpu_agent.sidecar";
   std::string backend = "interpret";
   std::string log_path;                  // stdout/stderr of the child; appended, required
+  SidecarLimits limits;
 };
 
 // The sidecar's `ready` frame.
@@ -75,7 +110,8 @@ class SidecarProcess {
   // after one of those the caller should kill() the child.
   std::vector<SidecarEvent> read_available();
 
-  // Writes an `eval` request for `job` (job_id, workload_id, code, check_level, seeds).
+  // Writes an `eval` request for `job` (job_id, workload_id, code, check_level, seeds,
+  // require_pallas).
   // Waits at most `timeout` for pipe space. Returns "" on success, else the error (the child
   // is gone or not reading).
   std::string send_eval(const wire::Job& job,

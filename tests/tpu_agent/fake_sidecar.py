@@ -8,6 +8,7 @@ with an eval is chosen by markers in the candidate code:
   PRINT_NOISE     write junk to fds 1 and 2 (the log), then answer correct
   SLEEP_MS=<n>    sleep n ms, then answer correct
   ECHO_ENV        answer correct with stdout = "cwd=<cwd>" and one environment name a line
+  ECHO_LIMITS     answer correct with stdout = the rlimits, network interfaces and open fds
   (otherwise)     answer correct
 
 With --backend tpu it refuses to start, as the real sidecar does without a TPU.
@@ -80,6 +81,17 @@ def main():
             if "ECHO_ENV" in code:
                 stdout = "cwd=" + os.getcwd() + "\n" + "\n".join(
                     f"{k}={v}" if k.startswith("PYTHON") else k for k, v in sorted(os.environ.items()))
+            if "ECHO_LIMITS" in code:
+                import resource
+                lines = [f"{name}={resource.getrlimit(getattr(resource, 'RLIMIT_' + name))[0]}"
+                         f"/{resource.getrlimit(getattr(resource, 'RLIMIT_' + name))[1]}"
+                         for name in ("AS", "CPU", "FSIZE", "NOFILE", "CORE")]
+                with open("/proc/self/net/dev") as dev:  # per network namespace (sysfs is not)
+                    names = [line.split(":")[0].strip() for line in dev.readlines()[2:]]
+                lines.append("net=" + ",".join(sorted(names)))
+                lines.append("fds=" + ",".join(sorted(os.listdir("/proc/self/fd"), key=int)))
+                lines.append("TMPDIR=" + os.environ.get("TMPDIR", ""))
+                stdout = "\n".join(lines) + "\n"
             m = re.search(r"SLEEP_MS=(\d+)", code)
             if m:
                 time.sleep(int(m.group(1)) / 1000.0)

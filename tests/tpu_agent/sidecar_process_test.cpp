@@ -1,9 +1,11 @@
 #include "tpu_agent/sidecar_process.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -185,6 +187,164 @@ TEST_F(SidecarProcessTest, MissingPythonFailsToStart) {
   std::string error = sp.start();
   EXPECT_NE(error.find("/nonexistent/python"), std::string::npos) << error;
   EXPECT_FALSE(sp.running());
+}
+
+
+// -- sandbox (docs/verification.md "Sandbox") ---------------------------------------------
+
+std::string line_value(const std::string& text, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex("(^|\n)" + key + "=([^\n]*)"))) return "<missing>";
+  return m[2];
+}
+
+TEST_F(SidecarProcessTest, SandboxLimitsNamespaceAndFdsAreApplied) {
+  options_.limits.address_space_mb = 6000;
+  options_.limits.cpu_seconds = 3600;
+  options_.limits.file_size_mb = 64;
+  ::setenv("PALLADIUM_SIDECAR_NOFILE", "77", 1);  // run-time override of one limit
+  // An fd the agent leaks without close-on-exec must not reach the sidecar.
+  int leaked = ::open("/dev/null", O_RDONLY);
+  ASSERT_GE(leaked, 0);
+  SidecarProcess sp(options_);
+  start_ready(sp);
+  ::unsetenv("PALLADIUM_SIDECAR_NOFILE");
+  wire::Result r = sp.evaluate(job(20, "ECHO_LIMITS"));
+  ::close(leaked);
+  ASSERT_EQ(r.verdict, "correct") << r.error;
+  const std::string& out = r.stdout_text;
+  EXPECT_EQ(line_value(out, "AS"), std::to_string(6000LL << 20) + "/" + std::to_string(6000LL << 20));
+  EXPECT_EQ(line_value(out, "CPU"), "3600/3630");
+  EXPECT_EQ(line_value(out, "FSIZE"), std::to_string(64LL << 20) + "/" + std::to_string(64LL << 20));
+  EXPECT_EQ(line_value(out, "NOFILE"), "77/77");
+  EXPECT_EQ(line_value(out, "CORE"), "0/0");
+  // 0,1,2 + the two protocol pipes + the fd listdir itself opened; nothing of the agent's.
+  std::string fds = line_value(out, "fds");
+  EXPECT_EQ(fds.rfind("0,1,2,3,4", 0), 0u) << fds;
+  EXPECT_EQ(std::count(fds.begin(), fds.end(), ','), 5) << fds;
+  EXPECT_NE(line_value(out, "TMPDIR").find("palladium-sidecar-"), std::string::npos);
+  if (::geteuid() == 0) {
+    EXPECT_EQ(line_value(out, "net"), "lo") << "no network namespace";
+  }
+}
+
+TEST(SidecarProcessLimitsTest, DefaultsAndOverrides) {
+  SidecarLimits defaults;
+  EffectiveLimits e = effective_limits(defaults, "interpret");
+  EXPECT_GE(e.address_space_bytes, 8192LL << 20);
+  EXPECT_EQ(e.cpu_seconds, 14400);
+  EXPECT_EQ(e.file_size_bytes, 1024LL << 20);
+  EXPECT_EQ(e.open_files, 1024);
+  EXPECT_EQ(effective_limits(defaults, "tpu").address_space_bytes, -1);  // libtpu: unlimited
+  SidecarLimits off;
+  off.address_space_mb = -1;
+  EXPECT_EQ(effective_limits(off, "interpret").address_space_bytes, -1);
+  ::setenv("PALLADIUM_SIDECAR_AS_MB", "5000", 1);
+  EXPECT_EQ(effective_limits(defaults, "tpu").address_space_bytes, 5000LL << 20);
+  ::unsetenv("PALLADIUM_SIDECAR_AS_MB");
+}
+
+// The real Python sidecar under the agent's SidecarProcess: every escape attempt gets its
+// verdict, nothing is left behind, and the next candidate evaluates normally.
+class SidecarProcessRealSandboxTest : public SidecarProcessTest {
+ protected:
+  void SetUp() override {
+    SidecarProcessTest::SetUp();
+    options_.home = PALLADIUM_SOURCE_DIR;
+    options_.module = "tpu_agent.sidecar";
+    if (::access((std::string(PALLADIUM_SOURCE_DIR) + "/.venv/bin/python").c_str(), X_OK) != 0) {
+      GTEST_SKIP() << "needs the repo's .venv (JAX)";
+    }
+  }
+
+  static std::vector<pid_t> children(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+    std::vector<pid_t> out;
+    pid_t child;
+    while (in >> child) out.push_back(child);
+    return out;
+  }
+
+  wire::Result run(SidecarProcess& sp, int64_t id, const std::string& code, double timeout_s = 240) {
+    wire::Job j{id, "8p", code, "full", timeout_s, {3, 4}};
+    return sp.evaluate(j);
+  }
+
+  void start_real(SidecarProcess& sp) {
+    ASSERT_EQ(sp.start(), "");
+    auto ready = sp.wait_ready(240s);
+    ASSERT_TRUE(std::holds_alternative<SidecarReady>(ready)) << std::get<std::string>(ready);
+  }
+};
+
+const char* kGemm =
+    "import jax, jax.numpy as jnp\n"
+    "from jax.experimental import pallas as pl\n"
+    "def _k(a_ref, b_ref, o_ref):\n"
+    "    o_ref[...] = jnp.dot(a_ref[...], b_ref[...],\n"
+    "                         preferred_element_type=jnp.float32).astype(o_ref.dtype)\n"
+    "def workload(a, b):\n"
+    "    return pl.pallas_call(_k, out_shape=jax.ShapeDtypeStruct(\n"
+    "        (a.shape[0], b.shape[1]), a.dtype))(a, b)\n";
+
+// __import__ without naming it: gets past lint, not past the audit hook.
+const char* kSneakyImport =
+    "import glob as _g\n"
+    "_imp = vars(getattr(_g, 'o' + 's').sys.modules['builtins'])['__imp' + 'ort__']\n";
+
+TEST_F(SidecarProcessRealSandboxTest, EscapesGetTheirVerdictsAndTheNextCandidateIsFine) {
+  options_.limits.address_space_mb = 4096;  // measured peak 1.6 GiB; 6 GiB must not fit
+  SidecarProcess sp(options_);
+  start_real(sp);
+  pid_t first_pid = sp.pid();
+
+  // Fork, visible to lint.
+  wire::Result r = run(sp, 1, std::string("import os\nos.fork()\n") + kGemm);
+  EXPECT_EQ(r.verdict, "lint_rejected") << r.error;
+
+  // Fork past lint: refused by the audit hook, no child process.
+  r = run(sp, 2, std::string(kGemm) + kSneakyImport + "_imp('os').fork()\n");
+  EXPECT_EQ(r.verdict, "runtime_error") << r.error;
+  EXPECT_NE(r.error.find("sandbox: os.fork"), std::string::npos) << r.error;
+  EXPECT_TRUE(children(sp.pid()).empty());
+
+  // Write outside the private dir (numpy, which lint does not know about).
+  std::string target = dir_ + "/escaped.npy";
+  r = run(sp, 3, std::string(kGemm) + "import numpy as _np\n_np.save('" + target +
+                     "', _np.zeros(3))\n");
+  EXPECT_EQ(r.verdict, "runtime_error") << r.error;
+  EXPECT_FALSE(std::filesystem::exists(target));
+
+  // 6 GiB of address space under a 4 GiB RLIMIT_AS (np.empty never touches it, so without the
+  // limit this would pass harmlessly instead of exhausting the host).
+  r = run(sp, 4, std::string(kGemm) + "import numpy as _np\n_b = _np.empty((6 << 30,), _np.uint8)\n");
+  EXPECT_EQ(r.verdict, "resource_exhausted") << r.error;
+
+  // The same process still evaluates a correct kernel.
+  r = run(sp, 5, kGemm);
+  EXPECT_EQ(r.verdict, "correct") << r.stage << ": " << r.error;
+  EXPECT_EQ(sp.pid(), first_pid);
+
+  // Spin forever: the agent's timeout kills the process group and reports timeout.
+  r = run(sp, 6, std::string(kGemm) + "while True:\n    pass\n", 8.0);
+  EXPECT_EQ(r.verdict, "timeout") << r.error;
+  EXPECT_FALSE(sp.running());
+  expect_reaped(first_pid);
+
+  // Segfault: crash, with the signal in the error.
+  start_real(sp);
+  pid_t second_pid = sp.pid();
+  r = run(sp, 7, std::string(kGemm) + "import faulthandler\nfaulthandler._sigsegv()\n");
+  EXPECT_EQ(r.verdict, "crash") << r.error;
+  EXPECT_NE(r.error.find("signal 11"), std::string::npos) << r.error;
+  expect_reaped(second_pid);
+
+  // A fresh sidecar evaluates the next candidate normally.
+  start_real(sp);
+  r = run(sp, 8, kGemm);
+  EXPECT_EQ(r.verdict, "correct") << r.stage << ": " << r.error;
+  sp.stop();
+  EXPECT_FALSE(std::filesystem::exists(target));
 }
 
 }  // namespace

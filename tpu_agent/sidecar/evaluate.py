@@ -10,36 +10,57 @@ kernel_ms, baseline_ms, timing_kind. Stages run in order and stop at the first f
   lint     forbidden imports, jax.config changes, removed Pallas  -> lint_rejected
   import   compile() and exec in a fresh module; needs `workload` -> syntax_error, import_error
   trace    jax.jit(workload).trace on the CPU_CONFIG input specs  -> api_misuse, no_pallas
+           (no_pallas only when require_pallas; STATIC_ARGNUMS are passed as Python values)
   lower    TPU (Mosaic) lowering under a v6e abstract mesh        -> lowering_error
-  numerics TPU interpret mode on CPU, every seed, fresh inputs,
-           float32 compare to the cached XLA reference            -> shape_mismatch,
+  numerics TPU interpret mode on CPU, every seed of the request,
+           float32 compare to the cached XLA reference: NaN (the
+           poison of unwritten output blocks), elementwise
+           atol+rtol*|want|, and norm-relative error <= NORM_RTOL -> shape_mismatch,
                                                                      numerics_mismatch,
-                                                                     runtime_error
+                                                                     runtime_error,
+                                                                     compile_error (tpu backend)
   timing   median wall time of 3 runs, candidate and XLA baseline (timing_kind "cpu-wall")
   done                                                            -> correct
+
+Every rule, its reason and its test: docs/verification.md. From import on, candidate code runs
+under the sandbox audit hook (sandbox.py): a refused fork/socket/ctypes/outside write is a
+runtime_error even when the candidate catches the exception.
 
 Any exception while evaluating a candidate becomes a result (KeyboardInterrupt excepted); the
 caller never sees it. `Evaluator` keeps the per-process caches (reference outputs per workload,
 shapes and seed; jitted baselines), so a sidecar creates one and reuses it.
 """
+import atexit
 import contextlib
 import itertools
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 import types
 
 import jax
 import numpy as np
 
-from tpu_agent.sidecar import interpret
+from tpu_agent.sidecar import interpret, sandbox
+from tpu_agent.sidecar.audit import static_argnums
 from tpu_agent.sidecar.capture import captured_output
 from tpu_agent.sidecar.lint import lint
 from tpu_agent.sidecar.verdicts import classify, error_signature, format_error, truncate
 from workloads import registry
 
 TIMING_RUNS = 3
+
+# Norm-relative bound: ||got - want||_2 / ||want||_2 over each output leaf, in float32. The
+# elementwise atol alone lets outputs whose values are all far below atol (softmax probabilities,
+# 38k/43k/50k) pass with noise or zeros. 2e-2 is ~5 bf16 ulps (2^-8 relative) and ~4x the largest
+# value measured on correct kernels at CPU shapes (5.2e-3, 9p SwiGLU; docs/verification.md).
+NORM_RTOL = 2e-2
+# Below this reference norm (per element, rms) the norm-relative check is skipped: an all-zero
+# reference has no magnitude to be relative to, and the elementwise check decides alone.
+NORM_FLOOR_RMS = 1e-6
 
 
 class _Failed(Exception):
@@ -104,12 +125,20 @@ def _shapes(tree):
 class Evaluator:
     """Runs the pipeline; one per process. backend: "interpret" (CPU) or "tpu" (a real chip)."""
 
-    def __init__(self, backend="interpret", numerics_mode="tpu-interpret", timing_runs=TIMING_RUNS):
+    def __init__(self, backend="interpret", numerics_mode="tpu-interpret", timing_runs=TIMING_RUNS,
+                 workdir=None):
         assert backend in ("interpret", "tpu"), backend
         assert numerics_mode in ("tpu-interpret", "hlo-interpret"), numerics_mode
         self.backend = backend
         self.numerics_mode = numerics_mode
         self.timing_runs = timing_runs
+        # Candidate files live here, and it is the only place candidate code may write to. By
+        # default a fresh directory under TMPDIR (the agent points TMPDIR at the sidecar's
+        # private dir), never the caller's cwd, where a killed run would leave files behind.
+        if workdir is None:
+            workdir = tempfile.mkdtemp(prefix="palladium-candidates-")
+            atexit.register(shutil.rmtree, workdir, True)
+        self.workdir = os.path.realpath(workdir)
         self._references = {}
         self._baselines = {}
         self._serial = itertools.count()
@@ -119,7 +148,8 @@ class Evaluator:
 
     def _baseline(self, module):
         if module.ID not in self._baselines:
-            self._baselines[module.ID] = jax.jit(module.workload)
+            self._baselines[module.ID] = jax.jit(module.workload,
+                                                 static_argnums=static_argnums(module))
         return self._baselines[module.ID]
 
     def reference(self, module, seed):
@@ -135,13 +165,20 @@ class Evaluator:
 
     # -- the pipeline --------------------------------------------------------------------------
 
-    def evaluate(self, workload_id, code, seeds=(0, 1)):
+    def evaluate(self, workload_id, code, seeds=(0, 1), require_pallas=True):
         result = _empty_result()
         state = {"stage": "extract", "module_name": None, "path": None}
+        sandbox.take_violations()
         try:
             with captured_output() as output:
                 try:
-                    self._run(workload_id, code, list(seeds) or [0], result, state)
+                    self._run(workload_id, code, list(seeds) or [0], result, state,
+                              require_pallas)
+                    swallowed = sandbox.take_violations()
+                    if swallowed:
+                        raise _Failed("runtime_error", "SandboxViolation",
+                                      "\n".join(swallowed[:5]) + "\n(the candidate caught the "
+                                      "refusal; it still fails)")
                     result["verdict"], result["stage"] = "correct", "done"
                 except KeyboardInterrupt:
                     raise
@@ -149,9 +186,17 @@ class Evaluator:
                     self._fail(result, state["stage"], failure.verdict, failure.kind,
                                str(failure), str(failure))
                 except BaseException as exc:  # SystemExit from candidate code included
-                    self._fail(result, state["stage"], classify(state["stage"], exc),
-                               type(exc).__name__, str(exc), format_error(exc))
+                    refused = sandbox.take_violations()
+                    if refused and type(exc).__name__ != "SandboxViolation":
+                        # The refusal surfaced wrapped (e.g. inside a JAX callback error) or
+                        # the candidate caught it and failed later: the sandbox verdict wins.
+                        self._fail(result, state["stage"], "runtime_error", "SandboxViolation",
+                                   refused[0], "\n".join(refused[:5]) + "\n\n" + format_error(exc))
+                    else:
+                        self._fail(result, state["stage"], classify(state["stage"], exc),
+                                   type(exc).__name__, str(exc), format_error(exc))
                 finally:
+                    sandbox.take_violations()
                     self._forget_candidate(state)
         except KeyboardInterrupt:
             raise
@@ -176,7 +221,7 @@ class Evaluator:
             result["stage_ms"][name] = round((time.perf_counter() - state["t0"]) * 1e3, 3)
         return finish
 
-    def _run(self, workload_id, code, seeds, result, state):
+    def _run(self, workload_id, code, seeds, result, state, require_pallas=True):
         done = self._stage("extract", result, state)
         code = _strip_fence(code or "")
         done()
@@ -191,21 +236,29 @@ class Evaluator:
 
         done = self._stage("import", result, state)
         module = registry.get(workload_id)
-        candidate = self._import(code, state)
+        with sandbox.guard(self.workdir):
+            candidate = self._import(code, state)
         workload = getattr(candidate, "workload", None)
         if not callable(workload):
             raise _Failed("import_error", "missing", "the module defines no callable `workload`")
         done()
+        with sandbox.guard(self.workdir):
+            self._check(module, workload, seeds, result, state, require_pallas)
 
-        inputs0, reference0 = self.reference(module, seeds[0])  # cached; not the candidate's time
+    def _check(self, module, workload, seeds, result, state, require_pallas):
+        static = static_argnums(module)
+        with sandbox.suspended():  # the sidecar's own work, cached; not the candidate's time
+            inputs0, reference0 = self.reference(module, seeds[0])
         done = self._stage("trace", result, state)
-        specs = [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in inputs0]
-        jitted = jax.jit(workload)
+        specs = [x if i in static else jax.ShapeDtypeStruct(x.shape, x.dtype)
+                 for i, x in enumerate(inputs0)]
+        jitted = jax.jit(workload, static_argnums=static)
         with interpret.mode("tpu"), interpret.tpu_abstract_mesh():
             traced = jitted.trace(*specs)
-        if not _contains_pallas(traced.jaxpr.jaxpr):
+        if require_pallas and not _contains_pallas(traced.jaxpr.jaxpr):
             raise _Failed("no_pallas", "no_pallas",
-                          "the traced workload contains no pallas_call; write a Pallas kernel")
+                          "the traced workload contains no pallas_call; write a Pallas kernel "
+                          "(a candidate that only rewrites the JAX does not count)")
         done()
 
         done = self._stage("lower", result, state)
@@ -218,9 +271,10 @@ class Evaluator:
         if self.numerics_mode == "hlo-interpret":
             # The interpret flag is set while tracing, and the pallas_call mode is not part of
             # jit's cache key, so the HLO path needs a function jit has not traced yet.
-            jitted = jax.jit(lambda *args: workload(*args))
+            jitted = jax.jit(lambda *args: workload(*args), static_argnums=static)
         for seed in seeds:
-            inputs, reference = self.reference(module, seed)
+            with sandbox.suspended():
+                inputs, reference = self.reference(module, seed)
             with self._numerics_context():
                 out = jax.block_until_ready(jitted(*inputs))
             self._compare(module, out, reference, seed, result)
@@ -231,7 +285,9 @@ class Evaluator:
             with self._numerics_context():
                 result["kernel_ms"] = round(_wall_ms(lambda: jitted(*inputs), self.timing_runs), 3)
             baseline = self._baseline(module)
-            result["baseline_ms"] = round(_wall_ms(lambda: baseline(*inputs), self.timing_runs), 3)
+            with sandbox.suspended():
+                result["baseline_ms"] = round(
+                    _wall_ms(lambda: baseline(*inputs), self.timing_runs), 3)
             result["timing_kind"] = "cpu-wall"
         else:
             result["timing_kind"] = "tpu-profiler"  # profiler timing is not implemented yet
@@ -254,8 +310,8 @@ class Evaluator:
         serial = next(self._serial)
         name = f"candidate_{os.getpid()}_{serial}"
         # A real file so tracebacks show the candidate's source lines.
-        path = os.path.abspath(f"{name}.py")
-        with open(path, "w", encoding="utf-8") as handle:
+        path = os.path.join(self.workdir, f"{name}.py")
+        with sandbox.suspended(), open(path, "w", encoding="utf-8") as handle:
             handle.write(code)
         state["module_name"], state["path"] = name, path
         code_object = compile(code, path, "exec")
@@ -298,7 +354,7 @@ class Evaluator:
             max_abs = max(max_abs, float(diff.max(initial=0.0)))
             # Relative error against max(|want|, atol) so near-zero references do not explode.
             max_rel = max(max_rel, float((diff / np.maximum(np.abs(want), module.ATOL)).max(initial=0.0)))
-            bad = diff > module.ATOL + module.RTOL * np.abs(want)
+            bad = ~(diff <= module.ATOL + module.RTOL * np.abs(want))  # inf/NaN diff is bad
             result["max_abs_err"], result["max_rel_err"] = max_abs, max_rel
             if bad.any():
                 index = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
@@ -307,14 +363,34 @@ class Evaluator:
                     f"seed {seed}: {int(bad.sum())} of {bad.size} elements exceed "
                     f"atol={module.ATOL} rtol={module.RTOL}; max abs error {max_abs:.4g} at "
                     f"{index} (got {got[index]:.4g}, expected {want[index]:.4g})")
+            norm_rel = norm_relative_error(got, want)
+            if norm_rel is not None and not norm_rel <= NORM_RTOL:
+                raise _Failed(
+                    "numerics_mismatch", "norm",
+                    f"seed {seed}: ||got - want|| / ||want|| = {norm_rel:.4g} exceeds "
+                    f"{NORM_RTOL} (every element is within atol={module.ATOL} rtol={module.RTOL}, "
+                    f"but the error is large relative to the output's own magnitude, rms "
+                    f"{float(np.sqrt(np.mean(np.square(want)))):.4g})")
+
+
+def norm_relative_error(got, want):
+    """||got - want||_2 / ||want||_2 in float64, or None when want's rms is below NORM_FLOOR_RMS."""
+    got = np.asarray(got, np.float64).ravel()
+    want = np.asarray(want, np.float64).ravel()
+    if want.size == 0:
+        return None
+    scale = float(np.linalg.norm(want))
+    if scale <= NORM_FLOOR_RMS * np.sqrt(want.size):
+        return None
+    return float(np.linalg.norm(got - want)) / scale
 
 
 _default = None
 
 
-def evaluate(workload_id, code, seeds=(0, 1)):
+def evaluate(workload_id, code, seeds=(0, 1), require_pallas=True):
     """Evaluate one candidate in this process with a shared interpret-backend Evaluator."""
     global _default
     if _default is None:
         _default = Evaluator()
-    return _default.evaluate(workload_id, code, seeds)
+    return _default.evaluate(workload_id, code, seeds, require_pallas)

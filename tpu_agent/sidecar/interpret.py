@@ -59,8 +59,14 @@ def tpu_abstract_mesh():
 
 @contextlib.contextmanager
 def tpu_interpret(random_seed=0):
-    """Pallas TPU interpret mode; its global state is reset even when the kernel raised."""
-    params = pltpu.InterpretParams(random_seed=random_seed)
+    """Pallas TPU interpret mode; its global state is reset even when the kernel raised.
+
+    uninitialized_memory="nan" (the default, spelled out because verification relies on it):
+    output buffers start as NaN (integers: the dtype's max), so an output block the kernel never
+    writes fails the NaN check. out_of_bounds_reads="raise" makes out-of-bounds reads errors.
+    """
+    params = pltpu.InterpretParams(random_seed=random_seed, uninitialized_memory="nan",
+                                   out_of_bounds_reads="raise")
     try:
         with mode("tpu"), pltpu.force_tpu_interpret_mode(params):
             yield

@@ -15,7 +15,7 @@ FORBIDDEN_MODULES = frozenset({
     "os", "sys", "subprocess", "socket", "ctypes", "multiprocessing", "threading", "signal",
     "shutil", "importlib", "pty", "resource", "asyncio", "concurrent", "builtins", "gc",
     "pickle", "marshal", "urllib", "http", "requests", "tempfile", "pathlib", "io", "fcntl",
-    "select", "mmap",
+    "select", "mmap", "tpu_agent",
 })
 
 FORBIDDEN_CALLS = frozenset({"exec", "eval", "compile", "__import__", "open", "breakpoint", "input"})

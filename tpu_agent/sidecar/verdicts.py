@@ -22,6 +22,13 @@ MAX_SIGNATURE_CHARS = 240
 # XLA and the TPU runtime report memory exhaustion as a status string, not as MemoryError.
 _RESOURCE_MARKERS = ("RESOURCE_EXHAUSTED", "Out of memory", "out of memory", "OOM")
 
+# libtpu's Mosaic compiler (TPU backend only; on CPU hosts the Python lowering is the last step
+# that runs, so compile_error cannot occur there). VMEM exhaustion is a property of the kernel's
+# blocks, found at compile time, so it is compile_error, not resource_exhausted.
+_COMPILE_MARKERS = ("Mosaic failed to compile", "failed to compile TPU kernel")
+_VMEM_OOM = re.compile(r"(?i)(ran out of memory in memory space vmem|vmem.{0,40}(exceed|oom|"
+                       r"out of memory|limit))")
+
 # A missing name inside jax is an API-version problem (the LLM remembered an old Pallas), which
 # the feedback should call an import problem, not misuse of an API that exists.
 _MISSING_JAX_NAME = re.compile(r"module '(jax|jaxlib)[\w.]*' has no attribute")
@@ -30,6 +37,11 @@ _MISSING_JAX_NAME = re.compile(r"module '(jax|jaxlib)[\w.]*' has no attribute")
 def classify(stage, exc):
     """Verdict for an exception raised while running `stage` on a candidate."""
     message = f"{type(exc).__name__}: {exc}"
+    if type(exc).__name__ == "SandboxViolation":
+        return "runtime_error"  # a refused fork/socket/ctypes/outside write, at any stage
+    if stage in ("numerics", "timing") and (
+            any(m in message for m in _COMPILE_MARKERS) or _VMEM_OOM.search(message)):
+        return "compile_error"
     if isinstance(exc, MemoryError) or any(m in message for m in _RESOURCE_MARKERS):
         return "resource_exhausted"
     if isinstance(exc, SyntaxError):

@@ -179,3 +179,99 @@ def workload(query, key, value):
 
 WORKLOAD_KERNELS = {"8p": CORRECT, "12p": RMSNORM, "9p": SWIGLU, "41k": GEMM_ADD_RELU,
                     "1p": ATTENTION}
+
+
+# --- strict-verification cheats (docs/verification.md) -------------------------------------
+
+# Write only one row of output blocks (program_id(0) == ROW). In TPU interpret mode the output
+# buffers start as NaN, so blocks before the first written one stay NaN; blocks after it are
+# copied out of the reused VMEM buffer and hold the previous block's (stale, wrong) values.
+def skips_output_blocks(row_written):
+    return CORRECT.replace(
+        "    @pl.when(pl.program_id(2) == pl.num_programs(2) - 1)",
+        "    @pl.when((pl.program_id(2) == pl.num_programs(2) - 1) & "
+        f"(pl.program_id(0) == {row_written}))")
+
+
+SKIPS_FIRST_OUTPUT_BLOCK = skips_output_blocks(1)
+SKIPS_LAST_OUTPUT_BLOCK = skips_output_blocks(0)
+
+# Memorises the reference for seed 0 (the prompt shows create_inputs) and returns it through a
+# Pallas copy: correct on seed 0 only. Fresh seeds in the request defeat it.
+MEMORISED_SEED_0 = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def _seed0_reference():
+    key_a, key_b = jax.random.split(jax.random.key(0), 2)
+    A = jax.random.normal(key_a, (256, 512), dtype=jnp.bfloat16)
+    B = jax.random.normal(key_b, (512, 256), dtype=jnp.bfloat16) * 0.02
+    return jnp.matmul(A, B)
+
+_ANSWER = _seed0_reference()
+
+def _copy(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+def workload(A, B):
+    return pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(_ANSWER.shape, A.dtype))(
+        _ANSWER.astype(A.dtype))
+'''
+
+# Lint bypasses: names lint does not know reach os through a module that imported it.
+FORK_BYPASS = CORRECT + '''
+import glob as _g
+_pid = getattr(_g, "o" + "s").fork()
+if _pid == 0:
+    getattr(_g, "o" + "s")._exit(0)
+'''
+FORK_SWALLOWED = CORRECT + '''
+import glob as _g
+try:
+    getattr(_g, "o" + "s").fork()
+except Exception:
+    pass
+'''
+FORK_LINTED = "import os\nos.fork()\n" + CORRECT
+
+
+def write_outside(path):
+    """Writes `path` (outside the sidecar's dir) with numpy at import time; lint does not see it."""
+    return CORRECT + f'''
+import numpy as _np
+_np.save({path!r}, _np.zeros(3))
+'''
+
+
+# __import__ reached without naming it, past lint.
+_SNEAKY_IMPORT = '''
+import glob as _g
+_imp = vars(getattr(_g, "o" + "s").sys.modules["builtins"])["__imp" + "ort__"]
+'''
+SOCKET_BYPASS = CORRECT + _SNEAKY_IMPORT + '''
+_imp("socket").create_connection(("127.0.0.1", 9))
+'''
+CTYPES_BYPASS = CORRECT + _SNEAKY_IMPORT + '''
+_imp("ctypes").CDLL(None).getpid()
+'''
+SUBPROCESS_BYPASS = CORRECT + _SNEAKY_IMPORT + '''
+_imp("subprocess").run(["true"])
+'''
+# Allocates far beyond any limit (64 TiB) at import: MemoryError at once, nothing touched.
+ALLOCATES_FAR_TOO_MUCH = CORRECT.replace("def workload(A, B):",
+                                         "def workload(A, B):\n    _b = bytearray(1 << 46)")
+# numpy asks the OS for 2**37 floats (1 TiB) and gets MemoryError under RLIMIT_AS.
+NUMPY_ALLOCATES_TOO_MUCH = CORRECT + '''
+import numpy as _np
+_big = _np.ones((1 << 37,), _np.float64)
+'''
+SPINS_FOREVER = CORRECT + '''
+while True:
+    pass
+'''
+# A real segmentation fault in the sidecar process (faulthandler's test helper).
+SEGFAULTS = CORRECT + '''
+import faulthandler
+faulthandler._sigsegv()
+'''

@@ -37,7 +37,8 @@ class Sidecar:
         self.proc = subprocess.Popen(
             [sys.executable, "-c", launcher], cwd=tmp_path, stdout=self.log,
             stderr=subprocess.STDOUT,
-            pass_fds=(request_r, response_w), env={**os.environ, "PYTHONPATH": str(REPO)})
+            pass_fds=(request_r, response_w), env={**os.environ, "PYTHONPATH": str(REPO),
+                                                   "PALLADIUM_SIDECAR_CACHE": str(tmp_path / "cache")})
         os.close(request_r)
         os.close(response_w)
         self.unpacker = msgpack.Unpacker(raw=False)
@@ -99,6 +100,10 @@ def test_ready_eval_shutdown(sidecar):
     sidecar.send({"type": "mystery", "version": 1})
     sidecar.send(eval_message(9, "   "))
     sidecar.send(eval_message(10, k.LOWERING_ERROR))
+    sidecar.send({"type": "audit", "version": 1, "workload_id": "41k"})
+    sidecar.send({"type": "audit", "version": 1, "workload_id": "no-such-workload"})
+    sidecar.send({**eval_message(11, k.NO_PALLAS), "require_pallas": False})
+    sidecar.send(eval_message(12, k.NO_PALLAS))  # require_pallas missing: true
 
     first = sidecar.receive()
     assert set(first) == RESULT_KEYS
@@ -111,6 +116,15 @@ def test_ready_eval_shutdown(sidecar):
     third = sidecar.receive()
     assert (third["job_id"], third["verdict"]) == (10, "lowering_error")
     assert third["error_signature"].startswith("lower:ValueError")
+    audit = sidecar.receive()
+    assert audit == {"type": "audit_result", "version": 1, "workload_id": "41k",
+                     "degenerate": False, "insensitive_inputs": [], "error": ""}
+    unknown = sidecar.receive()
+    assert unknown["type"] == "audit_result" and "KeyError" in unknown["error"]
+    relaxed = sidecar.receive()
+    assert (relaxed["job_id"], relaxed["verdict"]) == (11, "correct"), relaxed["error"]
+    strict = sidecar.receive()
+    assert (strict["job_id"], strict["verdict"]) == (12, "no_pallas")
 
     sidecar.send({"type": "shutdown", "version": 1})
     assert sidecar.wait() == 0

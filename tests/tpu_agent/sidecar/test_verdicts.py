@@ -34,3 +34,25 @@ def test_truncate_keeps_head_and_tail():
     text = "HEAD" + "x" * 10000 + "TAIL"
     short = truncate(text, 1000)
     assert len(short) <= 1000 and short.startswith("HEAD") and short.endswith("TAIL")
+
+
+def test_compile_error_from_a_libtpu_style_message():
+    # On CPU hosts nothing compiles Mosaic, so compile_error is tested on the messages libtpu
+    # produces when the TPU backend compiles at the first call (the numerics stage).
+    mosaic = RuntimeError("INTERNAL: Mosaic failed to compile TPU kernel: failed to legalize "
+                          "operation 'tpu.matmul'\n\nat location: loc(\"/dot_general\")")
+    assert classify("numerics", mosaic) == "compile_error"
+    vmem = RuntimeError("RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem. Used 40.2M "
+                        "of 32.0M vmem. Exceeded vmem capacity by 8.2M.")
+    assert classify("numerics", vmem) == "compile_error"  # the kernel's blocks, not the host
+    assert classify("numerics", RuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to "
+                                             "allocate 1.0G in HBM")) == "resource_exhausted"
+    # The Python lowering on CPU never says this; a lowering failure stays lowering_error.
+    assert classify("lower", ValueError("Block shape must be divisible by 8 and 128")) == \
+        "lowering_error"
+
+
+def test_sandbox_violation_is_a_runtime_error_at_any_stage():
+    from tpu_agent.sidecar.sandbox import SandboxViolation
+    for stage in ("import", "trace", "numerics"):
+        assert classify(stage, SandboxViolation("sandbox: os.fork")) == "runtime_error"

@@ -1,0 +1,154 @@
+"""Strict verification: each rule of docs/verification.md with the cheating kernel it catches."""
+import types
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import sidecar_kernels as k
+from tpu_agent.sidecar import evaluate as evaluate_module
+from tpu_agent.sidecar.evaluate import NORM_RTOL, evaluate, norm_relative_error
+from workloads import registry
+
+
+# -- fresh seeds -------------------------------------------------------------------------------
+
+def test_memorised_seed_0_output_passes_seed_0_only():
+    # The cheat is "correct" if only the seed it has seen is checked...
+    assert evaluate("8p", k.MEMORISED_SEED_0, (0,))["verdict"] == "correct"
+    # ...and fails on the request's fresh seeds, which the coordinator chooses.
+    result = evaluate("8p", k.MEMORISED_SEED_0, (1234, 99))
+    assert result["verdict"] == "numerics_mismatch", result["error"]
+    assert "seed 1234" in result["error"]
+
+
+# -- NaN pre-fill of outputs -------------------------------------------------------------------
+
+def test_kernel_that_skips_an_output_block_fails_on_the_nan_prefill():
+    result = evaluate("8p", k.SKIPS_FIRST_OUTPUT_BLOCK, (0,))
+    assert (result["verdict"], result["stage"]) == ("numerics_mismatch", "numerics"), result
+    assert "NaN" in result["error"] and "never writes" in result["error"]
+    assert result["error_signature"].startswith("numerics:nan:")
+
+
+def test_kernel_that_skips_a_later_output_block_fails_on_stale_values():
+    # Interpret mode reuses the output block buffer, so a skipped block after a written one holds
+    # that block's values, not NaN; on random inputs they differ from the reference.
+    result = evaluate("8p", k.SKIPS_LAST_OUTPUT_BLOCK, (0,))
+    assert (result["verdict"], result["stage"]) == ("numerics_mismatch", "numerics"), result
+    assert result["error_signature"].startswith("numerics:tolerance:")
+
+
+# -- norm-relative bound -----------------------------------------------------------------------
+
+def _softmax_module():
+    """A 38k-style workload: softmax over 2048 columns, every output ~5e-4 << atol=1e-2."""
+    module = types.ModuleType("wl_softmax_test")
+    module.ID, module.NAME = "softmax_test", "Softmax"
+    module.CPU_CONFIG = {"rows": 64, "cols": 2048}
+    module.ATOL, module.RTOL = 0.01, 0.01
+
+    def create_inputs(config=module.CPU_CONFIG, seed=0, dtype=jnp.bfloat16):
+        return (jax.random.normal(jax.random.key(seed), (config["rows"], config["cols"]), dtype),)
+
+    module.create_inputs = create_inputs
+    module.workload = lambda x: jax.nn.softmax(x.astype(jnp.float32), axis=-1).astype(x.dtype)
+    return module
+
+
+_SOFTMAX_KERNEL = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def _kernel(x_ref, o_ref):
+    x = x_ref[...].astype(jnp.float32)
+    BODY
+
+def workload(x):
+    R, C = x.shape
+    return pl.pallas_call(
+        _kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(R // 32,),
+        in_specs=[pl.BlockSpec((32, C), lambda i: (i, 0))],
+        out_specs=pl.BlockSpec((32, C), lambda i: (i, 0)))(x)
+'''
+SOFTMAX_CORRECT = _SOFTMAX_KERNEL.replace(
+    "BODY", "e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))\n"
+            "    o_ref[...] = (e / jnp.sum(e, axis=-1, keepdims=True)).astype(o_ref.dtype)")
+# Uniform 1/C: within atol of every element, carries no information about x.
+SOFTMAX_UNIFORM = _SOFTMAX_KERNEL.replace(
+    "BODY", "o_ref[...] = jnp.full(x.shape, 1.0 / x.shape[-1], o_ref.dtype)")
+
+
+@pytest.fixture
+def softmax_workload(monkeypatch):
+    module = _softmax_module()
+    real_get = registry.get
+    monkeypatch.setattr(registry, "get",
+                        lambda wid: module if wid == module.ID else real_get(wid))
+    return module.ID
+
+
+def test_near_zero_output_cannot_pass_with_a_constant(softmax_workload):
+    result = evaluate(softmax_workload, SOFTMAX_UNIFORM, (0, 1))
+    assert result["verdict"] == "numerics_mismatch", result
+    assert result["max_abs_err"] < 0.01  # the elementwise atol alone would have passed it
+    assert "||got - want|| / ||want||" in result["error"]
+    assert result["error_signature"].startswith("numerics:norm:")
+
+
+def test_correct_softmax_passes_the_norm_bound(softmax_workload):
+    result = evaluate(softmax_workload, SOFTMAX_CORRECT, (0, 1))
+    assert result["verdict"] == "correct", result["error"]
+
+
+def test_norm_relative_error_definition():
+    want = np.array([3.0, 4.0])
+    assert norm_relative_error(want, want) == 0.0
+    assert norm_relative_error(np.array([3.0, 4.5]), want) == pytest.approx(0.1)
+    assert norm_relative_error(np.zeros(4), np.zeros(4)) is None  # no magnitude: elementwise only
+    assert 0 < NORM_RTOL <= 0.05
+
+
+# -- pallas_call required ----------------------------------------------------------------------
+
+def test_no_pallas_is_not_correct_by_default_and_can_be_relaxed():
+    strict = evaluate("8p", k.NO_PALLAS, (0,))
+    assert (strict["verdict"], strict["stage"]) == ("no_pallas", "trace")
+    relaxed = evaluate("8p", k.NO_PALLAS, (0,), require_pallas=False)
+    assert relaxed["verdict"] == "correct", relaxed["error"]
+
+
+# -- static arguments --------------------------------------------------------------------------
+
+def test_static_argnums_are_traced_and_run_as_python_values(monkeypatch):
+    module = types.ModuleType("wl_static_test")
+    module.ID, module.CPU_CONFIG, module.ATOL, module.RTOL = "static_test", {"n": 256}, 0.01, 0.01
+    module.STATIC_ARGNUMS = (1,)
+
+    def create_inputs(config=module.CPU_CONFIG, seed=0, dtype=jnp.bfloat16):
+        return jax.random.normal(jax.random.key(seed), (config["n"], 128), dtype), 4
+
+    def workload(x, repeats):
+        return jnp.tile(x, (1, repeats))  # `repeats` must be a Python int to shape the output
+
+    module.create_inputs, module.workload = create_inputs, workload
+    real_get = registry.get
+    monkeypatch.setattr(registry, "get", lambda wid: module if wid == "static_test" else real_get(wid))
+    code = '''
+import jax
+from jax.experimental import pallas as pl
+
+def _kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+def workload(x, repeats):
+    n, d = x.shape
+    return pl.pallas_call(
+        _kernel, out_shape=jax.ShapeDtypeStruct((n, d * repeats), x.dtype), grid=(repeats,),
+        in_specs=[pl.BlockSpec((n, d), lambda j: (0, 0))],
+        out_specs=pl.BlockSpec((n, d), lambda j: (0, j)))(x)
+'''
+    result = evaluate("static_test", code, (0, 1))
+    assert result["verdict"] == "correct", result["error"]
