@@ -79,7 +79,7 @@ struct Result {
   std::optional<double> max_rel_err;
   std::optional<double> kernel_ms;
   std::optional<double> baseline_ms;
-  std::string timing_kind;  // "cpu-wall" | "tpu-profiler"
+  std::string timing_kind;  // "cpu-wall" | "tpu-profiler" | "tpu-wall-fallback"
 };
 
 struct Bye {

@@ -22,7 +22,7 @@ struct EvalOutcome {
   std::string error_signature;  // normalised, for grouping
   std::optional<double> kernel_ms;
   std::optional<double> baseline_ms;
-  std::string timing_kind;  // "cpu-wall" or "tpu-profiler"; "" if untimed
+  std::string timing_kind;  // "cpu-wall", "tpu-profiler" or "tpu-wall-fallback"; "" if untimed
 
   // baseline_ms / kernel_ms when the verdict is correct and both times are
   // present and positive; nullopt otherwise. Above 1.0 means faster than XLA.

@@ -9,7 +9,8 @@ kernel_ms, baseline_ms, timing_kind. Stages run in order and stop at the first f
   extract  empty or whitespace-only code                          -> no_code
   lint     forbidden imports, jax.config changes, removed Pallas  -> lint_rejected
   import   compile() and exec in a fresh module; needs `workload` -> syntax_error, import_error
-  trace    jax.jit(workload).trace on the CPU_CONFIG input specs  -> api_misuse, no_pallas
+  trace    jax.jit(workload).trace on the input specs (CPU_CONFIG on
+           the interpret backend, the full CONFIG on a TPU)      -> api_misuse, no_pallas
            (no_pallas only when require_pallas; STATIC_ARGNUMS are passed as Python values)
   lower    TPU (Mosaic) lowering under a v6e abstract mesh        -> lowering_error
   numerics TPU interpret mode on CPU, every seed of the request,
@@ -19,7 +20,10 @@ kernel_ms, baseline_ms, timing_kind. Stages run in order and stop at the first f
                                                                      numerics_mismatch,
                                                                      runtime_error,
                                                                      compile_error (tpu backend)
-  timing   median wall time of 3 runs, candidate and XLA baseline (timing_kind "cpu-wall")
+  timing   interpret backend: median wall time of 3 runs, candidate and XLA baseline
+           (timing_kind "cpu-wall"); tpu backend: profiler device time, median of
+           TPU_TIMING_RUNS after warm-up (tpu_timing.py), the baseline timed on the same
+           host and inputs and cached per host/device/JAX version (baseline_cache.py)
   done                                                            -> correct
 
 Every rule, its reason and its test: docs/verification.md. From import on, candidate code runs
@@ -44,7 +48,7 @@ import types
 import jax
 import numpy as np
 
-from tpu_agent.sidecar import interpret, sandbox
+from tpu_agent.sidecar import baseline_cache, interpret, sandbox, tpu_timing
 from tpu_agent.sidecar.audit import static_argnums
 from tpu_agent.sidecar.capture import captured_output
 from tpu_agent.sidecar.lint import lint
@@ -52,6 +56,7 @@ from tpu_agent.sidecar.verdicts import classify, error_signature, format_error, 
 from workloads import registry
 
 TIMING_RUNS = 3
+TPU_TIMING_RUNS = 20
 
 # Norm-relative bound: ||got - want||_2 / ||want||_2 over each output leaf, in float32. The
 # elementwise atol alone lets outputs whose values are all far below atol (softmax probabilities,
@@ -61,6 +66,12 @@ NORM_RTOL = 2e-2
 # Below this reference norm (per element, rms) the norm-relative check is skipped: an all-zero
 # reference has no magnitude to be relative to, and the elementwise check decides alone.
 NORM_FLOOR_RMS = 1e-6
+
+
+def baseline_cache_dir():
+    """$PALLADIUM_SIDECAR_CACHE (shared with the audit cache), else ~/.cache/palladium/sidecar."""
+    from tpu_agent.sidecar.audit import cache_dir
+    return cache_dir()
 
 
 class _Failed(Exception):
@@ -141,6 +152,7 @@ class Evaluator:
         self.workdir = os.path.realpath(workdir)
         self._references = {}
         self._baselines = {}
+        self._baseline_cache = None  # created on first TPU timing
         self._serial = itertools.count()
         interpret.install()
 
@@ -152,13 +164,18 @@ class Evaluator:
                                                  static_argnums=static_argnums(module))
         return self._baselines[module.ID]
 
+    def config(self, module):
+        """Reduced shapes in the CPU interpreter; the real JAXBench shapes on a chip."""
+        return module.CONFIG if self.backend == "tpu" else module.CPU_CONFIG
+
     def reference(self, module, seed):
-        """(inputs, reference output as a float32 numpy tree) at CPU_CONFIG for this seed."""
-        shapes_key = tuple(sorted((k, v) for k, v in module.CPU_CONFIG.items()
+        """(inputs, reference output as a float32 numpy tree) at config(module) for this seed."""
+        config = self.config(module)
+        shapes_key = tuple(sorted((k, v) for k, v in config.items()
                                   if isinstance(v, (int, float))))
         key = (module.ID, shapes_key, seed)
         if key not in self._references:
-            inputs = module.create_inputs(module.CPU_CONFIG, seed)
+            inputs = module.create_inputs(config, seed)
             out = self._baseline(module)(*inputs)
             self._references[key] = (inputs, jax.tree.map(lambda a: np.asarray(a, np.float32), out))
         return self._references[key]
@@ -290,8 +307,33 @@ class Evaluator:
                     _wall_ms(lambda: baseline(*inputs), self.timing_runs), 3)
             result["timing_kind"] = "cpu-wall"
         else:
-            result["timing_kind"] = "tpu-profiler"  # profiler timing is not implemented yet
+            self._time_on_tpu(module, jitted, inputs, seeds[-1], result)
         done()
+
+    def _time_on_tpu(self, module, jitted, inputs, seed, result):
+        """Device time of the candidate and of the XLA baseline, on this chip and these inputs.
+
+        Not run here (no TPU on the development machines); the trace parsing and the cache it
+        relies on are unit-tested on constructed traces (tests/tpu_agent/sidecar/).
+        """
+        trace_dir = tempfile.mkdtemp(dir=self.workdir, prefix="trace-")
+        with interpret.mode("tpu"):
+            mine = tpu_timing.time_on_tpu(jitted, inputs, iterations=TPU_TIMING_RUNS,
+                                          trace_dir=trace_dir)
+        with sandbox.suspended():
+            if self._baseline_cache is None:
+                self._baseline_cache = baseline_cache.BaselineCache(baseline_cache_dir())
+            refs = baseline_cache.reference_times(
+                self._baseline_cache, module.ID,
+                lambda fn, args: tpu_timing.time_on_tpu(fn, args, iterations=TPU_TIMING_RUNS),
+                config=self.config(module), seed=seed)
+        base = refs["baseline"]
+        result["kernel_ms"] = round(mine["kernel_ms"], 4)
+        result["baseline_ms"] = round(base["kernel_ms"], 4)
+        # One wall-clock fallback on either side makes the pair a fallback (never "profiler").
+        kinds = {mine["timing_kind"], base.get("timing_kind", "tpu-profiler")}
+        result["timing_kind"] = ("tpu-profiler" if kinds == {"tpu-profiler"}
+                                 else "tpu-wall-fallback")
 
     def _numerics_context(self):
         if self.backend == "tpu":
