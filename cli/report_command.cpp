@@ -64,10 +64,12 @@ int report_command(const std::vector<std::string>& args) {
     } catch (const ConfigError&) {
       // An unreadable stored config falls back to the workloads with candidates.
     }
+    auto sensitivity =
+        load_input_sensitivity(palladium_home() / "workloads" / "input_sensitivity.json");
     if (format == "json")
-      std::cout << report_json(*store, run_id, workloads).dump(2) << "\n";
+      std::cout << report_json(*store, run_id, workloads, sensitivity).dump(2) << "\n";
     else
-      std::cout << report_text(*store, run_id, workloads);
+      std::cout << report_text(*store, run_id, workloads, sensitivity);
   } catch (const std::exception& e) {
     std::cerr << "palladium report: " << db << ": " << e.what() << "\n";
     return 1;

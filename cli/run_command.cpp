@@ -233,7 +233,9 @@ int run_command(const std::vector<std::string>& args) {
   if (!no_report) {
     try {
       auto reader = RunStore::open(db_path);
-      std::cout << report_text(*reader, run_id, config.workloads);
+      std::cout << report_text(
+          *reader, run_id, config.workloads,
+          load_input_sensitivity(home / "workloads" / "input_sensitivity.json"));
     } catch (const std::exception& e) {
       std::cerr << "palladium run: cannot build the report: " << e.what() << "\n";
       return 1;

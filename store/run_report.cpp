@@ -1,5 +1,7 @@
 #include "store/run_report.hpp"
 
+#include <fstream>
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -99,16 +101,42 @@ std::string pad(const std::string& s, size_t width) {
 
 }  // namespace
 
+InputSensitivity load_input_sensitivity(const std::filesystem::path& path) {
+  InputSensitivity table;
+  std::ifstream in(path);
+  if (!in) return table;
+  try {
+    auto doc = nlohmann::json::parse(in);
+    for (const auto& [id, row] : doc.at("workloads").items()) {
+      auto inputs = row.at("insensitive_inputs").get<std::vector<std::string>>();
+      if (row.at("degenerate").get<bool>() != !inputs.empty())
+        throw StoreError(path.string() + ": workload " + id +
+                         ": 'degenerate' disagrees with 'insensitive_inputs'");
+      table[id] = std::move(inputs);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw StoreError(path.string() + ": not an input-sensitivity table: " + e.what());
+  }
+  return table;
+}
+
 nlohmann::json report_json(const RunStore& store, int64_t run_id,
-                           const std::vector<std::string>& workload_ids) {
+                           const std::vector<std::string>& workload_ids,
+                           const InputSensitivity& sensitivity) {
   const ReportData d = collect(store, run_id, workload_ids);
   nlohmann::json workloads = nlohmann::json::array();
+  nlohmann::json degenerate = nlohmann::json::array();
   for (const auto& w : d.workloads) {
+    auto it = sensitivity.find(w.id);
+    auto ignored = it == sensitivity.end() ? std::vector<std::string>{} : it->second;
+    if (!ignored.empty()) degenerate.push_back(w.id);
     workloads.push_back({{"id", w.id},
                          {"candidates", w.candidates},
                          {"correct", w.correct},
                          {"best_speedup", w.best_speedup},
-                         {"verdicts", w.verdicts}});
+                         {"verdicts", w.verdicts},
+                         {"degenerate", !ignored.empty()},
+                         {"insensitive_inputs", ignored}});
   }
   return {
       {"run",
@@ -120,19 +148,21 @@ nlohmann::json report_json(const RunStore& store, int64_t run_id,
         {"per_sample_correctness", d.suite.per_sample_correctness},
         {"solved", d.suite.solved},
         {"geomean_speedup", d.suite.geomean_speedup},
-        {"timing", d.timing}}},
+        {"timing", d.timing},
+        {"degenerate_workloads", degenerate}}},
       {"workloads", workloads},
   };
 }
 
 std::string report_text(const RunStore& store, int64_t run_id,
-                        const std::vector<std::string>& workload_ids) {
+                        const std::vector<std::string>& workload_ids,
+                        const InputSensitivity& sensitivity) {
   const ReportData d = collect(store, run_id, workload_ids);
   std::string out = "Run " + std::to_string(d.run.id) + " \"" + d.run.name +
                     "\" (" + d.run.status + ")\n\n";
 
   size_t id_width = 8;
-  for (const auto& w : d.workloads) id_width = std::max(id_width, w.id.size());
+  for (const auto& w : d.workloads) id_width = std::max(id_width, w.id.size() + 1);
   id_width += 2;
   out += pad("workload", id_width) + pad("candidates", 12) +
          pad("correct", 9) + pad("speedup", 10) + "verdicts\n";
@@ -142,12 +172,22 @@ std::string report_text(const RunStore& store, int64_t run_id,
       if (!verdicts.empty()) verdicts += ' ';
       verdicts += name + "=" + std::to_string(count);
     }
-    std::string row = pad(w.id, id_width) +
+    auto flag = sensitivity.find(w.id);
+    bool degenerate = flag != sensitivity.end() && !flag->second.empty();
+    std::string row = pad(w.id + (degenerate ? "*" : ""), id_width) +
                       pad(std::to_string(w.candidates), 12) +
                       pad(std::to_string(w.correct), 9) +
                       pad(fmt("%.3fx", w.best_speedup), 10) + verdicts;
     row.erase(row.find_last_not_of(' ') + 1);
     out += row + "\n";
+  }
+  for (const auto& w : d.workloads) {
+    auto flag = sensitivity.find(w.id);
+    if (flag == sensitivity.end() || flag->second.empty()) continue;
+    std::string inputs;
+    for (const auto& name : flag->second) inputs += (inputs.empty() ? "" : ", ") + name;
+    out += "  * " + w.id + " is degenerate: its reference ignores " + inputs +
+           " (docs/verification.md); a speedup there is not meaningful.\n";
   }
 
   const SuiteSummary& s = d.suite;

@@ -11,12 +11,20 @@
 //    "suite": {"workloads", "candidates", "correct",
 //              "per_sample_correctness", "solved", "geomean_speedup",
 //              "timing"},
+//              "timing", "degenerate_workloads"},
 //    "workloads": [{"id", "candidates", "correct", "best_speedup",
-//                   "verdicts": {VERDICT: COUNT}}]}
+//                   "verdicts": {VERDICT: COUNT}, "degenerate",
+//                   "insensitive_inputs"}]}
 //
 // "timing" is "tpu-profiler" only when every evaluation of the run that has
-// a timing kind says "tpu-profiler" (and at least one does); otherwise
-// "cpu-wall", so CPU wall-clock numbers are never presented as TPU speedups.
+// a timing kind says "tpu-profiler" (and at least one does); "cpu-wall" when
+// any says "cpu-wall" or none is timed, so CPU wall-clock numbers are never
+// presented as TPU speedups; "tpu-wall-fallback" otherwise.
+//
+// "degenerate" marks workloads whose reference ignores an input (the audit of
+// docs/verification.md §3): a correct kernel there may just constant-fold, so
+// its speedup means nothing. The flags come from `sensitivity`; a workload it
+// does not list is reported as not degenerate.
 //
 // `workload_ids` is the suite (from the run config), in report order;
 // workloads with no candidates still count, with speedup 1.0. If empty, the
@@ -29,6 +37,8 @@
 #define PALLADIUM_STORE_RUN_REPORT_HPP_
 
 #include <cstdint>
+#include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,14 +48,25 @@
 
 namespace palladium {
 
+// Workload id -> the inputs its reference ignores (empty: not degenerate).
+using InputSensitivity = std::map<std::string, std::vector<std::string>>;
+
+// Reads workloads/input_sensitivity.json (written by scripts/audit_workloads.py).
+// A missing file gives an empty table; a malformed one throws StoreError
+// naming the file.
+InputSensitivity load_input_sensitivity(const std::filesystem::path& path);
+
 nlohmann::json report_json(const RunStore& store, int64_t run_id,
-                           const std::vector<std::string>& workload_ids);
+                           const std::vector<std::string>& workload_ids,
+                           const InputSensitivity& sensitivity = {});
 
 // A per-workload table, the suite lines, a one-line statement of the
 // metric definitions and, for cpu-wall timing, a line saying the speedups
-// are CPU interpret-mode wall-clock ratios and NOT TPU speedups.
+// are CPU interpret-mode wall-clock ratios and NOT TPU speedups; degenerate
+// workloads are starred and explained under the table.
 std::string report_text(const RunStore& store, int64_t run_id,
-                        const std::vector<std::string>& workload_ids);
+                        const std::vector<std::string>& workload_ids,
+                        const InputSensitivity& sensitivity = {});
 
 }  // namespace palladium
 

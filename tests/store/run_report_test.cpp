@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "tests/store/temp_db.hpp"
 
@@ -86,8 +90,8 @@ TEST_F(RunReportTest, JsonNumbersEqualWhatWasInserted) {
   // Exactly these keys, nothing else.
   EXPECT_EQ(r.size(), 3u);
   EXPECT_EQ(r["run"].size(), 3u);
-  EXPECT_EQ(s.size(), 7u);
-  EXPECT_EQ(ws[0].size(), 5u);
+  EXPECT_EQ(s.size(), 8u);      // the issue's seven + degenerate_workloads
+  EXPECT_EQ(ws[0].size(), 7u);  // the issue's five + degenerate, insensitive_inputs
 }
 
 TEST_F(RunReportTest, EmptyWorkloadListUsesTheRunsWorkloads) {
@@ -150,6 +154,45 @@ TEST_F(RunReportTest, TextStatesDefinitionsAndCpuWarning) {
   EXPECT_NE(t.find("max(speedup(w), 1.0)"), std::string::npos);
   EXPECT_NE(t.find("CPU interpret-mode wall-clock ratios, NOT TPU speedups"),
             std::string::npos);
+}
+
+TEST_F(RunReportTest, DegenerateWorkloadsAreFlaggedNotDropped) {
+  add("26k", 0, Verdict::correct, 40.0);
+  add("8p", 0, Verdict::correct, 1.5);
+  InputSensitivity flags{{"26k", {"x", "bmm_weight"}}, {"8p", {}}};
+  const nlohmann::json r = report_json(*store_, run_, {"8p", "26k"}, flags);
+  EXPECT_EQ(r["suite"]["degenerate_workloads"], nlohmann::json::array({"26k"}));
+  EXPECT_EQ(r["workloads"][1]["degenerate"], true);
+  EXPECT_EQ(r["workloads"][1]["insensitive_inputs"], nlohmann::json::array({"x", "bmm_weight"}));
+  EXPECT_EQ(r["workloads"][0]["degenerate"], false);
+  // The metric itself is unchanged: the flag warns, it does not rewrite results.
+  EXPECT_NEAR(r["suite"]["geomean_speedup"].get<double>(), std::sqrt(1.5 * 40.0), 1e-9);
+  const std::string t = report_text(*store_, run_, {"8p", "26k"}, flags);
+  EXPECT_NE(t.find("26k*"), std::string::npos) << t;
+  EXPECT_NE(t.find("26k is degenerate: its reference ignores x, bmm_weight"), std::string::npos)
+      << t;
+}
+
+TEST(InputSensitivityTable, LoadsTheStoredAuditAndRejectsContradictions) {
+  auto dir = std::filesystem::temp_directory_path() / ("sens-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "ok.json")
+      << R"({"workloads": {"25k": {"degenerate": true, "insensitive_inputs": ["x"]},
+                           "8p": {"degenerate": false, "insensitive_inputs": []}}})";
+  auto table = load_input_sensitivity(dir / "ok.json");
+  EXPECT_EQ(table.at("25k"), std::vector<std::string>{"x"});
+  EXPECT_TRUE(table.at("8p").empty());
+  EXPECT_TRUE(load_input_sensitivity(dir / "missing.json").empty());
+  std::ofstream(dir / "bad.json")
+      << R"({"workloads": {"25k": {"degenerate": false, "insensitive_inputs": ["x"]}}})";
+  EXPECT_THROW(load_input_sensitivity(dir / "bad.json"), StoreError);
+  std::ofstream(dir / "garbage.json") << "not json";
+  EXPECT_THROW(load_input_sensitivity(dir / "garbage.json"), StoreError);
+  // The repository's own table parses and flags the study's known case.
+  auto repo = load_input_sensitivity(std::string(PALLADIUM_SOURCE_DIR) +
+                                     "/workloads/input_sensitivity.json");
+  EXPECT_FALSE(repo.at("26k").empty());
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(RunReportTest, UnknownRunThrows) {
