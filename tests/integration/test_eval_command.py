@@ -23,6 +23,9 @@ def palladium_eval(palladium_bin, workload, path, *extra):
     ("41k", "plain_jax_41k.py", "no_pallas"),
     ("41k", "gemm_relu_missing_41k.py", "numerics_mismatch"),
     ("9p", "syntax_error_9p.py", "syntax_error"),
+    # Workloads the replay corpus does not cover at all.
+    ("20k", "gemm_leaky_relu_20k.py", "correct"),
+    ("36k", "sigmoid_rowsum_36k.py", "correct"),
 ])
 def test_json_verdict(palladium_bin, workload, kernel, verdict):
     out = palladium_eval(palladium_bin, workload, KERNELS / kernel, "--json")
@@ -35,6 +38,14 @@ def test_json_verdict(palladium_bin, workload, kernel, verdict):
         assert result["kernel_ms"] > 0 and result["baseline_ms"] > 0
     else:
         assert result["speedup"] is None
+
+
+def test_wrong_constant_in_an_uncovered_workload_is_caught(palladium_bin, tmp_path):
+    source = (KERNELS / "gemm_leaky_relu_20k.py").read_text()
+    wrong = tmp_path / "slope.py"
+    wrong.write_text(source.replace("NEGATIVE_SLOPE = 0.1", "NEGATIVE_SLOPE = 0.01"))
+    out = palladium_eval(palladium_bin, "20k", wrong, "--json")
+    assert json.loads(out.stdout)["verdict"] == "numerics_mismatch"
 
 
 def test_allow_jax_relaxes_no_pallas(palladium_bin):
