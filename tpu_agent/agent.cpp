@@ -510,6 +510,8 @@ int Agent::Impl::run() {
     so.module = opt_.sidecar_module;
     so.backend = opt_.backend;
     so.log_path = opt_.log_dir + "/sidecar-" + std::to_string(i) + ".log";
+    // One sidecar per chip: slot i owns chip i, so candidates never share a chip's timing.
+    if (opt_.backend == "tpu" && opt_.slots > 1) so.extra_env = one_chip_environment(i);
     Slot s;
     s.index = i;
     s.proc = std::make_unique<SidecarProcess>(std::move(so));

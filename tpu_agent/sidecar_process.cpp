@@ -50,6 +50,18 @@ bool secret_name(const std::string& name) {
          upper.find("SECRET") != std::string::npos;
 }
 
+}  // namespace
+
+std::vector<std::string> one_chip_environment(int chip) {
+  // A distinct port per process: libtpu's processes on one host would otherwise collide.
+  const std::string port = std::to_string(8476 + chip);
+  return {"TPU_CHIPS_PER_PROCESS_BOUNDS=1,1,1", "TPU_PROCESS_BOUNDS=1,1,1",
+          "TPU_VISIBLE_CHIPS=" + std::to_string(chip), "TPU_PROCESS_PORT=" + port,
+          "TPU_MESH_CONTROLLER_ADDRESS=localhost:" + port, "TPU_MESH_CONTROLLER_PORT=" + port};
+}
+
+namespace {
+
 std::vector<std::string> child_environment(const SidecarOptions& o, const std::string& temp_dir) {
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
@@ -65,6 +77,7 @@ std::vector<std::string> child_environment(const SidecarOptions& o, const std::s
   env.push_back("PALLADIUM_HOME=" + o.home);
   env.push_back("PYTHONUNBUFFERED=1");
   env.push_back("TMPDIR=" + temp_dir);
+  for (const auto& e : o.extra_env) env.push_back(e);
   return env;
 }
 

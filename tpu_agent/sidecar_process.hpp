@@ -70,7 +70,13 @@ struct SidecarOptions {
   std::string backend = "interpret";
   std::string log_path;                  // stdout/stderr of the child; appended, required
   SidecarLimits limits;
+  std::vector<std::string> extra_env;    // "NAME=value" added last (e.g. the chip to use)
 };
+
+// libtpu's settings that give a process exactly one chip of the host, so that
+// several sidecars (one per slot) can share a TPU VM: "NAME=value" entries for
+// chip `chip`. Only one process may open a given chip.
+std::vector<std::string> one_chip_environment(int chip);
 
 // The sidecar's `ready` frame.
 struct SidecarReady {

@@ -8,6 +8,7 @@ with an eval is chosen by markers in the candidate code:
   PRINT_NOISE     write junk to fds 1 and 2 (the log), then answer correct
   SLEEP_MS=<n>    sleep n ms, then answer correct
   ECHO_ENV        answer correct with stdout = "cwd=<cwd>" and one environment name a line
+                  (with its value for PYTHON* and TPU_* names, which hold no secrets)
   ECHO_LIMITS     answer correct with stdout = the rlimits, network interfaces and open fds
   (otherwise)     answer correct
 
@@ -80,7 +81,7 @@ def main():
                 stdout = "captured candidate output\n"
             if "ECHO_ENV" in code:
                 stdout = "cwd=" + os.getcwd() + "\n" + "\n".join(
-                    f"{k}={v}" if k.startswith("PYTHON") else k for k, v in sorted(os.environ.items()))
+                    f"{k}={v}" if k.startswith(("PYTHON", "TPU_")) else k for k, v in sorted(os.environ.items()))
             if "ECHO_LIMITS" in code:
                 import resource
                 lines = [f"{name}={resource.getrlimit(getattr(resource, 'RLIMIT_' + name))[0]}"

@@ -169,6 +169,19 @@ TEST_F(SidecarProcessTest, EnvironmentIsScrubbedAndCwdIsPrivate) {
   EXPECT_FALSE(std::filesystem::exists(cwd)) << "private cwd not removed";
 }
 
+TEST_F(SidecarProcessTest, OneChipEnvironmentReachesTheChild) {
+  options_.extra_env = one_chip_environment(3);
+  SidecarProcess sp(options_);
+  ASSERT_EQ(sp.start(), "");
+  ASSERT_TRUE(std::holds_alternative<SidecarReady>(sp.wait_ready(60s)));
+  wire::Result r = sp.evaluate(job(15, "ECHO_ENV"));
+  ASSERT_EQ(r.verdict, "correct") << r.error;
+  EXPECT_NE(r.stdout_text.find("TPU_VISIBLE_CHIPS=3"), std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find("TPU_CHIPS_PER_PROCESS_BOUNDS=1,1,1"), std::string::npos);
+  EXPECT_NE(r.stdout_text.find("TPU_PROCESS_PORT=8479"), std::string::npos) << "distinct port per chip";
+  sp.stop();
+}
+
 TEST_F(SidecarProcessTest, TpuBackendRefusalIsReported) {
   options_.backend = "tpu";
   SidecarProcess sp(options_);
