@@ -167,6 +167,11 @@ int run_command(const std::vector<std::string>& args) {
     return 2;
   }
   std::cerr << "[palladium] agents connect to " << bridge->endpoint() << "\n";
+  if (bridge->endpoint().find("tcp://127.") != 0)
+    std::cerr << "[palladium] WARNING: " << bridge->endpoint()
+              << " is reachable beyond this machine and the link is not encrypted or "
+                 "authenticated yet (CURVE is not implemented): use it only on a trusted "
+                 "network.\n";
 
   JobLedger::Options ledger;
   ledger.heartbeat = std::chrono::milliseconds(config.heartbeat_ms);
