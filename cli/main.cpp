@@ -6,6 +6,7 @@
 
 #include <boost/program_options/errors.hpp>
 #include <spdlog/cfg/env.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.hpp"
@@ -35,6 +36,8 @@ std::filesystem::path palladium_home() {
 }  // namespace palladium
 
 int main(int argc, char** argv) {
+  // Logs go to stderr so that stdout carries only results (reports, --json).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("palladium"));
   spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
   spdlog::cfg::load_env_levels();  // SPDLOG_LEVEL=debug for more
   if (argc < 2) {

@@ -51,7 +51,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
   kernel_ms       REAL,
   baseline_ms     REAL,
   speedup         REAL,           -- baseline_ms / kernel_ms, correct only
-  timing_kind     TEXT NOT NULL,  -- 'cpu-wall', 'tpu-profiler' or ''
+  timing_kind     TEXT NOT NULL,  -- 'cpu-wall', 'tpu-profiler', 'tpu-wall-fallback' or ''
   agent_id        TEXT NOT NULL,
   backend         TEXT NOT NULL,
   attempts        INTEGER NOT NULL,
