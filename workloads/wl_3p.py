@@ -60,23 +60,32 @@ FLOPS = _flops(CONFIG)
 
 
 def create_inputs(config=CONFIG, seed=0, dtype=jnp.bfloat16):
-    """Returns (x ~ normal, q_down, q_up, kv_down, k_up, v_up, o_proj ~ normal*0.02)."""
+    """Returns (x ~ normal, q_down, q_up, kv_down, k_up, v_up, o_proj ~ normal*0.02).
+
+    At reduced shapes each weight's std is scaled by sqrt(fan-in at CONFIG / fan-in here), so the
+    activations, and above all the attention scores, keep the magnitude they have at full size
+    (factor 1 at CONFIG, i.e. exactly JAXBench's init). Without it the CPU-shape scores are ~0.05,
+    softmax is nearly uniform, and a kernel with the wrong softmax scale still passes.
+    """
     keys = jax.random.split(jax.random.key(seed), 7)
     B, S, E, H = config["batch"], config["seq_len"], config["emb_dim"], config["num_heads"]
     ql, kvl = config["q_lora_rank"], config["kv_lora_rank"]
     nope, rope, vd = (config["qk_nope_head_dim"], config["qk_rope_head_dim"],
                       config["v_head_dim"])
 
-    def weight(k, shape):
-        return jax.random.normal(k, shape, dtype=dtype) * 0.02
+    def weight(k, shape, full_fan_in):
+        std = 0.02 * (full_fan_in / shape[0]) ** 0.5
+        return jax.random.normal(k, shape, dtype=dtype) * std
+
+    full = CONFIG
 
     x = jax.random.normal(keys[0], (B, S, E), dtype=dtype)
-    q_down_proj = weight(keys[1], (E, ql))
-    q_up_proj = weight(keys[2], (ql, H * (nope + rope)))
-    kv_down_proj = weight(keys[3], (E, kvl + rope))
-    k_up_proj = weight(keys[4], (kvl, H * nope))
-    v_up_proj = weight(keys[5], (kvl, H * vd))
-    o_proj = weight(keys[6], (H * vd, E))
+    q_down_proj = weight(keys[1], (E, ql), full["emb_dim"])
+    q_up_proj = weight(keys[2], (ql, H * (nope + rope)), full["q_lora_rank"])
+    kv_down_proj = weight(keys[3], (E, kvl + rope), full["emb_dim"])
+    k_up_proj = weight(keys[4], (kvl, H * nope), full["kv_lora_rank"])
+    v_up_proj = weight(keys[5], (kvl, H * vd), full["kv_lora_rank"])
+    o_proj = weight(keys[6], (H * vd, E), full["num_heads"] * full["v_head_dim"])
     return x, q_down_proj, q_up_proj, kv_down_proj, k_up_proj, v_up_proj, o_proj
 
 

@@ -138,3 +138,11 @@ def test_7p_wiring_matches_the_baseline():
         used = jnp.arange(queries.shape[0]) < cu_q_lens[num_seqs[0]]
         got = np.asarray(jnp.where(used[:, None, None], got, 0), np.float32)
         np.testing.assert_allclose(got, want, atol=module.ATOL, rtol=module.RTOL)
+
+
+def test_wrong_softmax_scale_fails_for_3p():
+    """At reduced shapes 3p's weights are scaled so attention scores keep their full-size
+    magnitude; otherwise softmax is nearly uniform and a wrong scale (or no scale) passes."""
+    wrong = hand_tuned.source("3p").replace("sm_scale=(NOPE + ROPE) ** -0.5", "sm_scale=0.0")
+    assert wrong != hand_tuned.source("3p")
+    assert evaluate("3p", wrong, seeds=(0,))["verdict"] == "numerics_mismatch"
