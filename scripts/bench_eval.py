@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import pathlib
-import select
 import statistics
 import subprocess
 import sys
@@ -35,6 +34,9 @@ import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
+sys.path.insert(0, str(REPO))
+
+from tpu_agent.sidecar.pipe_client import PipeClient  # noqa: E402
 OWN_STAGES = ("trace", "lower", "numerics", "timing")
 
 # Correct responses of the replay corpus (tests/llm/test_replay_corpus.py EXPECTED), one per
@@ -94,64 +96,33 @@ class Sidecar:
     """`python -m tpu_agent.sidecar --backend interpret` with fds 3/4, as the agent spawns it."""
 
     def __init__(self, workdir, log_path):
-        import msgpack
-        self._msgpack = msgpack
-        request_r, self._request_w = os.pipe()
-        self._response_r, response_w = os.pipe()
-        launcher = (
-            "import fcntl, os, sys\n"
-            f"high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in ({request_r}, {response_w})]\n"
-            f"for fd in ({request_r}, {response_w}): os.close(fd)\n"
-            "os.dup2(high[0], 3); os.dup2(high[1], 4)\n"
-            "for fd in high: os.close(fd)\n"
-            "os.execv(sys.executable, [sys.executable, '-m', 'tpu_agent.sidecar', "
-            "'--backend', 'interpret'])\n")
-        self._log = open(log_path, "wb")
-        self.start = time.perf_counter()
-        self.proc = subprocess.Popen([PYTHON, "-c", launcher], cwd=workdir, stdout=self._log,
-                                     stderr=subprocess.STDOUT, pass_fds=(request_r, response_w),
-                                     env={**os.environ, "PYTHONPATH": str(REPO)})
-        os.close(request_r)
-        os.close(response_w)
-        self._unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
+        start = time.perf_counter()
+        self._client = PipeClient(workdir, log_path, python=PYTHON)
         self._job = 0
-        ready = self._read(timeout_s=120)
-        assert ready.get("type") == "ready", ready
-        self.startup_ms = (time.perf_counter() - self.start) * 1e3
-
-    def _read(self, timeout_s):
-        deadline = time.monotonic() + timeout_s
-        while True:
-            for message in self._unpacker:
-                return message
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self._response_r], [], [], remaining)[0]:
-                raise TimeoutError("sidecar did not answer")
-            data = os.read(self._response_r, 1 << 16)
-            if not data:
-                raise RuntimeError("sidecar exited")
-            self._unpacker.feed(data)
+        ready = self._client.receive(timeout=120)
+        assert ready is not None and ready.get("type") == "ready", ready
+        self.startup_ms = (time.perf_counter() - start) * 1e3
 
     def evaluate(self, workload_id, code, seeds, timeout_s=300):
         self._job += 1
         message = {"type": "eval", "version": 1, "job_id": self._job, "workload_id": workload_id,
                    "code": code, "check_level": "full", "seeds": list(seeds)}
         start = time.perf_counter()
-        os.write(self._request_w, self._msgpack.packb(message, use_bin_type=True))
-        result = self._read(timeout_s)
+        self._client.send(message)
+        result = self._client.receive(timeout_s)
+        if result is None:
+            raise RuntimeError("sidecar exited")
         result["total_ms"] = (time.perf_counter() - start) * 1e3
         assert result.get("job_id") == self._job, result
         return result
 
     def close(self):
         try:
-            os.write(self._request_w, self._msgpack.packb({"type": "shutdown", "version": 1}))
-            os.close(self._request_w)
-            self.proc.wait(timeout=30)
-        except Exception:
-            self.proc.kill()
-            self.proc.wait()
-        self._log.close()
+            self._client.send({"type": "shutdown", "version": 1})
+            self._client.close_requests()
+            self._client.wait(timeout=30)
+        finally:
+            self._client.cleanup()
 
 
 # -- driver ---------------------------------------------------------------------------------------

@@ -1,77 +1,18 @@
 """The sidecar as the agent sees it: a subprocess speaking MessagePack on fds 3 (in) / 4 (out)."""
-import os
-import pathlib
-import select
-import subprocess
-import sys
-
-import msgpack
 import pytest
 
 import sidecar_kernels as k
+from tpu_agent.sidecar.pipe_client import PipeClient
 
-REPO = pathlib.Path(__file__).resolve().parents[3]
 RESULT_KEYS = {"type", "version", "job_id", "verdict", "stage", "error", "error_signature",
                "stdout", "stderr", "stage_ms", "max_abs_err", "max_rel_err", "kernel_ms",
                "baseline_ms", "timing_kind"}
 
 
-class Sidecar:
-    """Starts `python -m tpu_agent.sidecar` the way the agent does: fds 3/4, cwd a temp dir."""
-
-    def __init__(self, tmp_path, backend="interpret"):
-        request_r, self.request_w = os.pipe()
-        self.response_r, response_w = os.pipe()
-        self.log_path = tmp_path / "sidecar.log"
-        self.log = open(self.log_path, "wb")
-        # A tiny launcher moves the pipe ends to exactly fds 3 and 4 (via fds >= 10, so the moves
-        # cannot clobber each other) and execs the sidecar, as the agent's posix_spawn does.
-        launcher = (
-            "import fcntl, os, sys\n"
-            f"high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in ({request_r}, {response_w})]\n"
-            f"for fd in ({request_r}, {response_w}): os.close(fd)\n"
-            "os.dup2(high[0], 3); os.dup2(high[1], 4)\n"
-            "for fd in high: os.close(fd)\n"
-            f"os.execv(sys.executable, [sys.executable, '-m', 'tpu_agent.sidecar', "
-            f"'--backend', '{backend}'])\n")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", launcher], cwd=tmp_path, stdout=self.log,
-            stderr=subprocess.STDOUT,
-            pass_fds=(request_r, response_w), env={**os.environ, "PYTHONPATH": str(REPO),
-                                                   "PALLADIUM_SIDECAR_CACHE": str(tmp_path / "cache")})
-        os.close(request_r)
-        os.close(response_w)
-        self.unpacker = msgpack.Unpacker(raw=False)
-
-    def send(self, message):
-        os.write(self.request_w, msgpack.packb(message, use_bin_type=True))
-
-    def receive(self, timeout=120):
-        while True:
-            for message in self.unpacker:
-                return message
-            ready, _, _ = select.select([self.response_r], [], [], timeout)
-            assert ready, f"no reply within {timeout}s; log:\n{self.log_path.read_text()}"
-            data = os.read(self.response_r, 1 << 16)
-            if not data:
-                return None
-            self.unpacker.feed(data)
-
-    def close_requests(self):
-        os.close(self.request_w)
-        self.request_w = None
-
-    def wait(self, timeout=30):
-        return self.proc.wait(timeout=timeout)
-
-    def cleanup(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        for fd in (self.request_w, self.response_r):
-            if fd is not None:
-                os.close(fd)
-        self.log.close()
+def Sidecar(tmp_path, backend="interpret"):
+    """`python -m tpu_agent.sidecar` on fds 3/4 with cwd a temp dir, as the agent starts it."""
+    return PipeClient(tmp_path, tmp_path / "sidecar.log", backend=backend,
+                      env={"PALLADIUM_SIDECAR_CACHE": str(tmp_path / "cache")})
 
 
 @pytest.fixture
