@@ -294,16 +294,7 @@ TEST_F(AgentTest, RealSidecarSmoke) {
   ASSERT_TRUE(hello);
   EXPECT_EQ(hello->device_kind, "cpu");
   EXPECT_FALSE(hello->jax_version.empty());
-  const std::string kernel =
-      "import jax, jax.numpy as jnp\n"
-      "from jax.experimental import pallas as pl\n"
-      "def _k(a_ref, b_ref, o_ref):\n"
-      "    o_ref[...] = jnp.dot(a_ref[...], b_ref[...],\n"
-      "                         preferred_element_type=jnp.float32).astype(o_ref.dtype)\n"
-      "def workload(a, b):\n"
-      "    return pl.pallas_call(_k, out_shape=jax.ShapeDtypeStruct(\n"
-      "        (a.shape[0], b.shape[1]), a.dtype))(a, b)\n";
-  coordinator_.send(job(1, kernel, 170.0));
+  coordinator_.send(job(1, testing::kGemm, 170.0));
   auto r = coordinator_.result_for(1, 180s);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->verdict, "correct") << r->stage << ": " << r->error;

@@ -290,15 +290,6 @@ class SidecarProcessRealSandboxTest : public SidecarProcessTest {
   }
 };
 
-const char* kGemm =
-    "import jax, jax.numpy as jnp\n"
-    "from jax.experimental import pallas as pl\n"
-    "def _k(a_ref, b_ref, o_ref):\n"
-    "    o_ref[...] = jnp.dot(a_ref[...], b_ref[...],\n"
-    "                         preferred_element_type=jnp.float32).astype(o_ref.dtype)\n"
-    "def workload(a, b):\n"
-    "    return pl.pallas_call(_k, out_shape=jax.ShapeDtypeStruct(\n"
-    "        (a.shape[0], b.shape[1]), a.dtype))(a, b)\n";
 
 // __import__ without naming it: gets past lint, not past the audit hook.
 const char* kSneakyImport =
@@ -312,34 +303,34 @@ TEST_F(SidecarProcessRealSandboxTest, EscapesGetTheirVerdictsAndTheNextCandidate
   pid_t first_pid = sp.pid();
 
   // Fork, visible to lint.
-  wire::Result r = run(sp, 1, std::string("import os\nos.fork()\n") + kGemm);
+  wire::Result r = run(sp, 1, std::string("import os\nos.fork()\n") + testing::kGemm);
   EXPECT_EQ(r.verdict, "lint_rejected") << r.error;
 
   // Fork past lint: refused by the audit hook, no child process.
-  r = run(sp, 2, std::string(kGemm) + kSneakyImport + "_imp('os').fork()\n");
+  r = run(sp, 2, std::string(testing::kGemm) + kSneakyImport + "_imp('os').fork()\n");
   EXPECT_EQ(r.verdict, "runtime_error") << r.error;
   EXPECT_NE(r.error.find("sandbox: os.fork"), std::string::npos) << r.error;
   EXPECT_TRUE(children(sp.pid()).empty());
 
   // Write outside the private dir (numpy, which lint does not know about).
   std::string target = dir_ + "/escaped.npy";
-  r = run(sp, 3, std::string(kGemm) + "import numpy as _np\n_np.save('" + target +
+  r = run(sp, 3, std::string(testing::kGemm) + "import numpy as _np\n_np.save('" + target +
                      "', _np.zeros(3))\n");
   EXPECT_EQ(r.verdict, "runtime_error") << r.error;
   EXPECT_FALSE(std::filesystem::exists(target));
 
   // 6 GiB of address space under a 4 GiB RLIMIT_AS (np.empty never touches it, so without the
   // limit this would pass harmlessly instead of exhausting the host).
-  r = run(sp, 4, std::string(kGemm) + "import numpy as _np\n_b = _np.empty((6 << 30,), _np.uint8)\n");
+  r = run(sp, 4, std::string(testing::kGemm) + "import numpy as _np\n_b = _np.empty((6 << 30,), _np.uint8)\n");
   EXPECT_EQ(r.verdict, "resource_exhausted") << r.error;
 
   // The same process still evaluates a correct kernel.
-  r = run(sp, 5, kGemm);
+  r = run(sp, 5, testing::kGemm);
   EXPECT_EQ(r.verdict, "correct") << r.stage << ": " << r.error;
   EXPECT_EQ(sp.pid(), first_pid);
 
   // Spin forever: the agent's timeout kills the process group and reports timeout.
-  r = run(sp, 6, std::string(kGemm) + "while True:\n    pass\n", 8.0);
+  r = run(sp, 6, std::string(testing::kGemm) + "while True:\n    pass\n", 8.0);
   EXPECT_EQ(r.verdict, "timeout") << r.error;
   EXPECT_FALSE(sp.running());
   expect_reaped(first_pid);
@@ -347,14 +338,14 @@ TEST_F(SidecarProcessRealSandboxTest, EscapesGetTheirVerdictsAndTheNextCandidate
   // Segfault: crash, with the signal in the error.
   start_real(sp);
   pid_t second_pid = sp.pid();
-  r = run(sp, 7, std::string(kGemm) + "import faulthandler\nfaulthandler._sigsegv()\n");
+  r = run(sp, 7, std::string(testing::kGemm) + "import faulthandler\nfaulthandler._sigsegv()\n");
   EXPECT_EQ(r.verdict, "crash") << r.error;
   EXPECT_NE(r.error.find("signal 11"), std::string::npos) << r.error;
   expect_reaped(second_pid);
 
   // A fresh sidecar evaluates the next candidate normally.
   start_real(sp);
-  r = run(sp, 8, kGemm);
+  r = run(sp, 8, testing::kGemm);
   EXPECT_EQ(r.verdict, "correct") << r.stage << ": " << r.error;
   sp.stop();
   EXPECT_FALSE(std::filesystem::exists(target));

@@ -24,6 +24,18 @@ inline std::string fake_home() { return std::string(PALLADIUM_SOURCE_DIR) + "/te
 
 inline constexpr const char* kFakeModule = "fake_sidecar";
 
+// A correct 8p (GEMM) candidate for the tests that run the real sidecar.
+inline constexpr const char* kGemm =
+    "import jax, jax.numpy as jnp\n"
+    "from jax.experimental import pallas as pl\n"
+    "def _k(a_ref, b_ref, o_ref):\n"
+    "    o_ref[...] = jnp.dot(a_ref[...], b_ref[...],\n"
+    "                         preferred_element_type=jnp.float32).astype(o_ref.dtype)\n"
+    "def workload(a, b):\n"
+    "    return pl.pallas_call(_k, out_shape=jax.ShapeDtypeStruct(\n"
+    "        (a.shape[0], b.shape[1]), a.dtype))(a, b)\n";
+
+
 // A fresh directory for one test's logs, removed by the caller (or left for debugging).
 inline std::string make_temp_dir(const std::string& tag) {
   std::string templ = (std::filesystem::temp_directory_path() / ("palladium-" + tag + "-XXXXXX")).string();
