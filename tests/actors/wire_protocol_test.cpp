@@ -1,5 +1,6 @@
 #include "actors/wire_protocol.hpp"
 
+#include <algorithm>
 #include <random>
 #include <string>
 
@@ -21,8 +22,10 @@ T round_trip(const T& in) {
   return std::get<T>(*r.message);
 }
 
+using Fields = std::vector<std::pair<std::string, std::function<void(Packer&)>>>;
+
 // Packs a map from (key, packing-callback) pairs; lets tests build malformed frames.
-std::string pack_map(std::vector<std::pair<std::string, std::function<void(Packer&)>>> kvs) {
+std::string pack_map(Fields kvs) {
   msgpack::sbuffer buf;
   Packer pk(buf);
   pk.pack_map(static_cast<uint32_t>(kvs.size()));
@@ -38,6 +41,28 @@ auto str(std::string s) {
 }
 auto integer(int64_t v) {
   return [v](Packer& pk) { pk.pack(v); };
+}
+
+// The fields of a valid job frame, for tests that break exactly one of them.
+Fields job_fields() {
+  return {{"type", str("job")},           {"version", integer(1)},
+          {"job_id", integer(1)},         {"workload_id", str("8p")},
+          {"code", str("x")},             {"check_level", str("full")},
+          {"timeout_s", integer(3)},      {"seeds", [](Packer& pk) { pk.pack_array(0); }}};
+}
+
+// job_fields() with `key` replaced (or removed when `value` is empty, or added when absent).
+Fields job_fields_with(const std::string& key, std::function<void(Packer&)> value) {
+  Fields fields = job_fields();
+  auto it = std::find_if(fields.begin(), fields.end(), [&](auto& kv) { return kv.first == key; });
+  if (it == fields.end()) {
+    fields.emplace_back(key, std::move(value));
+  } else if (value) {
+    it->second = std::move(value);
+  } else {
+    fields.erase(it);
+  }
+  return fields;
 }
 
 Result full_result() {
@@ -191,27 +216,13 @@ TEST(WireProtocol, MissingType) {
 }
 
 TEST(WireProtocol, RequirePallasMustBeABool) {
-  std::string bytes = pack_map({{"type", str("job")},
-                                {"version", integer(1)},
-                                {"job_id", integer(1)},
-                                {"workload_id", str("8p")},
-                                {"code", str("x")},
-                                {"check_level", str("full")},
-                                {"timeout_s", integer(3)},
-                                {"seeds", [](Packer& pk) { pk.pack_array(0); }},
-                                {"require_pallas", integer(1)}});
-  expect_error(bytes, "field \"require_pallas\" in \"job\" has type int, want bool");
+  expect_error(pack_map(job_fields_with("require_pallas", integer(1))),
+               "field \"require_pallas\" in \"job\" has type int, want bool");
 }
 
 TEST(WireProtocol, MissingField) {
-  std::string bytes = pack_map({{"type", str("job")},
-                                {"version", integer(1)},
-                                {"workload_id", str("8p")},
-                                {"code", str("x")},
-                                {"check_level", str("full")},
-                                {"timeout_s", integer(3)},
-                                {"seeds", [](Packer& pk) { pk.pack_array(0); }}});
-  expect_error(bytes, "missing field \"job_id\" in \"job\"");
+  expect_error(pack_map(job_fields_with("job_id", nullptr)),
+               "missing field \"job_id\" in \"job\"");
 }
 
 TEST(WireProtocol, WrongFieldType) {
@@ -224,18 +235,11 @@ TEST(WireProtocol, WrongFieldType) {
                                 {"slots", str("two")}});
   expect_error(bytes, "field \"slots\" in \"hello\" has type str, want int");
 
-  std::string seeds = pack_map({{"type", str("job")},
-                                {"version", integer(1)},
-                                {"job_id", integer(1)},
-                                {"workload_id", str("8p")},
-                                {"code", str("x")},
-                                {"check_level", str("full")},
-                                {"timeout_s", integer(3)},
-                                {"seeds", [](Packer& pk) {
-                                   pk.pack_array(2);
-                                   pk.pack(1);
-                                   pk.pack("two");
-                                 }}});
+  std::string seeds = pack_map(job_fields_with("seeds", [](Packer& pk) {
+    pk.pack_array(2);
+    pk.pack(1);
+    pk.pack("two");
+  }));
   expect_error(seeds, "field \"seeds\" in \"job\" has element 1 of type str, want int");
 
   std::string type_int = pack_map({{"type", integer(3)}, {"version", integer(1)}});
