@@ -23,6 +23,7 @@
 
 #include "actors/eval_dispatcher.hpp"
 #include "actors/messages.hpp"
+#include "actors/record_conversions.hpp"
 #include "cli/local_agents.hpp"
 
 namespace fs = std::filesystem;
@@ -48,10 +49,9 @@ nlohmann::json result_json(const wire::Result& r, const std::string& workload) {
                    {"timing_kind", r.timing_kind},
                    {"agent_id", r.agent_id},
                    {"backend", r.backend}};
-  if (r.verdict == "correct" && r.kernel_ms && r.baseline_ms && *r.kernel_ms > 0)
-    j["speedup"] = *r.baseline_ms / *r.kernel_ms;
-  else
-    j["speedup"] = nullptr;
+  // The same rule a run stores (EvalOutcome::speedup): correct and both times positive.
+  auto speedup = outcome_from_record(record_from_result(r.job_id, r)).speedup();
+  j["speedup"] = speedup ? nlohmann::json(*speedup) : nlohmann::json();
   return j;
 }
 
