@@ -10,6 +10,8 @@ apt_packages=(
   libcaf-dev libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libspdlog-dev
   libboost-dev libboost-program-options-dev libgtest-dev
   libsqlite3-dev sqlite3 libyaml-cpp-dev nlohmann-json3-dev
+  libcurl4-openssl-dev libssl-dev
+  bubblewrap libseccomp-dev iproute2
 )
 missing=()
 for p in "${apt_packages[@]}"; do
@@ -23,6 +25,7 @@ if ((${#missing[@]})); then
 fi
 
 # Python: JAX 0.10.2 is the newest release that supports Python 3.11 (0.11 needs 3.12).
+# jax[tpu] brings libtpu 0.0.42.1 (684 MiB installed) for the deviceless TPU v6e compile.
 req="$root/scripts/requirements.txt"
 venv="$root/.venv"
 stamp="$venv/.palladium-requirements"
