@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "actors/wire_protocol.hpp"
+#include "protocol/wire_protocol.hpp"
 
 namespace palladium {
 

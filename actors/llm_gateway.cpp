@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "actors/errors.hpp"
 #include "actors/messages.hpp"
 
 namespace palladium {
@@ -20,9 +21,9 @@ caf::behavior llm_gateway(caf::event_based_actor*, std::shared_ptr<Provider> pro
             return provider->complete(req);
           } catch (const ProviderError& e) {
             if (!e.retryable() || attempt >= max_attempts) {
-              return caf::make_error(caf::sec::runtime_error,
-                                     provider->name() + ": " + e.what() + " (attempt " +
-                                         std::to_string(attempt) + ")");
+              return make_error(e.retryable() ? Errc::unavailable : Errc::failed_precondition,
+                                provider->name() + ": " + e.what() + " (attempt " +
+                                    std::to_string(attempt) + ")");
             }
             spdlog::warn("{} failed ({}); retrying in {} ms", provider->name(), e.what(),
                          delay.count());

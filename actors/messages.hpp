@@ -1,7 +1,7 @@
 // The messages the coordinator's actors exchange, in one place.
 //
 // Protocol version: these are in-process CAF messages only (the network speaks
-// actors/wire_protocol.hpp), so they carry no version; changing one is a
+// protocol/wire_protocol.hpp), so they carry no version; changing one is a
 // compile-time change on both ends.
 //
 // Every message type here stays inside one process, so CAF never serializes
@@ -27,7 +27,7 @@
 
 #include <caf/all.hpp>
 
-#include "actors/wire_protocol.hpp"
+#include "protocol/wire_protocol.hpp"
 #include "llm/provider.hpp"
 #include "store/run_store.hpp"
 

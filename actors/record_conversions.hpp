@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "actors/wire_protocol.hpp"
+#include "protocol/wire_protocol.hpp"
 #include "llm/provider.hpp"
 #include "search/eval_outcome.hpp"
 #include "store/run_store.hpp"

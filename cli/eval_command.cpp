@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/errors.hpp"
 #include "actors/eval_dispatcher.hpp"
 #include "actors/messages.hpp"
 #include "actors/record_conversions.hpp"
@@ -70,7 +71,7 @@ void print_text(const wire::Result& r, const std::string& workload) {
             << "timing     kernel " << num(r.kernel_ms, " ms") << ", XLA baseline "
             << num(r.baseline_ms, " ms") << " [" << (r.timing_kind.empty() ? "untimed" : r.timing_kind)
             << "]\n";
-  if (r.timing_kind == "cpu-wall")
+  if (r.timing_kind == to_string(TimingKind::cpu_wall))
     std::cout << "           (CPU wall clock of the interpret mode: NOT a TPU time or speedup)\n";
   if (!r.stage_ms.empty()) {
     // Pipeline order first (docs/architecture.md), then anything newer.
@@ -143,6 +144,7 @@ int eval_command(const std::vector<std::string>& args) {
     spdlog::set_level(spdlog::level::warn);
   }
   caf::actor_system_config cfg;
+  register_error_category(cfg);
   cfg.set("scheduler.max-threads", 2);
   caf::actor_system sys{cfg};
   auto bridge = std::make_shared<ZmqBridge>("tcp://127.0.0.1:0");

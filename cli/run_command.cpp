@@ -15,6 +15,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/errors.hpp"
 #include "actors/eval_dispatcher.hpp"
 #include "actors/llm_gateway.hpp"
 #include "actors/messages.hpp"
@@ -154,6 +155,7 @@ int run_command(const std::vector<std::string>& args) {
   std::cerr << "[palladium] run " << run_id << " (" << config.name << ") -> " << db_path << "\n";
 
   caf::actor_system_config cfg;
+  register_error_category(cfg);
   // CAF defaults to max(cores, 4) threads; on small hosts that costs latency.
   cfg.set("scheduler.max-threads", 2);
   cfg.set("logger.console.verbosity", caf::atom("quiet"));

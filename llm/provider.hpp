@@ -14,10 +14,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "protocol/taxonomy.hpp"
+
 namespace palladium {
 
 struct ChatRequest {
   std::string workload_id;
+  // What the search asks for (code, plan, score, repair, menu): recorded with the call, and
+  // the offline synthetic model answers by it as a real model answers by the prompt's task.
+  SampleRole role = SampleRole::code;
   int sample_index = 0;
   uint64_t seed = 0;  // the search seed; providers that sample may use it
   std::string system_prompt;

@@ -13,9 +13,9 @@ namespace palladium {
 
 namespace {
 
-constexpr const char* kCpuWall = "cpu-wall";
-constexpr const char* kTpuProfiler = "tpu-profiler";
-constexpr const char* kTpuWallFallback = "tpu-wall-fallback";
+const std::string kCpuWall(to_string(TimingKind::cpu_wall));
+const std::string kTpuProfiler(to_string(TimingKind::tpu_profiler));
+const std::string kTpuWallFallback(to_string(TimingKind::tpu_wall_fallback));
 
 constexpr const char* kMetricDefinitions =
     "Metrics (DESIGN.md): per-sample correctness = correct / all generated "

@@ -21,7 +21,7 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
-#include "actors/wire_protocol.hpp"
+#include "protocol/wire_protocol.hpp"
 #include "tpu_agent/sidecar_process.hpp"
 
 namespace palladium::agent {

@@ -21,7 +21,8 @@
 
 #include <msgpack.hpp>
 
-#include "actors/wire_fields.hpp"
+#include "protocol/taxonomy.hpp"
+#include "protocol/wire_fields.hpp"
 
 extern char** environ;
 
@@ -621,7 +622,7 @@ EffectiveLimits effective_limits(const SidecarLimits& limits, const std::string&
 }
 
 std::string timing_kind_for(const std::string& backend) {
-  return backend == "tpu" ? "tpu-profiler" : "cpu-wall";
+  return std::string(to_string(backend == "tpu" ? TimingKind::tpu_profiler : TimingKind::cpu_wall));
 }
 
 }  // namespace palladium::agent

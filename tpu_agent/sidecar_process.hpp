@@ -30,7 +30,7 @@
 #include <variant>
 #include <vector>
 
-#include "actors/wire_protocol.hpp"
+#include "protocol/wire_protocol.hpp"
 
 namespace palladium::agent {
 

@@ -16,7 +16,7 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
-#include "actors/wire_protocol.hpp"
+#include "protocol/wire_protocol.hpp"
 #include "tests/tpu_agent/test_support.hpp"
 
 namespace palladium::agent {

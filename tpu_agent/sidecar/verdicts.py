@@ -1,6 +1,6 @@
 """The verdict taxonomy and the one place that turns a failure into a verdict.
 
-`VERDICTS` is the wire and database spelling (docs/architecture.md, search/verdict.hpp).
+`VERDICTS` and `STAGES` are the wire and database spellings, from protocol/taxonomy.json.
 `classify(stage, exc)` maps an exception raised in a stage to a verdict; `format_error` and
 `error_signature` give the raw text returned to the LLM and the normalised form used to group
 failures across candidates.
@@ -8,13 +8,7 @@ failures across candidates.
 import re
 import traceback
 
-VERDICTS = (
-    "no_code", "syntax_error", "lint_rejected", "import_error", "api_misuse", "lowering_error",
-    "compile_error", "runtime_error", "timeout", "crash", "resource_exhausted", "shape_mismatch",
-    "numerics_mismatch", "no_pallas", "correct",
-)
-
-STAGES = ("extract", "lint", "import", "trace", "lower", "numerics", "timing", "done")
+from protocol.taxonomy import STAGES, VERDICTS  # noqa: F401  (re-exported)
 
 MAX_ERROR_CHARS = 8000
 MAX_SIGNATURE_CHARS = 240

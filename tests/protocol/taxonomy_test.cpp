@@ -1,16 +1,15 @@
-#include "search/verdict.hpp"
+#include "protocol/taxonomy.hpp"
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
-#include "search/eval_outcome.hpp"
 
 namespace palladium {
 namespace {
 
-TEST(VerdictTest, TaxonomyMatchesArchitectureDoc) {
+TEST(TaxonomyTest, VerdictsMatchArchitectureDoc) {
   // The order and spelling of docs/architecture.md, "Verdict taxonomy".
   const std::vector<std::string> expected = {
       "no_code",        "syntax_error",      "lint_rejected",
@@ -25,7 +24,7 @@ TEST(VerdictTest, TaxonomyMatchesArchitectureDoc) {
   }
 }
 
-TEST(VerdictTest, RoundTripsEveryVerdict) {
+TEST(TaxonomyTest, RoundTripsEveryVerdict) {
   for (Verdict v : all_verdicts()) {
     auto back = verdict_from_string(to_string(v));
     ASSERT_TRUE(back.has_value()) << to_string(v);
@@ -33,32 +32,24 @@ TEST(VerdictTest, RoundTripsEveryVerdict) {
   }
 }
 
-TEST(VerdictTest, RejectsUnknownText) {
+TEST(TaxonomyTest, RejectsUnknownText) {
   EXPECT_FALSE(verdict_from_string("").has_value());
   EXPECT_FALSE(verdict_from_string("Correct").has_value());
   EXPECT_FALSE(verdict_from_string("correct ").has_value());
   EXPECT_FALSE(verdict_from_string("numerics").has_value());
 }
 
-TEST(EvalOutcomeTest, SpeedupOnlyWhenCorrectAndTimed) {
-  EvalOutcome o;
-  o.verdict = Verdict::correct;
-  o.kernel_ms = 2.0;
-  o.baseline_ms = 3.0;
-  ASSERT_TRUE(o.speedup().has_value());
-  EXPECT_DOUBLE_EQ(*o.speedup(), 1.5);
-
-  EvalOutcome wrong = o;
-  wrong.verdict = Verdict::numerics_mismatch;
-  EXPECT_FALSE(wrong.speedup().has_value());
-
-  EvalOutcome untimed = o;
-  untimed.kernel_ms.reset();
-  EXPECT_FALSE(untimed.speedup().has_value());
-
-  EvalOutcome zero = o;
-  zero.kernel_ms = 0.0;
-  EXPECT_FALSE(zero.speedup().has_value());
+TEST(TaxonomyTest, StagesAndTimingKindsRoundTrip) {
+  ASSERT_FALSE(all_stages().empty());
+  EXPECT_EQ(to_string(all_stages().front()), "extract");
+  EXPECT_EQ(to_string(all_stages().back()), "done");
+  for (Stage s : all_stages()) EXPECT_EQ(stage_from_string(to_string(s)), s);
+  EXPECT_EQ(to_string(TimingKind::cpu_wall), "cpu-wall");
+  EXPECT_EQ(to_string(TimingKind::tpu_wall_fallback), "tpu-wall-fallback");
+  for (TimingKind k : all_timing_kinds()) EXPECT_EQ(timing_kind_from_string(to_string(k)), k);
+  EXPECT_FALSE(timing_kind_from_string("cpu_wall").has_value());  // the spelling, not the C++ name
+  EXPECT_EQ(sample_role_from_string("repair"), SampleRole::repair);
+  EXPECT_EQ(to_string(Phase::optimise), "optimise");
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
-#include "actors/wire_protocol.hpp"
+#include "protocol/wire_protocol.hpp"
 
 #include <exception>
 #include <limits>
 #include <type_traits>
 #include <utility>
 
-#include "actors/wire_fields.hpp"
+#include "protocol/wire_fields.hpp"
 
 namespace palladium::wire {
 

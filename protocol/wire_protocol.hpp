@@ -25,8 +25,8 @@
 //
 // Thread safety: every function here is pure and safe to call from any thread.
 
-#ifndef PALLADIUM_ACTORS_WIRE_PROTOCOL_HPP_
-#define PALLADIUM_ACTORS_WIRE_PROTOCOL_HPP_
+#ifndef PALLADIUM_PROTOCOL_WIRE_PROTOCOL_HPP_
+#define PALLADIUM_PROTOCOL_WIRE_PROTOCOL_HPP_
 
 #include <cstdint>
 #include <map>
@@ -113,4 +113,4 @@ DecodeResult decode(std::string_view bytes);
 
 }  // namespace palladium::wire
 
-#endif  // PALLADIUM_ACTORS_WIRE_PROTOCOL_HPP_
+#endif  // PALLADIUM_PROTOCOL_WIRE_PROTOCOL_HPP_

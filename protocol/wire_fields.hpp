@@ -1,9 +1,9 @@
-// Field-level MessagePack helpers shared by the wire protocol (actors/wire_protocol.cpp) and
+// Field-level MessagePack helpers shared by the wire protocol (protocol/wire_protocol.cpp) and
 // the sidecar pipe protocol (tpu_agent/sidecar_process.cpp). Part of palladium_wire; not a
 // public API of the coordinator.
 
-#ifndef PALLADIUM_ACTORS_WIRE_FIELDS_HPP_
-#define PALLADIUM_ACTORS_WIRE_FIELDS_HPP_
+#ifndef PALLADIUM_PROTOCOL_WIRE_FIELDS_HPP_
+#define PALLADIUM_PROTOCOL_WIRE_FIELDS_HPP_
 
 #include <cstdint>
 #include <map>
@@ -14,7 +14,7 @@
 
 #include <msgpack.hpp>
 
-#include "actors/wire_protocol.hpp"
+#include "protocol/wire_protocol.hpp"
 
 namespace palladium::wire {
 
@@ -67,4 +67,4 @@ msgpack::unpack_limit limits_for(std::size_t size);
 
 }  // namespace palladium::wire
 
-#endif  // PALLADIUM_ACTORS_WIRE_FIELDS_HPP_
+#endif  // PALLADIUM_PROTOCOL_WIRE_FIELDS_HPP_

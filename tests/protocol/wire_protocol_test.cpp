@@ -1,4 +1,4 @@
-#include "actors/wire_protocol.hpp"
+#include "protocol/wire_protocol.hpp"
 
 #include <algorithm>
 #include <random>
