@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <zmq.hpp>
-#include <zmq_addon.hpp>
 
 #include "protocol/wire_protocol.hpp"
+#include "tpu_agent/agent_log.hpp"
+#include "tpu_agent/coordinator_link.hpp"
 #include "tpu_agent/sidecar_process.hpp"
 
 namespace palladium::agent {
@@ -31,17 +31,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-std::shared_ptr<spdlog::logger> log() {
-  static std::shared_ptr<spdlog::logger> logger = [] {
-    if (auto existing = spdlog::get("agent")) return existing;
-    try {
-      return spdlog::stderr_color_mt("agent");
-    } catch (const spdlog::spdlog_ex&) {
-      return spdlog::get("agent");  // another thread registered it first
-    }
-  }();
-  return logger;
-}
+std::shared_ptr<spdlog::logger> log() { return agent_log(); }
 
 long ms_between(Clock::time_point a, Clock::time_point b) {
   return static_cast<long>(std::chrono::duration_cast<milliseconds>(b - a).count());
@@ -79,7 +69,10 @@ AgentOptions with_defaults(AgentOptions o) {
 
 class Agent::Impl {
  public:
-  explicit Impl(AgentOptions options) : opt_(with_defaults(std::move(options))) {
+  explicit Impl(AgentOptions options)
+      : opt_(with_defaults(std::move(options))),
+        link_(CoordinatorLink::Options{opt_.connect_endpoint, opt_.agent_id, opt_.heartbeat_ms,
+                                       opt_.liveness, opt_.reconnect_max_ms}) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
       stop_read_ = fds[0];
@@ -127,10 +120,7 @@ class Agent::Impl {
   bool start_slot(Slot& s);
   void restart_slot(Slot& s, Clock::time_point now);
   int wait_all_ready();
-  void connect(Clock::time_point now);
-  void disconnect();
-  void send(const wire::Message& m);
-  void on_frame(const std::string& bytes);
+  void on_message(wire::Message message);
   void dispatch(wire::Job job);
   void assign(Slot& s, wire::Job job);
   void drain_queue();
@@ -148,16 +138,10 @@ class Agent::Impl {
 
   std::vector<Slot> slots_;
   std::deque<wire::Job> queue_;
-  std::deque<wire::Result> unsent_;  // finished while disconnected
   std::string jax_version_;
   std::string device_kind_;
 
-  zmq::context_t ctx_{1};
-  std::optional<zmq::socket_t> socket_;
-  Clock::time_point last_heard_;
-  Clock::time_point next_heartbeat_;
-  Clock::time_point reconnect_at_;
-  long backoff_ms_ = 0;
+  CoordinatorLink link_;
 };
 
 std::string Agent::Impl::validate() const {
@@ -269,56 +253,15 @@ int Agent::Impl::wait_all_ready() {
   return kExitOk;
 }
 
-void Agent::Impl::connect(Clock::time_point now) {
-  socket_.emplace(ctx_, zmq::socket_type::dealer);
-  socket_->set(zmq::sockopt::routing_id, opt_.agent_id);
-  socket_->set(zmq::sockopt::linger, 0);
-  socket_->connect(opt_.connect_endpoint);
-  last_heard_ = now;
-  next_heartbeat_ = now + milliseconds(opt_.heartbeat_ms);
-  send(wire::Hello{opt_.agent_id, opt_.backend, device_kind_, jax_version_,
-                   static_cast<int>(slots_.size())});
-  log()->info("connecting to {} as {} ({} slots, backend {})", opt_.connect_endpoint,
-              opt_.agent_id, slots_.size(), opt_.backend);
-  while (!unsent_.empty()) {
-    send(unsent_.front());
-    unsent_.pop_front();
-  }
-}
-
-void Agent::Impl::disconnect() { socket_.reset(); }
-
-void Agent::Impl::send(const wire::Message& m) {
-  if (!socket_) {
-    if (auto* r = std::get_if<wire::Result>(&m)) unsent_.push_back(*r);
-    return;
-  }
-  std::string bytes = wire::encode(m);
-  try {
-    if (!socket_->send(zmq::buffer(bytes), zmq::send_flags::dontwait)) {
-      log()->warn("send queue full; dropped a {} frame", wire::type_name(m));
-    }
-  } catch (const zmq::error_t& e) {
-    log()->warn("send of a {} frame failed: {}", wire::type_name(m), e.what());
-  }
-}
-
-void Agent::Impl::on_frame(const std::string& bytes) {
-  wire::DecodeResult d = wire::decode(bytes);
-  if (!d.ok()) {
-    log()->warn("dropping malformed frame from the coordinator ({} bytes): {}", bytes.size(),
-                d.error);
-    return;
-  }
-  if (auto* job = std::get_if<wire::Job>(&*d.message)) {
+void Agent::Impl::on_message(wire::Message message) {
+  if (auto* job = std::get_if<wire::Job>(&message)) {
     dispatch(std::move(*job));
-  } else if (std::holds_alternative<wire::Heartbeat>(*d.message)) {
-    // nop: liveness was already refreshed
-  } else if (auto* bye = std::get_if<wire::Bye>(&*d.message)) {
+  } else if (std::holds_alternative<wire::Heartbeat>(message)) {
+    // nop: the link already counted it as proof of life
+  } else if (auto* bye = std::get_if<wire::Bye>(&message)) {
     log()->info("coordinator said bye: {}", bye->reason);
   } else {
-    log()->warn("dropping unexpected {} frame from the coordinator",
-                wire::type_name(*d.message));
+    log()->warn("dropping unexpected {} frame from the coordinator", wire::type_name(message));
   }
 }
 
@@ -392,7 +335,7 @@ void Agent::Impl::finish(Slot& s, wire::Result result) {
     log()->info("job {} {} -> {} in {} ms: {}", job.job_id, job.workload_id, result.verdict, ms,
                 first_line.substr(0, 160));
   }
-  send(result);
+  link_.send(result);
   s.job.reset();
   if (s.state == SlotState::kBusy) s.state = SlotState::kIdle;
 }
@@ -454,29 +397,11 @@ void Agent::Impl::on_timers(Clock::time_point now) {
       if (!start_slot(s)) restart_slot(s, now);
     }
   }
-  if (socket_ && now >= next_heartbeat_) {
-    send(wire::Heartbeat{opt_.agent_id});
-    next_heartbeat_ = now + milliseconds(opt_.heartbeat_ms);
-  }
-  if (socket_ && ms_between(last_heard_, now) > static_cast<long>(opt_.heartbeat_ms) * opt_.liveness) {
-    log()->warn("coordinator silent for {} ms; reconnecting in {} ms", ms_between(last_heard_, now),
-                backoff_ms_);
-    disconnect();
-    reconnect_at_ = now + milliseconds(backoff_ms_);
-    backoff_ms_ = std::min<long>(backoff_ms_ * 2, opt_.reconnect_max_ms);
-  }
-  if (!socket_ && now >= reconnect_at_) connect(now);
+  link_.on_timers(now);
 }
 
 Clock::time_point Agent::Impl::next_wakeup(Clock::time_point now) const {
-  Clock::time_point t = now + milliseconds(1000);
-  if (socket_) {
-    t = std::min(t, next_heartbeat_);
-    t = std::min(t, last_heard_ + milliseconds(static_cast<long>(opt_.heartbeat_ms) *
-                                               opt_.liveness + 1));
-  } else {
-    t = std::min(t, reconnect_at_);
-  }
+  Clock::time_point t = link_.next_wakeup(now);
   for (const Slot& s : slots_) {
     if (s.state == SlotState::kBusy || s.state == SlotState::kStarting) t = std::min(t, s.deadline);
     if (s.state == SlotState::kDown) t = std::min(t, s.restart_at);
@@ -526,12 +451,16 @@ int Agent::Impl::run() {
     return rc;
   }
 
-  backoff_ms_ = opt_.heartbeat_ms;
-  if (!stop_requested_.load()) connect(Clock::now());
+  if (!stop_requested_.load()) {
+    link_.start(wire::Hello{opt_.agent_id, opt_.backend, device_kind_, jax_version_,
+                            static_cast<int>(slots_.size())},
+                Clock::now());
+  }
   while (!stop_requested_.load()) {
     std::vector<zmq::pollitem_t> items;
     items.push_back({nullptr, stop_read_, ZMQ_POLLIN, 0});
-    if (socket_) items.push_back({socket_->handle(), 0, ZMQ_POLLIN, 0});
+    std::optional<zmq::pollitem_t> link_item = link_.poll_item();
+    if (link_item) items.push_back(*link_item);
     std::vector<Slot*> polled;
     for (Slot& s : slots_) {
       if (s.proc->response_fd() >= 0 &&
@@ -551,21 +480,9 @@ int Agent::Impl::run() {
     }
     if ((items[0].revents & ZMQ_POLLIN) && drain_stop_pipe()) break;
     std::size_t next = 1;
-    if (socket_) {
+    if (link_item) {
       if (items[next].revents & ZMQ_POLLIN) {
-        std::vector<zmq::message_t> parts;
-        while (socket_ && zmq::recv_multipart(*socket_, std::back_inserter(parts),
-                                              zmq::recv_flags::dontwait)) {
-          last_heard_ = Clock::now();
-          backoff_ms_ = opt_.heartbeat_ms;
-          if (parts.size() != 1) {
-            log()->warn("dropping a {}-part message from the coordinator (want 1 part)",
-                        parts.size());
-          } else {
-            on_frame(parts[0].to_string());
-          }
-          parts.clear();
-        }
+        for (wire::Message& m : link_.receive(Clock::now())) on_message(std::move(m));
       }
       ++next;
     }
@@ -582,12 +499,7 @@ int Agent::Impl::run() {
     stop_reason_ = "signal " + std::to_string(g_signal) + " (" + (name ? name : "?") + ")";
   }
   log()->info("agent {}: stopping ({})", opt_.agent_id, stop_reason_);
-  if (socket_) {
-    // Give the bye a moment to leave: close() honours the linger.
-    socket_->set(zmq::sockopt::linger, 1000);
-    send(wire::Bye{opt_.agent_id, stop_reason_});
-    disconnect();
-  }
+  link_.close(stop_reason_);
   for (Slot& s : slots_) {
     // A busy sidecar would not read `shutdown` until its job ends; its job is abandoned
     // (the coordinator requeues it on bye), so kill it outright.

@@ -1,11 +1,8 @@
 // The TPU agent: evaluates candidate kernels for a coordinator.
 //
-// One thread runs one zmq::poll loop over the DEALER socket (routing id = agent_id), the
-// response pipes of all sidecars and a stop pipe. The link follows zguide's Paranoid
-// Pirate worker: `hello` on every (re)connect, a heartbeat every heartbeat_ms, and after
-// `liveness` silent intervals the coordinator is declared dead and the agent reconnects
-// with a new socket after an exponential backoff (heartbeat_ms doubling up to
-// reconnect_max_ms). Results finished while disconnected are sent after the next hello.
+// One thread runs one zmq::poll loop over the coordinator link's DEALER socket
+// (tpu_agent/coordinator_link.hpp: hello, heartbeats, reconnect backoff, results kept while
+// disconnected), the response pipes of all sidecars and a stop pipe.
 //
 // Jobs go to idle sidecars (one job per sidecar); a job arriving when all are busy is
 // queued locally with a warning (the coordinator should not send more than `slots`). A job
