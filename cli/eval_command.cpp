@@ -21,11 +21,9 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "actors/errors.hpp"
-#include "actors/eval_dispatcher.hpp"
 #include "actors/messages.hpp"
 #include "actors/record_conversions.hpp"
-#include "cli/local_agents.hpp"
+#include "cli/coordinator.hpp"
 
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
@@ -143,20 +141,21 @@ int eval_command(const std::vector<std::string>& args) {
     setenv("SPDLOG_LEVEL", "warn", 1);  // inherited by the agent
     spdlog::set_level(spdlog::level::warn);
   }
-  caf::actor_system_config cfg;
-  register_error_category(cfg);
-  cfg.set("scheduler.max-threads", 2);
-  caf::actor_system sys{cfg};
-  auto bridge = std::make_shared<ZmqBridge>("tcp://127.0.0.1:0");
-  auto dispatcher = spawn_eval_dispatcher(sys, bridge, JobLedger::Options{});
   auto log_dir = fs::temp_directory_path() / ("palladium-eval-" + std::to_string(getpid()));
-  fs::create_directories(log_dir);
-  LocalAgents agents;
-  LocalAgentSpec spec;
-  spec.connect = bridge->endpoint();
-  spec.backend = backend;
-  spec.log_dir = log_dir.string();
-  agents.start(1, spec);
+  CoordinatorOptions copts;
+  copts.local_agents = 1;
+  copts.agent.backend = backend;
+  copts.agent.log_dir = log_dir.string();
+  copts.quiet_endpoint = true;
+  std::optional<Coordinator> made;
+  try {
+    made.emplace(copts);
+  } catch (const CoordinatorError& e) {
+    std::cerr << "palladium eval: cannot start the coordinator: " << e.what() << "\n";
+    return 1;
+  }
+  Coordinator& coordinator = *made;
+  coordinator.start_local_agents();
 
   wire::Job job;
   job.job_id = 1;
@@ -166,7 +165,8 @@ int eval_command(const std::vector<std::string>& args) {
   job.timeout_s = timeout_s;
   job.seeds = seeds;
   job.require_pallas = !allow_jax;
-  auto answer = std::async(std::launch::async, [&sys, dispatcher, job] {
+  auto answer = std::async(std::launch::async, [&sys = coordinator.system(),
+                                                dispatcher = coordinator.dispatcher(), job] {
     caf::scoped_actor self{sys};
     std::optional<wire::Result> got;
     self->request(dispatcher, caf::infinite, eval_atom::value, job)
@@ -174,30 +174,25 @@ int eval_command(const std::vector<std::string>& args) {
     return got;
   });
 
+  std::string agent_exit;
+  auto end = coordinator.wait(
+      [&] { return answer.wait_for(std::chrono::seconds(0)) == std::future_status::ready; },
+      Coordinator::AgentLoss::first, &agent_exit);
   std::optional<wire::Result> result;
   std::string failure;
-  while (true) {
-    if (answer.wait_for(std::chrono::milliseconds(200)) == std::future_status::ready) {
-      result = answer.get();
-      if (!result) failure = "the dispatcher gave no result";
-      break;
-    }
-    if (auto status = agents.exited_status()) {
-      failure = "the agent exited (" + *status + ") before answering; its sidecar log is in " +
-                log_dir.string();
-      break;
-    }
+  if (end == Coordinator::WaitEnd::ready) {
+    result = answer.get();
+    if (!result) failure = "the dispatcher gave no result";
+  } else {
+    failure = "the agent exited (" + agent_exit + ") before answering; its sidecar log is in " +
+              log_dir.string();
   }
-  agents.stop();
-  caf::anon_send_exit(dispatcher, caf::exit_reason::user_shutdown);
   if (!result) {
     // The blocked request cannot be cancelled cleanly; exit without waiting for it.
     std::cerr << "palladium eval: evaluation could not run: " << failure << "\n";
-    std::cout.flush();
-    _exit(1);
+    coordinator.abandon(1);
   }
-  sys.await_all_actors_done();
-  bridge->stop();
+  coordinator.shutdown();
   if (json)
     std::cout << result_json(*result, workload).dump(2) << "\n";
   else

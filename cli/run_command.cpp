@@ -15,13 +15,9 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
-#include "actors/errors.hpp"
-#include "actors/eval_dispatcher.hpp"
-#include "actors/llm_gateway.hpp"
 #include "actors/messages.hpp"
 #include "actors/run_actor.hpp"
-#include "actors/store_actor.hpp"
-#include "cli/local_agents.hpp"
+#include "cli/coordinator.hpp"
 #include "cli/run_config.hpp"
 #include "llm/replay_provider.hpp"
 #include "store/run_report.hpp"
@@ -59,15 +55,6 @@ std::string default_db_path(const fs::path& home, const std::string& name) {
   return (dir / (name + "-" + stamp + "-" + std::to_string(getpid()) + ".db")).string();
 }
 
-// The endpoint local agents dial: the bound one, with a wildcard host made local.
-std::string local_connect_endpoint(std::string bound) {
-  for (const char* any : {"0.0.0.0", "*"}) {
-    auto pos = bound.find(any);
-    if (pos != std::string::npos) bound.replace(pos, std::string(any).size(), "127.0.0.1");
-  }
-  return bound;
-}
-
 }  // namespace
 
 int run_command(const std::vector<std::string>& args) {
@@ -103,8 +90,8 @@ int run_command(const std::vector<std::string>& args) {
     std::cerr << "palladium run: " << e.what() << "\n";
     return 2;
   }
-  if (agents >= 0) config.local_agents = agents;
-  if (!listen.empty()) config.listen = listen;
+  if (agents >= 0) config.agents.local = agents;
+  if (!listen.empty()) config.agents.listen = listen;
 
   fs::path home = palladium_home();
   std::vector<WorkloadSearchSpec> searches;
@@ -122,20 +109,20 @@ int run_command(const std::vector<std::string>& args) {
     for (auto seed : config.seeds) {
       WorkloadSearchSpec spec;
       spec.brief = brief;
-      spec.method = config.method;
-      spec.llm_provider = config.llm_provider;
+      spec.method = config.search.method;
+      spec.llm_provider = config.llm.provider;
       spec.seed = seed;
-      spec.budget = config.budget_per_workload;
-      spec.timeout_s = config.timeout_s;
-      spec.input_seeds = config.input_seeds;
-      spec.require_pallas = config.require_pallas;
+      spec.budget = config.search.budget_per_workload;
+      spec.timeout_s = config.evaluation.timeout_s;
+      spec.input_seeds = config.evaluation.input_seeds;
+      spec.require_pallas = config.evaluation.require_pallas;
       searches.push_back(std::move(spec));
     }
   }
 
   std::shared_ptr<Provider> provider;
   try {
-    provider = make_replay_provider(home / config.llm_corpus);
+    provider = make_replay_provider(home / config.llm.corpus);
   } catch (const std::exception& e) {
     std::cerr << "palladium run: " << config_path << ": llm: " << e.what() << "\n";
     return 2;
@@ -154,87 +141,58 @@ int run_command(const std::vector<std::string>& args) {
   for (auto& s : searches) s.run_id = run_id;
   std::cerr << "[palladium] run " << run_id << " (" << config.name << ") -> " << db_path << "\n";
 
-  caf::actor_system_config cfg;
-  register_error_category(cfg);
-  // CAF defaults to max(cores, 4) threads; on small hosts that costs latency.
-  cfg.set("scheduler.max-threads", 2);
-  cfg.set("logger.console.verbosity", caf::atom("quiet"));
-  caf::actor_system sys{cfg};
-
-  std::shared_ptr<ZmqBridge> bridge;
+  CoordinatorOptions copts;
+  copts.scheduler_threads = config.coordinator.scheduler_threads;
+  copts.listen = config.agents.listen;
+  copts.ledger.heartbeat = std::chrono::milliseconds(config.agents.heartbeat_ms);
+  copts.ledger.liveness = config.agents.liveness;
+  copts.local_agents = config.agents.local;
+  copts.agent.backend = config.evaluation.backend;
+  copts.agent.slots = config.agents.slots_per_agent;
+  copts.agent.log_dir = db_path + ".logs";
+  copts.agent.heartbeat_ms = config.agents.heartbeat_ms;
+  copts.agent.liveness = config.agents.liveness;
+  std::unique_ptr<Coordinator> coordinator;
   try {
-    bridge = std::make_shared<ZmqBridge>(config.listen);
-  } catch (const std::exception& e) {
-    std::cerr << "palladium run: " << config_path << ": agents.listen: " << e.what() << "\n";
+    coordinator = std::make_unique<Coordinator>(copts);
+  } catch (const CoordinatorError& e) {
+    std::cerr << "palladium run: " << config_path << ": " << e.key() << ": " << e.what() << "\n";
     return 2;
   }
-  std::cerr << "[palladium] agents connect to " << bridge->endpoint() << "\n";
-  if (bridge->endpoint().find("tcp://127.") != 0)
-    std::cerr << "[palladium] WARNING: " << bridge->endpoint()
-              << " is reachable beyond this machine and the link is not encrypted or "
-                 "authenticated yet (CURVE is not implemented): use it only on a trusted "
-                 "network.\n";
-
-  JobLedger::Options ledger;
-  ledger.heartbeat = std::chrono::milliseconds(config.heartbeat_ms);
-  ledger.liveness = config.liveness;
-  auto store_actor = spawn_store(sys, store);
-  auto gateway = spawn_llm_gateway(sys, provider);
-  auto dispatcher = spawn_eval_dispatcher(sys, bridge, ledger);
-
-  LocalAgents local;
-  LocalAgentSpec agent_spec;
-  agent_spec.connect = local_connect_endpoint(bridge->endpoint());
-  agent_spec.backend = config.backend;
-  agent_spec.slots = config.slots_per_agent;
-  agent_spec.log_dir = db_path + ".logs";
-  agent_spec.heartbeat_ms = config.heartbeat_ms;
-  agent_spec.liveness = config.liveness;
-  fs::create_directories(agent_spec.log_dir);
-  local.start(config.local_agents, agent_spec);
-  if (config.local_agents == 0)
-    std::cerr << "[palladium] no local agents; waiting for agents to connect\n";
+  coordinator->start_services(store, provider);
+  coordinator->start_local_agents();
 
   RunPlan plan;
   plan.run_id = run_id;
   plan.searches = std::move(searches);
   plan.live_progress = !no_progress && isatty(STDERR_FILENO);
-  auto run = spawn_run(sys, std::move(plan), store_actor, gateway, dispatcher);
+  auto run = spawn_run(coordinator->system(), std::move(plan), coordinator->store(),
+                       coordinator->llm_gateway(), coordinator->dispatcher());
 
-  // The run actor answers when every search has ended. Meanwhile watch the
-  // local agents: if all of them are gone the run can only make progress
-  // through remote agents, and with none configured it would wait forever.
-  auto finished = std::async(std::launch::async, [&sys, run] {
+  // The run actor answers when every search has ended. Meanwhile the
+  // coordinator watches the local agents: if all of them are gone the run can
+  // only make progress through remote agents, and with none configured it
+  // would wait forever.
+  auto finished = std::async(std::launch::async, [&sys = coordinator->system(), run] {
     caf::scoped_actor self{sys};
     std::string s = "failed";
     self->request(run, caf::infinite, start_atom::value)
         .receive([&](std::string& r) { s = r; }, [&](caf::error& e) { s = "failed: " + to_string(e); });
     return s;
   });
-  std::string status;
-  int local_alive = config.local_agents;
-  while (finished.wait_for(std::chrono::milliseconds(250)) != std::future_status::ready) {
-    if (auto how = local.exited_status()) {
-      --local_alive;
-      std::cerr << "\n[palladium] a local agent exited (" << *how << "); " << local_alive
-                << " left\n";
-      if (local_alive == 0 && config.local_agents > 0) {
-        std::cerr << "[palladium] no local agents left; stopping. Everything so far is stored: "
-                     "rerun with --db "
-                  << db_path << " to resume.\n";
-        // A connection of our own: the store actor owns `store` on its thread.
-        RunStore::open(db_path)->finish_run(run_id, "incomplete");
-        std::cout.flush();
-        _exit(1);  // the run actor's searches are blocked on evaluations that cannot come
-      }
-    }
+  auto end = coordinator->wait(
+      [&] { return finished.wait_for(std::chrono::seconds(0)) == std::future_status::ready; },
+      Coordinator::AgentLoss::all);
+  if (end == Coordinator::WaitEnd::agents_lost) {
+    std::cerr << "[palladium] no local agents left; stopping. Everything so far is stored: "
+                 "rerun with --db "
+              << db_path << " to resume.\n";
+    coordinator->mark_run(run_id, "incomplete");
+    // The run actor's searches are blocked on evaluations that cannot come.
+    coordinator->abandon(1);
   }
-  status = finished.get();
-  local.stop();
-  for (auto& a : {dispatcher, gateway, store_actor})
-    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-  sys.await_all_actors_done();
-  bridge->stop();
+  std::string status = finished.get();
+  coordinator->shutdown();
 
   std::cerr << "[palladium] run " << run_id << " " << status << "; database " << db_path << "\n";
   if (!no_report) {

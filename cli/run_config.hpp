@@ -1,52 +1,60 @@
 // RunConfig: one search run as the experimenter wrote it in YAML.
 //
+// The config is made of sections, each with its own struct, parser and
+// validation in cli/config/ (search, llm, evaluation, agents, coordinator), so
+// that a new key lands in the file of its section. This file holds only what
+// belongs to the run as a whole (name, workloads, seeds) and the list of
+// sections.
+//
 // load_run_config() validates everything up front so that a typo fails in the
 // first second, naming the file and the key, instead of an hour into a sweep.
-// Unknown keys are errors for the same reason.
+// Unknown and duplicate keys are errors for the same reason (ConfigReader).
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include "cli/config/agents_config.hpp"
+#include "cli/config/config_reader.hpp"
+#include "cli/config/coordinator_config.hpp"
+#include "cli/config/evaluation_config.hpp"
+#include "cli/config/llm_config.hpp"
+#include "cli/config/search_config.hpp"
 
 namespace palladium {
 
 struct RunConfig {
   std::string name;
-  std::string method = "iterative";
-  std::vector<std::string> workloads;
-  int budget_per_workload = 8;
-  std::vector<uint64_t> seeds{0};
+  std::vector<std::string> workloads;  // JAXBench ids, distinct, in report order
+  std::vector<uint64_t> seeds{0};      // one search per workload per seed; distinct
 
-  std::string llm_provider = "replay";
-  std::string llm_corpus = "llm/replay_corpus";  // relative to PALLADIUM_HOME
-
-  std::string backend = "interpret";
-  double timeout_s = 60;
-  std::vector<int64_t> input_seeds{0, 1};
-  // Off only for experiments that accept plain-JAX rewrites as candidates.
-  bool require_pallas = true;
-
-  int local_agents = 2;
-  int slots_per_agent = 1;
-  std::string listen = "tcp://127.0.0.1:0";
-  int heartbeat_ms = 500;
-  int liveness = 4;
+  SearchConfig search;
+  LlmConfig llm;
+  EvaluationConfig evaluation;
+  AgentsConfig agents;
+  CoordinatorConfig coordinator;
 
   std::string text;  // the YAML as read: stored with the run, hashed for resume
 };
 
-// Thrown for any problem with a config; what() names the file and the key.
-class ConfigError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 // Parses and validates YAML text; `origin` names the source in error messages.
+// Pure: touches no file. Throws ConfigError.
 RunConfig parse_run_config(const std::string& yaml_text, const std::string& origin);
 
 // Reads and parses a file. Throws ConfigError if it cannot be read or is invalid.
 RunConfig load_run_config(const std::string& path);
+
+// Checks the files a valid config refers to (workload modules, the replay
+// corpus) under `home`, before anything is started or stored. Throws
+// ConfigError naming `origin`, the key and the missing path.
+void check_run_config_files(const RunConfig& config, const std::string& origin,
+                            const std::filesystem::path& home);
+
+// The suite (workload ids) of a stored config text, read without validating
+// the rest, so a report of an old run does not depend on today's keys.
+// Throws ConfigError if the text has no readable, non-empty workload list.
+std::vector<std::string> stored_workloads(const std::string& yaml_text, const std::string& origin);
 
 }  // namespace palladium

@@ -1,0 +1,34 @@
+// The agents section of a run config: where evaluations run.
+//
+// YAML:
+//   agents:
+//     local: 2                     # agent processes started on this machine
+//     slots_per_agent: 1           # sidecars per local agent
+//     listen: tcp://127.0.0.1:0    # where agents connect (0: any free port)
+//     heartbeat_ms: 500
+//     liveness: 4                  # missed heartbeats before an agent is dead
+//
+// Owner of the semantics: the fleet engineer (actors/eval_dispatcher*,
+// actors/job_ledger*, cli/local_agents*).
+#pragma once
+
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "cli/config/config_reader.hpp"
+
+namespace palladium {
+
+struct AgentsConfig {
+  int local = 2;
+  int slots_per_agent = 1;
+  std::string listen = "tcp://127.0.0.1:0";
+  int heartbeat_ms = 500;
+  int liveness = 4;
+};
+
+// Reads and validates the `agents` mapping (`node` may be null).
+AgentsConfig parse_agents_config(const ConfigReader& r, const YAML::Node& node);
+
+}  // namespace palladium

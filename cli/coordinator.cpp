@@ -1,0 +1,123 @@
+#include "cli/coordinator.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "actors/errors.hpp"
+#include "actors/eval_dispatcher.hpp"
+#include "actors/llm_gateway.hpp"
+#include "actors/messages.hpp"
+#include "actors/store_actor.hpp"
+
+namespace palladium {
+
+int scheduler_threads_for(int requested) {
+  if (requested > 0) return requested;
+  unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 2 : static_cast<int>(cores);
+}
+
+std::string local_connect_endpoint(std::string bound) {
+  for (const char* any : {"0.0.0.0", "*"}) {
+    auto pos = bound.find(any);
+    if (pos != std::string::npos) bound.replace(pos, std::string(any).size(), "127.0.0.1");
+  }
+  return bound;
+}
+
+Coordinator::Coordinator(CoordinatorOptions options) : options_(std::move(options)) {
+  config_ = std::make_unique<caf::actor_system_config>();
+  register_error_category(*config_);
+  config_->set("scheduler.max-threads", scheduler_threads_for(options_.scheduler_threads));
+  config_->set("logger.console.verbosity", caf::atom("quiet"));
+  system_ = std::make_unique<caf::actor_system>(*config_);
+  try {
+    bridge_ = std::make_shared<ZmqBridge>(options_.listen);
+  } catch (const std::exception& e) {
+    throw CoordinatorError("agents.listen", e.what());
+  }
+  if (!options_.quiet_endpoint)
+    std::cerr << "[palladium] agents connect to " << bridge_->endpoint() << "\n";
+  if (bridge_->endpoint().find("tcp://127.") != 0)
+    std::cerr << "[palladium] WARNING: " << bridge_->endpoint()
+              << " is reachable beyond this machine and the link is not encrypted or "
+                 "authenticated yet (CURVE is not implemented): use it only on a trusted "
+                 "network.\n";
+  dispatcher_ = spawn_eval_dispatcher(*system_, bridge_, options_.ledger);
+}
+
+Coordinator::~Coordinator() { shutdown(); }
+
+const std::string& Coordinator::endpoint() const { return bridge_->endpoint(); }
+
+void Coordinator::start_services(std::shared_ptr<RunStore> store,
+                                 std::shared_ptr<Provider> provider) {
+  store_ = spawn_store(*system_, std::move(store));
+  llm_gateway_ = spawn_llm_gateway(*system_, std::move(provider));
+}
+
+void Coordinator::start_local_agents() {
+  LocalAgentSpec spec = options_.agent;
+  spec.connect = local_connect_endpoint(bridge_->endpoint());
+  if (!spec.log_dir.empty()) std::filesystem::create_directories(spec.log_dir);
+  local_.start(options_.local_agents, spec);
+  local_alive_ = options_.local_agents;
+  if (options_.local_agents == 0)
+    std::cerr << "[palladium] no local agents; waiting for agents to connect\n";
+}
+
+Coordinator::WaitEnd Coordinator::wait(const std::function<bool()>& ready, AgentLoss loss,
+                                       std::string* lost) {
+  while (!ready()) {
+    if (auto how = local_.exited_status()) {
+      --local_alive_;
+      if (lost) *lost = *how;
+      if (loss == AgentLoss::first) return WaitEnd::agents_lost;
+      std::cerr << "\n[palladium] a local agent exited (" << *how << "); " << local_alive_
+                << " left\n";
+      if (local_alive_ == 0 && options_.local_agents > 0) return WaitEnd::agents_lost;
+      continue;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return WaitEnd::ready;
+}
+
+bool Coordinator::mark_run(int64_t run_id, const std::string& status,
+                           std::chrono::milliseconds timeout) {
+  if (!store_) return false;
+  bool ok = false;
+  caf::scoped_actor self{*system_};
+  self->request(store_, timeout, finish_atom::value, run_id, status)
+      .receive([&](bool) { ok = true; },
+               [&](caf::error& e) {
+                 spdlog::error("could not mark run {} {}: {}", run_id, status, to_string(e));
+               });
+  return ok;
+}
+
+void Coordinator::shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  local_.stop();
+  for (auto* a : {&dispatcher_, &llm_gateway_, &store_})
+    if (*a) caf::anon_send_exit(*a, caf::exit_reason::user_shutdown);
+  system_->await_all_actors_done();
+  bridge_->stop();
+}
+
+void Coordinator::abandon(int exit_code) {
+  local_.stop();
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  _exit(exit_code);
+}
+
+}  // namespace palladium
