@@ -20,6 +20,7 @@ commands:
   agent --connect tcp://H:P     serve evaluations for a coordinator (one per TPU host)
   report DB [--format json]     per-workload rows and suite metrics of a run database
   eval --workload ID FILE       evaluate one kernel file through an agent and its sidecar
+  context WORKLOAD [--sizes]    the context blocks a prompt carries for a workload
 
 'palladium <command> --help' shows a command's options.
 )";
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
     if (cmd == "agent") return palladium::agent_command(args);
     if (cmd == "report") return palladium::report_command(args);
     if (cmd == "eval") return palladium::eval_command(args);
+    if (cmd == "context") return palladium::context_command(args);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       std::cout << kUsage;
       return 0;

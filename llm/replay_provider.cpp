@@ -10,6 +10,7 @@
 #include <system_error>
 #include <utility>
 
+#include "llm/token_estimate.hpp"
 #include "search/fnv1a.hpp"
 
 namespace palladium {
@@ -34,10 +35,6 @@ class SplitMix64 {
  private:
   uint64_t state_;
 };
-
-int estimate_tokens(size_t chars) {
-  return static_cast<int>((chars + 3) / 4);
-}
 
 class ReplayProvider : public Provider {
  public:
