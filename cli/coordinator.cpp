@@ -14,6 +14,7 @@
 #include "actors/llm_gateway.hpp"
 #include "actors/messages.hpp"
 #include "actors/store_actor.hpp"
+#include "cli/interrupt.hpp"
 
 namespace palladium {
 
@@ -32,6 +33,7 @@ std::string local_connect_endpoint(std::string bound) {
 }
 
 Coordinator::Coordinator(CoordinatorOptions options) : options_(std::move(options)) {
+  install_interrupt_handlers();
   config_ = std::make_unique<caf::actor_system_config>();
   register_error_category(*config_);
   config_->set("scheduler.max-threads", scheduler_threads_for(options_.scheduler_threads));
@@ -75,6 +77,7 @@ void Coordinator::start_local_agents() {
 Coordinator::WaitEnd Coordinator::wait(const std::function<bool()>& ready, AgentLoss loss,
                                        std::string* lost) {
   while (!ready()) {
+    if (interrupt_signal() != 0) return WaitEnd::interrupted;
     if (auto how = local_.exited_status()) {
       --local_alive_;
       if (lost) *lost = *how;

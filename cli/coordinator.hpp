@@ -14,6 +14,9 @@
 // Failure: the constructor throws CoordinatorError naming the config key that
 // caused it (e.g. agents.listen for a bind failure). wait() never throws.
 //
+// Interrupts: SIGINT/SIGTERM/SIGHUP end wait() with `interrupted`; the
+// command then marks its runs `interrupted` (resumable) and abandons.
+//
 // Shutdown: shutdown() stops the local agents, the services and the dispatcher
 // and joins the bridge thread. When actors are blocked on work that can no
 // longer come (every agent gone, an interrupt), abandon() ends the process
@@ -72,6 +75,7 @@ class Coordinator {
   enum class WaitEnd {
     ready,        // the awaited work is done
     agents_lost,  // local agents exited as the policy below says
+    interrupted,  // SIGINT, SIGTERM or SIGHUP (cli/interrupt.hpp)
   };
   // When losing local agents ends a wait.
   enum class AgentLoss {
@@ -79,8 +83,8 @@ class Coordinator {
     first,  // palladium eval: its one agent is the only evaluator
   };
 
-  // Builds the actor system, binds the bridge and spawns the dispatcher.
-  // Throws CoordinatorError.
+  // Builds the actor system, binds the bridge, spawns the dispatcher and
+  // installs the interrupt handlers. Throws CoordinatorError.
   explicit Coordinator(CoordinatorOptions options);
   ~Coordinator();
   Coordinator(const Coordinator&) = delete;
@@ -100,9 +104,10 @@ class Coordinator {
   void start_local_agents();
   int local_agents_started() const { return options_.local_agents; }
 
-  // Polls `ready` (every 250 ms) until it returns true, or until local agents
-  // have exited as `loss` says; logs each exit with how many are left.
-  // `lost` receives the last exit's description.
+  // Polls `ready` (every 250 ms) until it returns true, until a signal asks
+  // the process to stop, or until local agents have exited as `loss` says;
+  // logs each exit with how many are left. `lost` receives the last exit's
+  // description.
   WaitEnd wait(const std::function<bool()>& ready, AgentLoss loss, std::string* lost = nullptr);
 
   // Asks the store actor to mark run `run_id` with `status`, waiting at most

@@ -23,6 +23,8 @@
 
 #include "actors/messages.hpp"
 #include "actors/record_conversions.hpp"
+#include "cli/command_line.hpp"
+#include "cli/config/evaluation_config.hpp"
 #include "cli/coordinator.hpp"
 
 namespace fs = std::filesystem;
@@ -105,18 +107,22 @@ int eval_command(const std::vector<std::string>& args) {
       "seeds", po::value(&seeds)->multitoken(), "input seeds to check on (default 0 1)")(
       "allow-jax", po::bool_switch(&allow_jax), "accept a candidate without a pallas_call")(
       "json", po::bool_switch(&json), "print one JSON object");
-  po::options_description hidden;
-  hidden.add_options()("file", po::value(&file));
-  po::positional_options_description pos;
-  pos.add("file", 1);
-  po::options_description all;
-  all.add(opts).add(hidden);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help") || workload.empty() || file.empty()) {
-    std::cout << opts << "\n";
-    return vm.count("help") ? 0 : 2;
+  if (auto stop = parse_command_line("eval", args, opts, {{"file", "FILE"}}, vm, {"workload"}))
+    return *stop;
+  file = vm["file"].as<std::string>();
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) {
+    std::cerr << "palladium eval: " << file << ": "
+              << (fs::is_directory(file, ec) ? "is a directory, not a kernel file"
+                                             : "no such kernel file")
+              << "\n";
+    return 2;
+  }
+  if (!(timeout_s > 0 && timeout_s <= kMaxTimeoutS)) {
+    std::cerr << "palladium eval: --timeout must be a number of seconds in (0, " << kMaxTimeoutS
+              << "]\n";
+    return 2;
   }
   std::ifstream in(file);
   if (!in) {

@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
   spdlog::cfg::load_env_levels();  // SPDLOG_LEVEL=debug for more
   if (argc < 2) {
-    std::cerr << kUsage;
+    std::cerr << "palladium: missing the command\n\n" << kUsage;
     return 2;
   }
   std::string cmd = argv[1];

@@ -6,6 +6,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "cli/command_line.hpp"
 #include "cli/run_config.hpp"
 #include "store/run_report.hpp"
 
@@ -20,19 +21,9 @@ int report_command(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "show this help")("run", po::value(&run_id),
                                                  "run id (default: the latest run in DB)")(
       "format", po::value(&format), "text or json");
-  po::options_description hidden;
-  hidden.add_options()("db", po::value(&db));
-  po::positional_options_description pos;
-  pos.add("db", 1);
-  po::options_description all;
-  all.add(opts).add(hidden);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help") || db.empty()) {
-    std::cout << opts << "\n";
-    return vm.count("help") ? 0 : 2;
-  }
+  if (auto stop = parse_command_line("report", args, opts, {{"db", "DB"}}, vm)) return *stop;
+  db = vm["db"].as<std::string>();
   if (format != "text" && format != "json") {
     std::cerr << "palladium report: --format must be text or json, not '" << format << "'\n";
     return 2;
@@ -57,12 +48,17 @@ int report_command(const std::vector<std::string>& args) {
       return 2;
     }
     // The config's workload list, so workloads without a single candidate
-    // still count in the suite metrics (as 1.0x and unsolved).
+    // still count in the suite metrics (as 1.0x and unsolved). Without it the
+    // suite would silently shrink to the workloads that have candidates, so
+    // an unreadable list is an error, not a fallback.
     std::vector<std::string> workloads;
     try {
-      workloads = parse_run_config(run->config_text, db + " (stored config)").workloads;
-    } catch (const ConfigError&) {
-      // An unreadable stored config falls back to the workloads with candidates.
+      workloads = stored_workloads(run->config_text,
+                                   db + " (stored config of run " + std::to_string(run_id) + ")");
+    } catch (const ConfigError& e) {
+      std::cerr << "palladium report: " << e.what()
+                << "; without the suite's workload list the suite metrics would be wrong\n";
+      return 1;
     }
     auto sensitivity =
         load_input_sensitivity(palladium_home() / "workloads" / "input_sensitivity.json");

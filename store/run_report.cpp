@@ -18,7 +18,7 @@ const std::string kTpuProfiler(to_string(TimingKind::tpu_profiler));
 const std::string kTpuWallFallback(to_string(TimingKind::tpu_wall_fallback));
 
 constexpr const char* kMetricDefinitions =
-    "Metrics (DESIGN.md): per-sample correctness = correct / all generated "
+    "Metrics (as defined by the JAXBench study; README.md, Metrics): per-sample correctness = correct / all generated "
     "candidates (no extractable code counts as generated and wrong); solved "
     "= workloads with >= 1 correct candidate; speedup(w) = baseline time / "
     "best correct time, 1.0 when none is correct; suite speedup = geomean "
@@ -68,7 +68,10 @@ ReportData collect(const RunStore& store, int64_t run_id,
     auto it = by_id.find(e.candidate_id);
     if (it == by_id.end()) continue;  // not possible with foreign keys on
     results.push_back({it->second->workload, e.verdict, e.speedup});
-    if (!e.timing_kind.empty()) {
+    // Only a timed candidate says how this run was timed: a failed one
+    // carries whatever its agent stamped, and must not turn a TPU report
+    // into a CPU one (issue 8 item 5).
+    if (!e.timing_kind.empty() && e.kernel_ms) {
       any_timing = true;
       if (e.timing_kind != kTpuProfiler) all_tpu = false;
       if (e.timing_kind == kCpuWall) any_cpu = true;

@@ -1,8 +1,8 @@
 // The run report: per-workload results and suite metrics of one run, as
 // JSON (for tools) and as text (for people).
 //
-// Metrics are those of search/metrics.hpp, exactly as DESIGN.md defines
-// them. Only evaluated candidates count; candidates still waiting for an
+// Metrics are those of search/metrics.hpp, exactly as the JAXBench study
+// defines them (README.md, Metrics). Only evaluated candidates count; candidates still waiting for an
 // evaluation are left out (report_text says how many). All methods and seeds
 // of the run are pooled.
 //
@@ -16,8 +16,9 @@
 //                   "verdicts": {VERDICT: COUNT}, "degenerate",
 //                   "insensitive_inputs"}]}
 //
-// "timing" is "tpu-profiler" only when every evaluation of the run that has
-// a timing kind says "tpu-profiler" (and at least one does); "cpu-wall" when
+// "timing" is decided by the timed evaluations only (those with a kernel
+// time): "tpu-profiler" only when every one says "tpu-profiler" (and at
+// least one exists); "cpu-wall" when
 // any says "cpu-wall" or none is timed, so CPU wall-clock numbers are never
 // presented as TPU speedups; "tpu-wall-fallback" otherwise.
 //

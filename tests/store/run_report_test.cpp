@@ -38,6 +38,10 @@ class RunReportTest : public ::testing::Test {
     e.candidate_id = id;
     e.verdict = *verdict;
     e.speedup = speedup;
+    if (speedup) {  // a timed candidate
+      e.kernel_ms = 1.0;
+      e.baseline_ms = *speedup;
+    }
     e.timing_kind = timing;
     ASSERT_TRUE(store_->insert_evaluation(e));
   }
@@ -124,8 +128,19 @@ TEST_F(RunReportTest, TpuWallFallbackIsNamedAndWarned) {
   EXPECT_EQ(report_json(*store_, run_, {})["suite"]["timing"], "cpu-wall");
 }
 
+TEST_F(RunReportTest, UntimedFailuresDoNotDecideTheTimingKind) {
+  // Agents stamp failed candidates with a timing kind too; an untimed
+  // failure must not make a TPU run's report say "NOT TPU speedups".
+  add("8p", 0, Verdict::correct, 2.0, "tpu-profiler");
+  add("8p", 1, Verdict::numerics_mismatch, std::nullopt, "cpu-wall");
+  add("9p", 0, Verdict::compile_error, std::nullopt, "cpu-wall");
+  EXPECT_EQ(report_json(*store_, run_, {})["suite"]["timing"], "tpu-profiler");
+  EXPECT_EQ(report_text(*store_, run_, {}).find("NOT TPU"), std::string::npos);
+}
+
 TEST_F(RunReportTest, NoTimingAtAllIsNotCalledTpu) {
   add("8p", 0, Verdict::no_code, std::nullopt, "");
+  add("8p", 1, Verdict::compile_error, std::nullopt, "tpu-profiler");
   EXPECT_EQ(report_json(*store_, run_, {})["suite"]["timing"], "cpu-wall");
 }
 

@@ -1,0 +1,38 @@
+// What `palladium run` and `palladium sweep` both derive from a RunConfig
+// before any actor starts: the searches, the LLM provider, the coordinator's
+// options and the default database path.
+//
+// All of it fails before anything is stored, with a ConfigError naming the
+// config file and key, so a bad config never leaves a run row behind.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/workload_search_actor.hpp"
+#include "cli/coordinator.hpp"
+#include "cli/run_config.hpp"
+#include "llm/provider.hpp"
+
+namespace palladium {
+
+// One WorkloadSearchSpec per workload x seed of `config` (run_id left 0),
+// each with the baseline module read from `home`/workloads. Throws
+// ConfigError naming `origin` if a module is missing.
+std::vector<WorkloadSearchSpec> search_specs(const RunConfig& config, const std::string& origin,
+                                             const std::filesystem::path& home);
+
+// The provider the llm section names. Throws ConfigError naming `origin`.
+std::shared_ptr<Provider> make_provider(const LlmConfig& llm, const std::string& origin,
+                                        const std::filesystem::path& home);
+
+// Coordinator options from the agents, evaluation and coordinator sections;
+// local agents log under `log_dir`.
+CoordinatorOptions coordinator_options(const RunConfig& config, const std::string& log_dir);
+
+// A fresh database path under `home`/runs named after `name`, the time and the pid.
+std::string default_db_path(const std::filesystem::path& home, const std::string& name);
+
+}  // namespace palladium
