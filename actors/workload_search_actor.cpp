@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -16,7 +17,7 @@ namespace {
 struct SearchState {
   WorkloadSearchSpec spec;
   SearchPeers peers;
-  std::unique_ptr<IterativeSearch> search;
+  std::unique_ptr<Strategy> search;
   std::map<int, int64_t> candidate_ids;  // sample index -> stored candidate id
   static inline const char* name = "workload_search";
 };
@@ -32,23 +33,25 @@ void fail(Self self, const std::string& what) {
   self->quit(caf::make_error(caf::sec::runtime_error, what));
 }
 
-void finish_sample(Self self, int sample_index, const std::string& code, const EvalOutcome& outcome,
-                   bool reused) {
+void finish_sample(Self self, int sample_index, const std::string& response,
+                   const std::string& code, const EvalOutcome& outcome, bool reused) {
   auto& st = self->state;
   self->send(st.peers.run, progress_atom::value,
              ProgressEvent{ProgressEvent::evaluated, st.spec.brief.id,
                            outcome.verdict == Verdict::correct, reused});
-  st.search->record(sample_index, code, outcome);
+  st.search->observe(sample_index, Observation{response, code, outcome});
   step(self);
 }
 
-void evaluate(Self self, int sample_index, int64_t candidate_id, const std::string& code) {
+void evaluate(Self self, int sample_index, int64_t candidate_id, const std::string& response,
+              const std::string& code) {
   auto& st = self->state;
   self->request(st.peers.store, caf::infinite, find_eval_atom::value, candidate_id)
       .then(
           [=](MaybeEvaluation& found) {
             if (found.record) {
-              finish_sample(self, sample_index, code, outcome_from_record(*found.record), true);
+              finish_sample(self, sample_index, response, code, outcome_from_record(*found.record),
+                            true);
               return;
             }
             auto& st = self->state;
@@ -65,7 +68,10 @@ void evaluate(Self self, int sample_index, int64_t candidate_id, const std::stri
                     [=](wire::Result& result) {
                       auto record = record_from_result(candidate_id, result);
                       self->request(self->state.peers.store, caf::infinite, put_eval_atom::value, record)
-                          .then([=](bool) { finish_sample(self, sample_index, code, outcome_from_record(record), false); },
+                          .then([=](bool) {
+                                  finish_sample(self, sample_index, response, code,
+                                                outcome_from_record(record), false);
+                                },
                                 [=](caf::error& e) { fail(self, "storing an evaluation failed: " + to_string(e)); });
                     },
                     [=](caf::error& e) { fail(self, "evaluation failed: " + to_string(e)); });
@@ -103,7 +109,7 @@ void generate(Self self, SampleRequest req) {
                       self->state.candidate_ids[req.sample_index] = candidate_id;
                       self->send(self->state.peers.run, progress_atom::value,
                                  ProgressEvent{ProgressEvent::generated, cand.workload, false, false});
-                      evaluate(self, req.sample_index, candidate_id, cand.code);
+                      evaluate(self, req.sample_index, candidate_id, cand.response, cand.code);
                     },
                     [=](caf::error& e) { fail(self, "storing a candidate failed: " + to_string(e)); });
           },
@@ -112,7 +118,9 @@ void generate(Self self, SampleRequest req) {
 
 void step(Self self) {
   auto& st = self->state;
-  auto req = st.search->next();
+  auto proposed = st.search->propose(1);
+  std::optional<SampleRequest> req;
+  if (!proposed.empty()) req = proposed.front();
   if (!req) {
     if (st.search->done()) {
       self->send(st.peers.run, progress_atom::value,
@@ -131,7 +139,8 @@ void step(Self self) {
               self->send(self->state.peers.run, progress_atom::value,
                          ProgressEvent{ProgressEvent::generated, found.record->workload, false, true});
               self->state.candidate_ids[req->sample_index] = found.record->id;
-              evaluate(self, req->sample_index, found.record->id, found.record->code);
+              evaluate(self, req->sample_index, found.record->id, found.record->response,
+                       found.record->code);
             } else {
               generate(self, *req);
             }
@@ -140,7 +149,7 @@ void step(Self self) {
 }
 
 caf::behavior workload_search(Self self, WorkloadSearchSpec spec, SearchPeers peers) {
-  self->state.search = std::make_unique<IterativeSearch>(spec.brief, spec.budget);
+  self->state.search = std::make_unique<IterativeSearch>(spec.brief, Budget(spec.budget));
   self->state.spec = std::move(spec);
   self->state.peers = std::move(peers);
   step(self);

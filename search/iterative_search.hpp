@@ -1,80 +1,73 @@
-// The paper's *iterative* method (and iterative + context) as a
-// deterministic state machine.
+// The paper's *iterative* method (and iterative + context) as a Strategy.
 //
 // Generate a candidate, evaluate it, put the last candidate's code, verdict,
 // stage, error and (if correct) speedup into the next prompt; repeat until
-// the per-workload sample budget is spent. The workload_search actor drives
-// it: next() for a request, the LLM and evaluator do the work, record() with
-// the outcome. There is at most one sample outstanding at a time.
+// the budget is spent. One sample is outstanding at a time: each prompt needs
+// the previous outcome. Every sample is a code sample in phase `iterate`;
+// sample k's parent is sample k-1.
 //
-// Deterministic: the same brief, budget and sequence of record() calls give
-// byte-identical requests, so a resumed run can replay stored candidates
-// through record() and ask next() only for what is still missing.
+// With a non-zero early-stop window the loop also ends when the best
+// correct time has not improved by the rule's factor over the last `window`
+// samples (search/early_stop.hpp, one sample = one generation).
 //
-// Not thread-safe; one owner (an actor).
+// Deterministic: the same brief, budget and observations give byte-identical
+// requests. Not thread-safe; one owner.
 //
 // Example:
-//   IterativeSearch s(brief, /*budget=*/8);
-//   while (auto req = s.next()) {
-//     std::string code = extract_code(llm.complete(...).text);
-//     s.record(req->sample_index, code, evaluate(code));
+//   IterativeSearch s(brief, Budget(8));
+//   while (!s.done()) {
+//     for (auto& req : s.propose(1)) {
+//       std::string text = llm.complete(req).text;
+//       std::string code = extract_code(text);
+//       s.observe(req.sample_index, {text, code, evaluate(code)});
+//     }
 //   }
-//   assert(s.done());
 
 #ifndef PALLADIUM_SEARCH_ITERATIVE_SEARCH_HPP_
 #define PALLADIUM_SEARCH_ITERATIVE_SEARCH_HPP_
 
 #include <optional>
 #include <string>
+#include <vector>
 
-#include "search/eval_outcome.hpp"
+#include "search/early_stop.hpp"
 #include "search/prompt_text.hpp"
+#include "search/strategy.hpp"
 #include "search/workload_brief.hpp"
 
 namespace palladium {
 
-struct SampleRequest {
-  int sample_index = 0;  // 0, 1, ... in issue order
-  std::string system_prompt;
-  std::string user_prompt;
-  // The sample whose feedback this prompt carries; nullopt for the first.
-  std::optional<int> parent_sample;
+struct IterativeConfig {
+  // The system prompt carries brief.context (iterative + context).
+  bool with_context = false;
+  EarlyStopRule early_stop;
 };
 
-class IterativeSearch {
+class IterativeSearch final : public Strategy {
  public:
-  // `budget` is the number of samples for this workload (>= 0). With
-  // `with_context` the system prompt carries brief.context, which must then
-  // be non-empty. Throws std::invalid_argument on a negative budget or a
-  // missing context.
-  IterativeSearch(WorkloadBrief brief, int budget, bool with_context = false);
+  // Throws std::invalid_argument if config.with_context is set and the brief
+  // has no context, or the early-stop rule is invalid.
+  IterativeSearch(WorkloadBrief brief, Budget budget, IterativeConfig config = {});
 
-  // The next request, or nullopt while a sample is outstanding (record() not
-  // yet called for it) or when the budget is spent. Each non-null result
-  // makes that sample outstanding and counts against the budget.
-  std::optional<SampleRequest> next();
-
-  // Reports the outcome of the outstanding sample. `code` is the code
-  // extracted from the response ("" when there was none). Throws
-  // std::logic_error naming `sample_index` if it is not the outstanding
-  // sample (including when nothing is outstanding); state is then unchanged.
-  void record(int sample_index, const std::string& code,
-              const EvalOutcome& outcome);
-
-  // True when the budget is spent and nothing is outstanding.
-  bool done() const;
-
-  // Requests handed out by next() so far (recorded or outstanding).
-  int generated() const { return generated_; }
-  int budget() const { return budget_; }
+  std::string method() const override;
 
  private:
+  std::vector<SampleRequest> next_requests(int max_n) override;
+  void on_observation(const SampleRequest& request, const Observation& observation) override;
+  bool finished() const override { return stopped_; }
+  int wanted() const override;
+  bool can_continue() const override;
+  Phase current_phase() const override { return Phase::iterate; }
+  std::string stop_reason() const override;
+
   WorkloadBrief brief_;
-  int budget_;
+  IterativeConfig config_;
   std::string system_prompt_;  // fixed for the whole search
-  int generated_ = 0;
-  std::optional<int> outstanding_;
+  int next_index_ = 0;
   std::optional<Feedback> last_;  // feedback for the next prompt
+  // losses_[k]: the best relative time (kernel / baseline) held before sample k.
+  std::vector<double> losses_;
+  bool stopped_ = false;
 };
 
 }  // namespace palladium
