@@ -5,15 +5,10 @@
 #include <limits>
 #include <numeric>
 
+#include "search/rng.hpp"
+
 namespace palladium {
 namespace {
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // The q-quantile of sorted `v` by linear interpolation between order statistics.
 double quantile(const std::vector<double>& v, double q) {
@@ -38,12 +33,12 @@ MeanInterval bootstrap_mean(const std::vector<double>& values, double level, int
     out.low = out.high = out.mean;
     return out;
   }
-  uint64_t state = rng_seed;
+  SplitMix64 rng(rng_seed);
   std::vector<double> means;
   means.reserve(static_cast<size_t>(resamples));
   for (int r = 0; r < resamples; ++r) {
     double sum = 0.0;
-    for (size_t i = 0; i < values.size(); ++i) sum += values[splitmix64(state) % values.size()];
+    for (size_t i = 0; i < values.size(); ++i) sum += values[rng.next() % values.size()];
     means.push_back(sum / values.size());
   }
   std::sort(means.begin(), means.end());
