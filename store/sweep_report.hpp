@@ -1,0 +1,140 @@
+// The sweep report: Table 2, Table 3, Figure 4, budget curves, cells, best
+// kernels, compared across the cells of a sweep (or the runs of a database),
+// as one JSON document from which the Markdown and CSV files (and, through
+// scripts/plot_report.py, the PNG figures) are rendered.
+//
+// Input is plain data (SweepReportInput), filled from a store by
+// collect_sweep_report_input() (store/sweep_report_input.hpp), so every
+// number here is a pure function of stored rows.
+//
+// Conditions. Cells that differ only by their seed axis are one condition;
+// its seeds come from the candidates' seed column, so a cell with several
+// seeds and several one-seed cells give the same numbers. Per seed, the
+// study's metrics (search/metrics.hpp) over the cell's whole suite; a
+// condition reports their mean over seeds with a 95% percentile-bootstrap
+// interval over seeds (search/bootstrap.hpp), and the pooled per-sample
+// correctness. Only evaluated candidates count (as in run_report.hpp).
+//
+// Timing. A condition's timing kind is decided by its timed candidates only
+// (those with a kernel time): cpu-wall if any is, tpu-profiler if all are,
+// else tpu-wall-fallback; cpu-wall when none is timed. Conditions are
+// grouped by timing kind and nothing compares across groups: a report
+// never mixes timing kinds, and cpu-wall speedups are labelled as CPU
+// interpret-mode ratios, never as TPU speedups.
+//
+// Budget curves. For k = 1 .. the longest recording, the metrics of the
+// first k candidates of every workload (search/policy_replay.hpp prefix:k),
+// per seed, then mean and interval over seeds.
+//
+// Table 3. The priority workloads (those with a hand-tuned reference,
+// kPriorityWorkloads) in each condition's suite: speedup(w) as mean over
+// seeds, the suite speedup over that subset, and the % of the hand-tuned
+// suite speedup over the same subset. The hand-tuned speedups are the
+// references' own evaluations on the same agents (a reference that is not
+// correct there, or timed with another kind, counts as 1.0x and is named).
+//
+// JSON shape (every key always present):
+//   {"title", "definitions", "models": [..], "timings": [..],
+//    "groups": [{"timing", "model", "suffix",
+//      "conditions": [{"key", "label", "method", "model", "params", "cells", "seeds",
+//        "table2": {"candidates", "correct", "workloads", "pooled_per_sample_correctness",
+//                   "per_sample_correctness": MI, "solved": MI, "geomean_speedup": MI},
+//        "outcomes": {verdict: count}, "curve": [{"samples_per_workload", "solved": MI,
+//                                                 "geomean_speedup": MI}]}],
+//      "table3": {"workloads", "hand_tuned": {w: x}, "hand_tuned_suite",
+//                 "hand_tuned_verdicts": {w: verdict}, "rows": [{"key", "label",
+//                 "speedups": {w: x}, "suite", "hand_tuned_suite", "percent_of_hand_tuned"}],
+//                 "note"}}],
+//    "cells": [{"key", "ordinal", "params", "run_id", "status", "status_reason", "method",
+//               "model", "timing", "seeds", "candidates", "pending", "correct", "solved",
+//               "workloads", "geomean_speedup", "llm": {"calls", "prompt_tokens",
+//               "completion_tokens", "thinking_tokens", "cost_usd", "cost_complete"},
+//               "per_workload": [{"id", "candidates", "correct", "best_speedup", "verdicts"}]}],
+//    "workloads": [{"id", "degenerate", "insensitive_inputs",
+//                   "best": [{"timing", "candidate_id", "cell", "model", "seed",
+//                             "sample_index", "speedup", "kernel_ms", "baseline_ms",
+//                             "file", "history"}]}]}
+// ("best" holds one entry per timing group with a correct, timed candidate.)
+// where MI = {"mean", "low", "high", "n"}.
+//
+// Errors: none for any input (empty cells give empty groups).
+
+#ifndef PALLADIUM_STORE_SWEEP_REPORT_HPP_
+#define PALLADIUM_STORE_SWEEP_REPORT_HPP_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "search/verdict.hpp"
+#include "store/run_report.hpp"
+
+namespace palladium {
+
+// The JAXBench workloads with a hand-tuned Pallas reference (workloads/hand_tuned/).
+inline const std::vector<std::string> kPriorityWorkloads = {"1p", "2p", "3p", "4p",
+                                                            "6p", "7p", "8p", "11p"};
+
+struct ReportCandidate {
+  int64_t id = 0;
+  std::string workload;
+  int64_t seed = 0;
+  int sample_index = 0;
+  std::optional<Verdict> verdict;  // nullopt: not evaluated yet
+  std::optional<double> speedup;   // correct and timed only
+  std::optional<double> kernel_ms;
+  std::optional<double> baseline_ms;
+  std::string timing_kind;
+};
+
+struct ReportUsage {
+  int64_t calls = 0;
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t thinking_tokens = 0;
+  double cost_usd = 0.0;
+  bool cost_complete = true;  // every call had a price
+};
+
+struct ReportCell {
+  std::string key;
+  int ordinal = 0;
+  std::vector<std::pair<std::string, std::string>> params;  // axis -> label
+  std::optional<int64_t> run_id;  // none: the cell has not started
+  std::string status = "pending";
+  std::string status_reason;
+  std::string method;
+  std::string model;  // "synthetic", "replay", or the API model asked for
+  std::vector<std::string> suite;
+  std::vector<ReportCandidate> candidates;  // live candidates, by id
+  ReportUsage usage;
+};
+
+struct SweepReportInput {
+  std::string title;
+  std::vector<ReportCell> cells;
+  // Priority workload -> its hand-tuned reference's evaluation here.
+  std::map<std::string, ReportCandidate> hand_tuned;
+  InputSensitivity sensitivity;
+};
+
+// The metric definitions every rendering states.
+extern const char* const kSweepMetricDefinitions;
+
+nlohmann::ordered_json sweep_report_json(const SweepReportInput& input);
+
+// The Markdown report; links the PNGs and CSVs by their file names.
+std::string sweep_report_markdown(const nlohmann::ordered_json& report);
+
+// CSV files by name: table2.csv, table3.csv, figure4.csv, budget_curves.csv,
+// cells.csv. Each row carries its timing kind and model.
+std::map<std::string, std::string> sweep_report_csv(const nlohmann::ordered_json& report);
+
+}  // namespace palladium
+
+#endif  // PALLADIUM_STORE_SWEEP_REPORT_HPP_

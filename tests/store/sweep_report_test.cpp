@@ -1,0 +1,170 @@
+#include "store/sweep_report.hpp"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+namespace palladium {
+namespace {
+
+ReportCandidate cand(int64_t id, const std::string& w, int64_t seed, int index,
+                     std::optional<Verdict> v, std::optional<double> speedup = {},
+                     const std::string& timing = "cpu-wall") {
+  ReportCandidate c;
+  c.id = id;
+  c.workload = w;
+  c.seed = seed;
+  c.sample_index = index;
+  c.verdict = v;
+  c.speedup = speedup;
+  if (speedup) {
+    c.kernel_ms = 1.0;
+    c.baseline_ms = *speedup;
+  }
+  c.timing_kind = timing;
+  return c;
+}
+
+ReportCell cell(const std::string& method, int64_t seed, std::vector<ReportCandidate> cands) {
+  ReportCell c;
+  c.key = "method=" + method + ",seed=" + std::to_string(seed);
+  c.params = {{"method", method}, {"seed", std::to_string(seed)}};
+  c.method = method;
+  c.model = "synthetic";
+  c.status = "finished";
+  c.run_id = seed + 1;
+  c.suite = {"8p", "12p"};
+  c.candidates = std::move(cands);
+  return c;
+}
+
+SweepReportInput two_methods_two_seeds() {
+  SweepReportInput in;
+  in.title = "t";
+  const auto ok = Verdict::correct, bad = Verdict::numerics_mismatch;
+  in.cells.push_back(cell("a", 0, {cand(1, "8p", 0, 0, bad), cand(2, "8p", 0, 1, ok, 2.0),
+                                   cand(3, "12p", 0, 0, bad), cand(4, "12p", 0, 1, bad)}));
+  in.cells.push_back(cell("a", 1, {cand(5, "8p", 1, 0, ok, 4.0), cand(6, "8p", 1, 1, bad),
+                                   cand(7, "12p", 1, 0, ok, 0.5), cand(8, "12p", 1, 1, std::nullopt)}));
+  in.cells.push_back(cell("b", 0, {cand(9, "8p", 0, 0, Verdict::lowering_error),
+                                   cand(10, "12p", 0, 0, Verdict::no_code)}));
+  in.cells[2].usage = {3, 300, 120, 10, 0.25, false};
+  in.hand_tuned["8p"] = cand(100, "8p", 0, 0, ok, 3.0);
+  in.sensitivity["12p"] = {"scale"};
+  return in;
+}
+
+TEST(SweepReport, SeedCellsAreOneConditionMeasuredPerSeed) {
+  auto r = sweep_report_json(two_methods_two_seeds());
+  ASSERT_EQ(r["groups"].size(), 1u);
+  const auto& g = r["groups"][0];
+  EXPECT_EQ(g["timing"], "cpu-wall");
+  ASSERT_EQ(g["conditions"].size(), 2u);
+  const auto& a = g["conditions"][0];
+  EXPECT_EQ(a["key"], "method=a");
+  EXPECT_EQ(a["seeds"].size(), 2u);
+  EXPECT_EQ(a["cells"].size(), 2u);
+  const auto& t = a["table2"];
+  // Seed 0: solved 1, geomean sqrt(2), 1/4 correct. Seed 1 (one candidate not yet
+  // evaluated, left out): solved 2, geomean sqrt(4 x max(0.5, 1)) = 2, 2/3 correct.
+  EXPECT_EQ(t["candidates"], 7);
+  EXPECT_EQ(t["correct"], 3);
+  EXPECT_DOUBLE_EQ(t["pooled_per_sample_correctness"].get<double>(), 3.0 / 7);
+  EXPECT_DOUBLE_EQ(t["solved"]["mean"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(t["solved"]["low"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(t["solved"]["high"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(t["geomean_speedup"]["mean"].get<double>(), (std::sqrt(2.0) + 2.0) / 2);
+  EXPECT_DOUBLE_EQ(t["per_sample_correctness"]["mean"].get<double>(), (0.25 + 2.0 / 3) / 2);
+  EXPECT_EQ(a["outcomes"]["correct"], 3);
+  EXPECT_EQ(a["outcomes"]["numerics_mismatch"], 4);
+}
+
+TEST(SweepReport, BudgetCurvesArePrefixesEndingAtTheTable) {
+  auto r = sweep_report_json(two_methods_two_seeds());
+  const auto& a = r["groups"][0]["conditions"][0];
+  ASSERT_EQ(a["curve"].size(), 2u);
+  const auto& k1 = a["curve"][0];
+  EXPECT_EQ(k1["samples_per_workload"], 1);
+  EXPECT_DOUBLE_EQ(k1["solved"]["mean"].get<double>(), 1.0);          // 0 and 2
+  EXPECT_DOUBLE_EQ(k1["geomean_speedup"]["mean"].get<double>(), 1.5);  // 1 and 2
+  EXPECT_EQ(a["curve"][1]["solved"], a["table2"]["solved"]);
+  EXPECT_EQ(a["curve"][1]["geomean_speedup"], a["table2"]["geomean_speedup"]);
+}
+
+TEST(SweepReport, Table3ComparesWithTheHandTunedSpeedupOnTheSameWorkloads) {
+  auto r = sweep_report_json(two_methods_two_seeds());
+  const auto& t3 = r["groups"][0]["table3"];
+  EXPECT_EQ(t3["workloads"].size(), 1u);
+  EXPECT_EQ(t3["workloads"][0], "8p");
+  EXPECT_DOUBLE_EQ(t3["hand_tuned_suite"].get<double>(), 3.0);
+  ASSERT_EQ(t3["rows"].size(), 2u);
+  EXPECT_DOUBLE_EQ(t3["rows"][0]["speedups"]["8p"].get<double>(), 3.0);  // mean of 2 and 4
+  EXPECT_DOUBLE_EQ(t3["rows"][0]["percent_of_hand_tuned"].get<double>(), 100.0);
+  EXPECT_NEAR(t3["rows"][1]["percent_of_hand_tuned"].get<double>(), 100.0 / 3, 1e-9);
+}
+
+TEST(SweepReport, AHandTunedReferenceTimedAnotherWayCountsAsOneAndIsNamed) {
+  auto in = two_methods_two_seeds();
+  in.hand_tuned["8p"].timing_kind = "tpu-profiler";
+  auto t3 = sweep_report_json(in)["groups"][0]["table3"];
+  EXPECT_DOUBLE_EQ(t3["hand_tuned"]["8p"].get<double>(), 1.0);
+  EXPECT_NE(t3["note"].get<std::string>().find("8p: correct (timed tpu-profiler, not comparable)"),
+            std::string::npos)
+      << t3["note"];
+}
+
+TEST(SweepReport, TimingKindsAreNeverMixed) {
+  auto in = two_methods_two_seeds();
+  for (auto& c : in.cells[2].candidates) c.timing_kind = "tpu-profiler";
+  in.cells[2].candidates.push_back(cand(11, "8p", 0, 1, Verdict::correct, 9.0, "tpu-profiler"));
+  auto r = sweep_report_json(in);
+  ASSERT_EQ(r["groups"].size(), 2u);
+  EXPECT_EQ(r["groups"][0]["timing"], "tpu-profiler");
+  EXPECT_EQ(r["groups"][0]["conditions"].size(), 1u);
+  EXPECT_EQ(r["groups"][1]["timing"], "cpu-wall");
+  EXPECT_EQ(r["groups"][0]["suffix"], "_tpu-profiler");
+  // The 9x TPU kernel is best only among TPU timings; the CPU best stays apart.
+  const auto& best8 = r["workloads"][0]["best"];
+  ASSERT_EQ(best8.size(), 2u);
+  EXPECT_EQ(best8[0]["candidate_id"], 11);
+  EXPECT_EQ(best8[1]["candidate_id"], 5);
+  EXPECT_EQ(best8[1]["file"], "kernels/8p.cpu-wall.py");
+}
+
+TEST(SweepReport, CellsCarryStatusUsageAndPending) {
+  auto r = sweep_report_json(two_methods_two_seeds());
+  ASSERT_EQ(r["cells"].size(), 3u);
+  EXPECT_EQ(r["cells"][1]["pending"], 1);
+  EXPECT_EQ(r["cells"][2]["llm"]["prompt_tokens"], 300);
+  EXPECT_EQ(r["cells"][2]["llm"]["cost_complete"], false);
+  EXPECT_EQ(r["workloads"][1]["degenerate"], true);
+  EXPECT_EQ(r["workloads"][0]["best"][0]["cell"], "method=a,seed=1");
+}
+
+TEST(SweepReport, MarkdownAndCsvSayWhatTheNumbersAre) {
+  auto r = sweep_report_json(two_methods_two_seeds());
+  auto md = sweep_report_markdown(r);
+  EXPECT_NE(md.find("NOT TPU speedups"), std::string::npos);
+  EXPECT_NE(md.find("model: synthetic"), std::string::npos);
+  EXPECT_NE(md.find("| method=a | synthetic | 2 | 7 | 45.8% [25.0%, 66.7%] | 1.50 [1.00, 2.00] / 2 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find(">= $0.2500 (some calls unpriced)"), std::string::npos);
+  EXPECT_NE(md.find("12p ignores scale"), std::string::npos);
+  EXPECT_EQ(md.find("DESIGN.md"), std::string::npos);
+  auto csv = sweep_report_csv(r);
+  ASSERT_EQ(csv.count("table2.csv"), 1u);
+  const auto& t2 = csv["table2.csv"];
+  EXPECT_EQ(std::count(t2.begin(), t2.end(), '\n'), 3) << t2;  // header + 2 conditions
+  EXPECT_NE(t2.find("cpu-wall,synthetic,method=a,2,7,3,2,"), std::string::npos) << t2;
+  EXPECT_NE(csv["budget_curves.csv"].find("cpu-wall,synthetic,method=a,1,1,"), std::string::npos);
+}
+
+TEST(SweepReport, EmptyInputGivesAnEmptyReport) {
+  auto r = sweep_report_json(SweepReportInput{});
+  EXPECT_TRUE(r["groups"].empty());
+  EXPECT_FALSE(sweep_report_markdown(r).empty());
+}
+
+}  // namespace
+}  // namespace palladium
