@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "llm/hand_tuned_provider.hpp"
 #include "llm/replay_provider.hpp"
 
 namespace fs = std::filesystem;
@@ -61,6 +62,7 @@ std::vector<WorkloadSearchSpec> search_specs(const RunConfig& config, const std:
 std::shared_ptr<Provider> make_provider(const LlmConfig& llm, const std::string& origin,
                                         const fs::path& home) {
   if (llm.provider == "replay") return make_replay_provider(home / llm.corpus);
+  if (llm.provider == "hand_tuned") return make_hand_tuned_provider(home / "workloads" / "hand_tuned");
   throw ConfigError(origin + ": llm.provider: '" + llm.provider + "' is not implemented");
 }
 

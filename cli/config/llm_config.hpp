@@ -2,7 +2,9 @@
 //
 // YAML:
 //   llm:
-//     provider: replay            # the offline recorded-response provider
+//     provider: replay            # the offline recorded-response provider, or
+//                                 # hand_tuned: each workload's hand-tuned reference
+//                                 # (workloads/hand_tuned/), to time the references
 //     corpus: llm/replay_corpus   # relative to PALLADIUM_HOME (replay only)
 //
 // Owner of the semantics: the llm engineer (llm/, actors/llm_gateway*).
@@ -28,7 +30,8 @@ LlmConfig parse_llm_config(const ConfigReader& r, const YAML::Node& node);
 
 // Checks what the section names on disk before anything is started or
 // stored: for the replay provider, that the corpus directory exists under
-// `home` and holds a directory for each of `workloads`. Throws ConfigError
+// `home` and holds a directory for each of `workloads`; for hand_tuned, that
+// each workload has a reference. Throws ConfigError
 // naming llm.corpus and the missing path.
 void check_llm_files(const ConfigReader& r, const LlmConfig& c, const std::filesystem::path& home,
                      const std::vector<std::string>& workloads);

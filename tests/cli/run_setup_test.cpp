@@ -65,3 +65,17 @@ TEST(RunSetup, CoordinatorOptionsComeFromTheSections) {
 
 }  // namespace
 }  // namespace palladium
+
+namespace palladium {
+namespace {
+
+TEST(RunSetup, HandTunedReferencesNeedAReferencePerWorkload) {
+  auto ok = parse_run_config("name: t\nworkloads: [8p, 1p]\nllm: {provider: hand_tuned}\n", "t.yaml");
+  EXPECT_EQ(search_specs(ok, "t.yaml", kHome).size(), 2u);
+  EXPECT_EQ(make_provider(ok.llm, "t.yaml", kHome)->name(), "hand_tuned");
+  auto bad = parse_run_config("name: t\nworkloads: [12p]\nllm: {provider: hand_tuned}\n", "t.yaml");
+  EXPECT_NE(error_of(bad).find("'12p' has no hand-tuned reference"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace palladium
