@@ -1,7 +1,5 @@
 #include "search/beam_prompts.hpp"
 
-#include <cstdio>
-
 #include "search/prompt_text.hpp"
 
 namespace palladium {
@@ -62,10 +60,8 @@ void append_kernel(std::string& out, std::string_view heading, const PromptKerne
   if (k.is_root) {
     out += "This is the XLA baseline module itself (plain JAX): speedup 1.000x.\n";
   } else if (k.speedup) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3f", *k.speedup);
     out += "It is correct. Its speedup over the XLA baseline: ";
-    out += buf;
+    out += format_speedup(*k.speedup);
     out += "x";
     if (!k.timing_kind.empty()) {
       out += " (timing: ";

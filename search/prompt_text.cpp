@@ -36,12 +36,6 @@ std::string truncate_code(std::string_view code) {
                          kMaxFeedbackCodeChars * 3 / 4);
 }
 
-std::string format_speedup(double speedup) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", speedup);
-  return buf;
-}
-
 void append_feedback(std::string& out, const Feedback& fb) {
   const EvalOutcome& o = fb.outcome;
   out += "\n## Feedback on your previous attempt (sample ";
@@ -94,6 +88,12 @@ void append_feedback(std::string& out, const Feedback& fb) {
 }
 
 }  // namespace
+
+std::string format_speedup(double speedup) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", speedup);
+  return buf;
+}
 
 std::string truncate_middle(std::string_view text, size_t max_chars,
                             size_t head) {

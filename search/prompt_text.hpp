@@ -42,6 +42,9 @@ std::string iterative_system_prompt(std::string_view context = {});
 std::string iterative_user_prompt(const WorkloadBrief& brief,
                                   const std::optional<Feedback>& feedback);
 
+// "1.234" for a speedup, as every prompt prints it.
+std::string format_speedup(double speedup);
+
 // `text` unchanged if it has at most `max_chars` bytes; otherwise its first
 // `head` bytes and last max_chars - head bytes around a line saying how many
 // bytes were cut. Requires head <= max_chars.

@@ -53,6 +53,17 @@ void answer(AutocompSearch& s, const FakeWorld& w, const SampleRequest& r) {
   s.observe(r.sample_index, w.answer(r));
 }
 
+// Answers everything generation 1 asks for, and nothing after it.
+void run_first_generation(AutocompSearch& s, const FakeWorld& w) {
+  std::vector<SampleRequest> pending = s.propose(100);
+  while (!pending.empty() && s.generations_finished() == 0) {
+    auto r = pending.front();
+    pending.erase(pending.begin());
+    answer(s, w, r);
+    for (auto& n : s.propose(100)) pending.push_back(n);
+  }
+}
+
 TEST(AutocompSearchTest, FirstGenerationOffersEveryPlanAtOnceThenEachPlansCodes) {
   AutocompSearch s(brief(), Budget(100), config(4, 4, 2), menus(), 7);
   auto plans = s.propose(100);
@@ -133,15 +144,8 @@ TEST(AutocompSearchTest, TranslationBeamIsSortedByScoreNotSpeed) {
     return std::string(*r.parent_sample == 1 ? "SCORE: 4" : "SCORE: 8");
   };
   AutocompSearch s(brief(), Budget(20), config(1, 2, 1, 0.5), menus(), 3);
-  FakeWorld done_world = w;
-  // Run generation 1 only: 2 plans, 2 codes, 2 scores.
-  std::vector<SampleRequest> pending = s.propose(100);
-  while (!pending.empty() && s.generations_finished() == 0) {
-    auto r = pending.front();
-    pending.erase(pending.begin());
-    answer(s, w, r);
-    for (auto& n : s.propose(100)) pending.push_back(n);
-  }
+  // Generation 1: 2 plans, 2 codes, 2 scores.
+  run_first_generation(s, w);
   EXPECT_EQ(s.generations_finished(), 1);
   EXPECT_EQ(s.beam(), (std::vector<int>{3}));
 }
@@ -173,13 +177,7 @@ TEST(AutocompSearchTest, RootStaysInTheBeamWhileTranslationGoesOn) {
     return r.sample_index == 1 ? correct(0.8) : wrong();
   };
   AutocompSearch s(brief(), Budget(40), config(3, 2, 1, 0.9), menus(), 3);
-  std::vector<SampleRequest> pending = s.propose(100);
-  while (!pending.empty() && s.generations_finished() == 0) {
-    auto r = pending.front();
-    pending.erase(pending.begin());
-    answer(s, w, r);
-    for (auto& n : s.propose(100)) pending.push_back(n);
-  }
+  run_first_generation(s, w);
   // Score 5 < 9 and budget left for translation: the root stays, after 1.
   EXPECT_EQ(s.beam(), (std::vector<int>{1, kRootId}));
   EXPECT_FALSE(s.translation_complete());
