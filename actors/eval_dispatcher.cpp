@@ -1,45 +1,192 @@
 #include "actors/eval_dispatcher.hpp"
 
-#include <map>
+#include <unordered_map>
 
 #include <spdlog/spdlog.h>
 
+#include "actors/errors.hpp"
 #include "actors/messages.hpp"
 
 namespace palladium {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+// One requester waiting for one job's answer.
+struct Waiting {
+  caf::typed_response_promise<wire::Result> promise;
+  wire::Job job;            // kept for the second tier of a cascade; code dropped otherwise
+  bool cpu_tier = false;    // the job is in the CPU tier now
+  int dispatches = 0;       // of the tiers already finished
+};
+
+// At most `per_s` log lines of one kind per second, so a flood cannot flood the log too.
+class LogLimiter {
+ public:
+  explicit LogLimiter(int per_s) : per_s_(per_s) {}
+  bool allow(Clock::time_point now) {
+    if (now - window_ > std::chrono::seconds(1)) {
+      if (suppressed_ > 0) spdlog::warn("({} similar messages suppressed)", suppressed_);
+      window_ = now;
+      count_ = 0;
+      suppressed_ = 0;
+    }
+    if (++count_ <= per_s_) return true;
+    ++suppressed_;
+    return false;
+  }
+
+ private:
+  int per_s_;
+  int count_ = 0;
+  int64_t suppressed_ = 0;
+  Clock::time_point window_{};
+};
+
 struct DispatcherState {
   std::shared_ptr<ZmqBridge> bridge;
   std::unique_ptr<JobLedger> ledger;
-  std::chrono::milliseconds heartbeat{500};
-  std::map<int64_t, caf::typed_response_promise<wire::Result>> waiting;
+  std::unique_ptr<AgentAdmission> admission;
+  DispatcherOptions options;
+  Requirement cpu_need;
+  Requirement final_need;
+  std::chrono::milliseconds tick{100};
+  Clock::time_point tick_due;
+  std::unordered_map<int64_t, Waiting> waiting;
+  DispatcherStats stats;
+  LogLimiter warn_limit{20};
   static inline const char* name = "eval_dispatcher";
 };
 
 using Self = caf::stateful_actor<DispatcherState>*;
 
+std::string short_id(const std::string& peer) { return peer.substr(0, 8); }
+
 void pump(Self self) {
   auto& st = self->state;
-  for (auto& [peer, job] : st.ledger->assign(JobLedger::Clock::now())) {
-    spdlog::debug("job {} ({}) -> {}", job.job_id, job.workload_id, peer);
-    st.bridge->send(peer, wire::encode(job));
-  }
+  auto assigned = st.ledger->assign(Clock::now());
+  if (assigned.empty()) return;
+  std::vector<std::pair<std::string, std::string>> frames;
+  frames.reserve(assigned.size());
+  for (auto& a : assigned) frames.emplace_back(std::move(a.peer), std::move(a.frame));
+  st.stats.dispatches += static_cast<int64_t>(frames.size());
+  st.bridge->send_many(std::move(frames));
 }
 
-void deliver(Self self, wire::Result result) {
-  auto it = self->state.waiting.find(result.job_id);
-  if (it == self->state.waiting.end()) return;
-  it->second.deliver(std::move(result));
-  self->state.waiting.erase(it);
+void submit(Self self, Waiting& w) {
+  auto& st = self->state;
+  bool screen = st.options.cascade && st.final_need.backend != "interpret" &&
+                st.ledger->has_agent_for(st.cpu_need);
+  w.cpu_tier = screen;
+  wire::Job tier = w.job;
+  tier.check_level = std::string(screen ? wire::kCheckCpu : wire::kCheckFull);
+  st.ledger->submit(tier, screen ? st.cpu_need : st.final_need);
+  if (!screen) w.job.code.clear();  // the frame holds it now; no second tier will need it
+}
+
+void deliver(Self self, int64_t job_id, wire::Result result, int dispatches) {
+  auto& st = self->state;
+  auto it = st.waiting.find(job_id);
+  if (it == st.waiting.end()) return;
+  Waiting& w = it->second;
+  w.dispatches += dispatches;
+  if (w.cpu_tier && result.verdict == "correct") {
+    // Survived the CPU tier: now the chip.
+    w.cpu_tier = false;
+    wire::Job tier = std::move(w.job);
+    tier.check_level = std::string(wire::kCheckFull);
+    st.ledger->submit(tier, st.final_need);
+    w.job = wire::Job{};
+    return;
+  }
+  result.dispatches = w.dispatches;
+  w.promise.deliver(std::move(result));
+  st.waiting.erase(it);
+  ++st.stats.answered;
+}
+
+void fail_job(Self self, const JobLedger::Abandoned& gone) {
+  auto& st = self->state;
+  auto it = st.waiting.find(gone.job_id);
+  if (it == st.waiting.end()) return;
+  spdlog::error("job {}: {}; answering with a retryable error", gone.job_id, gone.reason);
+  it->second.promise.deliver(make_error(Errc::unavailable, gone.reason));
+  st.waiting.erase(it);
+  ++st.stats.abandoned;
+}
+
+void apply_sweep(Self self, JobLedger::SweepOutcome& out) {
+  auto& st = self->state;
+  st.stats.requeued += static_cast<int64_t>(out.requeued.size());
+  for (const auto& peer : out.dead_agents) st.admission->forget(peer);
+  for (const auto& peer : out.struck_out) {
+    st.admission->forget(peer);
+    st.bridge->send(peer, wire::encode(wire::Bye{"coordinator", "dropped: leases expired"}));
+  }
+  for (const auto& gone : out.abandoned) fail_job(self, gone);
+}
+
+void on_hello(Self self, const ZmqInbound& in, const wire::Hello& hello, Clock::time_point now) {
+  auto& st = self->state;
+  bool registered = st.ledger->known(in.peer);
+  auto decision = st.admission->admit(in.peer, in.address, registered, hello, now);
+  if (!decision.admitted) {
+    ++st.stats.refused_hellos;
+    if (st.warn_limit.allow(now))
+      spdlog::warn("refused HELLO from {} at {}: {}", short_id(in.peer), in.address,
+                   decision.reason);
+    st.bridge->send(in.peer, wire::encode(wire::Bye{"coordinator", "refused: " + decision.reason}));
+    return;
+  }
+  spdlog::info("agent {} ({} at {}) joined: backend {}, device {}, jax {}, libtpu {}, {} slot(s), "
+               "stages {}",
+               hello.agent_id, short_id(in.peer), in.address, hello.backend, hello.device_kind,
+               hello.jax_version, hello.libtpu_version.empty() ? "-" : hello.libtpu_version,
+               hello.slots, stage_names(decision.caps.stages));
+  st.ledger->on_hello(in.peer, hello.agent_id, decision.caps, hello.slots, now);
+  // The welcome: tells the agent it is registered and which heartbeat interval to keep.
+  auto interval = static_cast<int>(st.ledger->heartbeat_interval().count());
+  st.bridge->send(in.peer, wire::encode(wire::Heartbeat{"coordinator", interval}));
+  pump(self);
+}
+
+void on_result(Self self, const ZmqInbound& in, wire::Result& msg, Clock::time_point now) {
+  auto& st = self->state;
+  int dispatches = 0;
+  switch (st.ledger->on_result(in.peer, msg, &dispatches)) {
+    case JobLedger::ResultDisposition::accepted:
+      deliver(self, msg.job_id, std::move(msg), dispatches);
+      pump(self);
+      return;
+    case JobLedger::ResultDisposition::stale_lease:
+      spdlog::info("dropping a late result for job {} (lease {}) from {}", msg.job_id, msg.lease,
+                   short_id(in.peer));
+      pump(self);  // the late result may have freed the agent's slot
+      break;
+    case JobLedger::ResultDisposition::not_holder:
+      if (st.warn_limit.allow(now))
+        spdlog::warn("refused a result for job {} from {}: another agent holds its lease",
+                     msg.job_id, short_id(in.peer));
+      break;
+    case JobLedger::ResultDisposition::unknown_job:
+      if (st.warn_limit.allow(now))
+        spdlog::warn("refused a result for job {} (lease {}) from {}: no such lease", msg.job_id,
+                     msg.lease, short_id(in.peer));
+      break;
+  }
+  ++st.stats.refused_results;
 }
 
 void on_frame(Self self, const ZmqInbound& in) {
   auto& st = self->state;
-  auto now = JobLedger::Clock::now();
+  auto now = Clock::now();
+  auto lag = std::chrono::duration_cast<std::chrono::microseconds>(now - in.received).count();
+  if (lag > st.stats.longest_inbound_lag_us) st.stats.longest_inbound_lag_us = lag;
   auto decoded = wire::decode(in.payload);
   if (!decoded.ok()) {
-    spdlog::warn("dropping malformed frame from {}: {}", in.peer, decoded.error);
+    if (st.warn_limit.allow(now))
+      spdlog::warn("dropping malformed frame from {} at {}: {}", short_id(in.peer), in.address,
+                   decoded.error);
     return;
   }
   st.ledger->on_seen(in.peer, now);
@@ -47,75 +194,119 @@ void on_frame(Self self, const ZmqInbound& in) {
       [&](auto& msg) {
         using T = std::decay_t<decltype(msg)>;
         if constexpr (std::is_same_v<T, wire::Hello>) {
-          spdlog::info("agent {} joined: backend {}, device {}, jax {}, {} slot(s)", in.peer,
-                       msg.backend, msg.device_kind, msg.jax_version, msg.slots);
-          st.ledger->on_hello(in.peer, msg, now);
+          on_hello(self, in, msg, now);
         } else if constexpr (std::is_same_v<T, wire::Result>) {
-          switch (st.ledger->on_result(in.peer, msg)) {
-            case JobLedger::ResultDisposition::accepted:
-              deliver(self, std::move(msg));
-              break;
-            case JobLedger::ResultDisposition::duplicate:
-              spdlog::info("dropping duplicate result for job {} from {}", msg.job_id, in.peer);
-              break;
-            case JobLedger::ResultDisposition::unknown_job:
-              spdlog::warn("dropping result for unknown job {} from {}", msg.job_id, in.peer);
-              break;
-          }
+          on_result(self, in, msg, now);
         } else if constexpr (std::is_same_v<T, wire::Bye>) {
-          spdlog::info("agent {} left: {}", in.peer, msg.reason);
-          st.ledger->on_bye(in.peer);
+          if (st.ledger->known(in.peer)) {
+            spdlog::info("agent {} ({}) left: {}", msg.agent_id, short_id(in.peer), msg.reason);
+            st.ledger->on_bye(in.peer);
+            st.admission->forget(in.peer);
+            JobLedger::SweepOutcome none = st.ledger->sweep(now);  // collects abandoned jobs
+            apply_sweep(self, none);
+            pump(self);
+          }
         } else if constexpr (std::is_same_v<T, wire::Heartbeat>) {
-          // on_seen above is all a heartbeat means.
+          if (!st.ledger->known(in.peer)) {
+            // A coordinator that restarted does not know the agent: tell it to say hello.
+            st.bridge->send(in.peer, wire::encode(wire::Bye{"coordinator", "unknown agent"}));
+          }
         } else {
-          spdlog::warn("dropping unexpected '{}' frame from agent {}", wire::type_name(msg), in.peer);
+          if (st.warn_limit.allow(now))
+            spdlog::warn("dropping unexpected '{}' frame from agent {}", wire::type_name(msg),
+                         short_id(in.peer));
         }
       },
       *decoded.message);
-  pump(self);
 }
 
-void on_beat(Self self) {
+void on_tick(Self self) {
   auto& st = self->state;
-  auto beat = wire::encode(wire::Heartbeat{"coordinator"});
-  for (const auto& peer : st.ledger->agent_ids()) st.bridge->send(peer, beat);
-  auto sweep = st.ledger->sweep(JobLedger::Clock::now());
-  for (auto& r : sweep.abandoned) deliver(self, std::move(r));
+  auto now = Clock::now();
+  auto late = std::chrono::duration_cast<std::chrono::microseconds>(now - st.tick_due).count();
+  if (late > st.stats.longest_tick_late_us) st.stats.longest_tick_late_us = late;
+  auto sweep = st.ledger->sweep(now);
+  apply_sweep(self, sweep);
+  auto interval = static_cast<int>(st.ledger->heartbeat_interval().count());
+  std::vector<std::pair<std::string, std::string>> beats;
+  if (st.ledger->take_interval_broadcast()) {
+    // The fleet doubled: everyone learns the longer interval (a cost of N once per doubling).
+    spdlog::info("{} agents: heartbeat interval now {} ms", st.ledger->agent_count(), interval);
+    std::string beat = wire::encode(wire::Heartbeat{"coordinator", interval});
+    for (auto& peer : st.ledger->agent_ids()) beats.emplace_back(std::move(peer), beat);
+    st.ledger->due_heartbeats(now);  // they all count as sent to now
+  } else {
+    std::string beat = wire::encode(wire::Heartbeat{"coordinator", interval});
+    for (auto& peer : st.ledger->due_heartbeats(now)) beats.emplace_back(std::move(peer), beat);
+  }
+  st.stats.heartbeats_sent += static_cast<int64_t>(beats.size());
+  st.bridge->send_many(std::move(beats));
   pump(self);
+  st.tick = std::max(std::chrono::milliseconds(20), st.ledger->heartbeat_interval() / 5);
+  st.tick_due = now + st.tick;
+}
+
+DispatcherStats snapshot(Self self) {
+  auto& st = self->state;
+  DispatcherStats s = st.stats;
+  s.agents = static_cast<int32_t>(st.ledger->agent_count());
+  s.slots = static_cast<int64_t>(st.ledger->total_slots());
+  s.queued = static_cast<int64_t>(st.ledger->queued());
+  s.in_flight = static_cast<int64_t>(st.ledger->in_flight());
+  s.heartbeat_interval_ms = st.ledger->heartbeat_interval().count();
+  return s;
 }
 
 caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
-                              JobLedger::Options options) {
+                              DispatcherOptions options) {
   auto& st = self->state;
   st.bridge = bridge;
-  st.heartbeat = options.heartbeat;
-  st.ledger = std::make_unique<JobLedger>(options);
+  st.options = options;
+  st.ledger = std::make_unique<JobLedger>(options.ledger);
+  st.admission = std::make_unique<AgentAdmission>(options.admission);
+  st.final_need = options.target;
+  st.final_need.stages = required_stages(wire::kCheckFull);
+  st.cpu_need = Requirement{"interpret", "cpu", options.target.jax_version, "",
+                            required_stages(wire::kCheckCpu)};
+  st.tick = std::max(std::chrono::milliseconds(20), options.ledger.heartbeat / 5);
+  st.tick_due = Clock::now() + st.tick;
   self->attach_functor([bridge](const caf::error&) { bridge->stop(); });
-  self->delayed_send(self, st.heartbeat, beat_atom::value);
+  self->delayed_send(self, st.tick, beat_atom::value);
   return {
       [=](eval_atom, wire::Job job) -> caf::result<wire::Result> {
+        auto& st = self->state;
+        int64_t id = job.job_id;
+        if (st.waiting.count(id)) {
+          // One answer per job id: a second request for a job in flight is an error.
+          return make_error(Errc::already_exists,
+                            "job " + std::to_string(id) + " is already being evaluated");
+        }
         auto rp = self->make_response_promise<wire::Result>();
-        self->state.waiting.emplace(job.job_id, rp);
-        self->state.ledger->submit(std::move(job));
+        Waiting& w = st.waiting.emplace(id, Waiting{rp, std::move(job), false, 0}).first->second;
+        ++st.stats.submitted;
+        submit(self, w);
         pump(self);
         return rp;
       },
       [=](const ZmqInbound& in) { on_frame(self, in); },
       [=](beat_atom) {
-        on_beat(self);
-        self->delayed_send(self, self->state.heartbeat, beat_atom::value);
+        on_tick(self);
+        self->delayed_send(self, self->state.tick, beat_atom::value);
       },
       [=](agents_atom) { return static_cast<int32_t>(self->state.ledger->agent_count()); },
+      [=](stats_atom) { return snapshot(self); },
   };
 }
 
 }  // namespace
 
 caf::actor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBridge> bridge,
-                                 JobLedger::Options options) {
+                                 DispatcherOptions options) {
   auto dispatcher = sys.spawn(eval_dispatcher, bridge, options);
-  bridge->start([dispatcher](std::string peer, std::string payload) {
-    caf::anon_send(dispatcher, ZmqInbound{std::move(peer), std::move(payload)});
+  bridge->start([dispatcher](std::string peer, std::string payload, std::string address,
+                             ZmqBridge::Clock::time_point received) {
+    caf::anon_send(dispatcher,
+                   ZmqInbound{std::move(peer), std::move(payload), std::move(address), received});
   });
   return dispatcher;
 }

@@ -1,24 +1,69 @@
 // eval_dispatcher actor: hands evaluation jobs to agents and answers each
-// (eval_atom, wire::Job) request with exactly one wire::Result.
+// (eval_atom, wire::Job) request with exactly one wire::Result, or with a retryable
+// Errc::unavailable error when the job was lost `max_attempts` times to infrastructure faults
+// (agents gone, leases expired): such a loss is never a verdict on the candidate.
 //
-// The bookkeeping (queue, slots, leases, liveness, requeue, duplicates) lives
-// in JobLedger; this actor decodes frames from the ZmqBridge, feeds the ledger,
-// sends what it assigns, heartbeats every agent, and delivers results to the
-// waiting workload_search actors. Malformed frames are logged and dropped.
+// The bookkeeping (queue, slots, leases, liveness, requeue, late results) lives in JobLedger
+// and the HELLO checks in AgentAdmission; this actor decodes frames from the ZmqBridge, feeds
+// both, sends what the ledger assigns, heartbeats the agents that are due, and delivers
+// results to the waiting requesters. Result::dispatches tells how many dispatches a result
+// took. Malformed frames, refused HELLOs and results from anyone but the lease holder are
+// logged (rate-limited) and dropped.
+//
+// Cascade: with target backend "tpu" and CPU-check agents in the fleet, a job first runs the
+// CPU tier (check level cpu_check: lint, lowering, the libtpu compile where present, interpret
+// numerics) on an interpret agent; only a `correct` survivor goes on to a TPU agent, one job
+// per chip, and the TPU result is the answer. A candidate that fails the CPU tier is answered
+// with that result and never takes a chip. Without CPU-check agents jobs go straight to TPU
+// agents.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 
 #include <caf/all.hpp>
 
+#include "actors/agent_admission.hpp"
+#include "actors/capabilities.hpp"
 #include "actors/job_ledger.hpp"
 #include "actors/zmq_bridge.hpp"
 
 namespace palladium {
 
+struct DispatcherOptions {
+  JobLedger::Options ledger;
+  AgentAdmission::Options admission;
+  // What a final verdict needs: backend, and the device kind and versions the run pins (empty
+  // = any). The stages follow from the check level.
+  Requirement target{"interpret", "", "", "", 0};
+  bool cascade = true;
+};
+
+// Counters for `palladium bench dispatch` and status lines. All since the dispatcher started.
+struct DispatcherStats {
+  int32_t agents = 0;
+  int64_t slots = 0;
+  int64_t queued = 0;
+  int64_t in_flight = 0;
+  int64_t submitted = 0;
+  int64_t answered = 0;          // results delivered to requesters
+  int64_t dispatches = 0;        // job frames sent (requeues and cascade tiers included)
+  int64_t requeued = 0;
+  int64_t abandoned = 0;
+  int64_t refused_hellos = 0;
+  int64_t refused_results = 0;   // not from the lease holder, or for no live lease
+  int64_t heartbeats_sent = 0;
+  int64_t heartbeat_interval_ms = 0;
+  int64_t longest_inbound_lag_us = 0;  // bridge read -> dispatcher handled, worst frame
+  int64_t longest_tick_late_us = 0;    // the heartbeat tick's worst lateness
+};
+
 // Spawns the dispatcher and starts the bridge's I/O thread feeding it. The
 // dispatcher stops the bridge when it terminates.
 caf::actor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBridge> bridge,
-                                 JobLedger::Options options);
+                                 DispatcherOptions options);
 
 }  // namespace palladium
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::DispatcherStats)

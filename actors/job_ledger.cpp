@@ -6,74 +6,206 @@
 
 namespace palladium {
 
-JobLedger::JobLedger(Options options) : options_(options) {}
+struct JobLedger::Agent {
+  std::string peer;
+  std::string name;  // the HELLO's agent_id: for logs only, never for identity
+  Capabilities caps;
+  int pool = 0;
+  int slots = 1;
+  int busy = 0;  // live leases plus expired leases whose late result has not come
+  uint64_t incarnation = 0;
+  bool in_free_list = false;
+  int strikes = 0;
+  TimePoint last_seen;
+  TimePoint last_sent;
+  std::vector<int64_t> jobs;                          // live leases' job ids
+  std::vector<int64_t> late;                          // expired leases still occupying a slot
+  std::list<std::string>::iterator seen_it, sent_it;  // positions in by_seen_ / by_sent_
+};
 
-void JobLedger::submit(wire::Job job) {
-  auto id = job.job_id;
-  if (jobs_.count(id) || finished_.count(id)) return;
-  jobs_.emplace(id, Entry{std::move(job), 0});
-  queue_.push_back(id);
+struct JobLedger::Pool {
+  Capabilities caps;
+  int agents = 0;
+  // Agents with at least one free slot, as (peer, incarnation). An entry whose agent is gone,
+  // re-registered or full is stale and skipped.
+  std::deque<std::pair<std::string, uint64_t>> free;
+};
+
+struct JobLedger::Entry {
+  Entry(const wire::Job& job, int need_index)
+      : job_id(job.job_id), timeout_s(job.timeout_s), need(need_index), frame(job) {}
+  int64_t job_id;
+  double timeout_s;
+  int need;
+  wire::JobFrame frame;
+  int attempts = 0;    // leases handed out so far
+  int64_t lease = 0;   // the live lease, 0 while queued
+  std::string holder;  // the agent holding `lease`
+};
+
+struct JobLedger::NeedQueue {
+  Requirement need;
+  std::deque<int64_t> jobs;
+  std::vector<int> pools;  // indexes of pools satisfying `need`
+  size_t pools_checked = 0;  // pools_[0, pools_checked) were matched against `need`
+};
+
+JobLedger::JobLedger(Options options)
+    : options_(options), interval_(options.heartbeat), told_interval_(options.heartbeat) {}
+
+JobLedger::~JobLedger() = default;
+
+JobLedger::NeedQueue& JobLedger::queue_for(const Requirement& need) {
+  auto key = need.key();
+  auto it = need_index_.find(key);
+  if (it != need_index_.end()) return *needs_[it->second];
+  need_index_.emplace(key, static_cast<int>(needs_.size()));
+  needs_.push_back(std::make_unique<NeedQueue>());
+  needs_.back()->need = need;
+  return *needs_.back();
 }
 
-void JobLedger::on_hello(const std::string& peer, const wire::Hello& hello, TimePoint now) {
-  auto it = agents_.find(peer);
-  if (it != agents_.end()) {
+int JobLedger::pool_for(const Capabilities& caps) {
+  auto key = caps.key();
+  auto it = pool_index_.find(key);
+  if (it != pool_index_.end()) return it->second;
+  int index = static_cast<int>(pools_.size());
+  pool_index_.emplace(key, index);
+  pools_.push_back(std::make_unique<Pool>());
+  pools_.back()->caps = caps;
+  return index;
+}
+
+bool JobLedger::submit(const wire::Job& job, const Requirement& need) {
+  if (jobs_.count(job.job_id)) return false;
+  NeedQueue& q = queue_for(need);
+  int index = static_cast<int>(need_index_.at(need.key()));
+  jobs_.emplace(job.job_id, std::make_unique<Entry>(job, index));
+  q.jobs.push_back(job.job_id);
+  ++queued_;
+  dirty_ = true;
+  return true;
+}
+
+void JobLedger::on_hello(const std::string& peer, const std::string& name,
+                         const Capabilities& caps, int slots, TimePoint now) {
+  if (agents_.count(peer)) {
     // The agent restarted: whatever it was running is gone with its old sidecars.
     drop_agent(peer, "re-registered", nullptr);
   }
-  Agent a;
-  a.slots = std::max(1, hello.slots);
-  a.last_seen = now;
+  auto a = std::make_unique<Agent>();
+  a->peer = peer;
+  a->name = name;
+  a->caps = caps;
+  a->pool = pool_for(caps);
+  a->slots = std::max(1, slots);
+  a->incarnation = next_incarnation_++;
+  a->last_seen = now;
+  a->last_sent = now;  // the dispatcher answers a HELLO at once
+  a->seen_it = by_seen_.insert(by_seen_.end(), peer);
+  a->sent_it = by_sent_.insert(by_sent_.end(), peer);
+  Pool& pool = *pools_[a->pool];
+  ++pool.agents;
+  pool.free.emplace_back(peer, a->incarnation);
+  a->in_free_list = true;
+  total_slots_ += static_cast<size_t>(a->slots);
   agents_.emplace(peer, std::move(a));
+  recompute_interval();
+  dirty_ = true;
+}
+
+void JobLedger::recompute_interval() {
+  if (options_.heartbeat_rate <= 0) return;
+  auto wanted = std::chrono::milliseconds(
+      static_cast<int64_t>(agents_.size()) * 1000 / options_.heartbeat_rate);
+  interval_ = std::max({interval_, options_.heartbeat, wanted});
+}
+
+bool JobLedger::take_interval_broadcast() {
+  if (interval_ < 2 * told_interval_) return false;
+  told_interval_ = interval_;
+  return true;
 }
 
 void JobLedger::on_seen(const std::string& peer, TimePoint now) {
   auto it = agents_.find(peer);
-  if (it != agents_.end()) it->second.last_seen = now;
+  if (it == agents_.end()) return;
+  Agent& a = *it->second;
+  a.last_seen = now;
+  by_seen_.splice(by_seen_.end(), by_seen_, a.seen_it);
 }
 
 void JobLedger::on_bye(const std::string& peer) {
   if (agents_.count(peer)) drop_agent(peer, "said bye", nullptr);
 }
 
-JobLedger::ResultDisposition JobLedger::on_result(const std::string& peer,
-                                                  const wire::Result& result) {
-  auto id = result.job_id;
-  if (finished_.count(id)) return ResultDisposition::duplicate;
-  auto job = jobs_.find(id);
-  if (job == jobs_.end()) return ResultDisposition::unknown_job;
-  // Accept a result from any agent, even one whose lease expired: the work is
-  // done and verdicts do not depend on which agent ran it.
-  if (auto lease = leases_.find(id); lease != leases_.end()) {
-    if (auto a = agents_.find(lease->second.peer); a != agents_.end()) a->second.jobs.erase(id);
-    leases_.erase(lease);
+void JobLedger::free_slot(Agent& a) {
+  --a.busy;
+  if (!a.in_free_list && a.busy < a.slots) {
+    pools_[a.pool]->free.emplace_back(a.peer, a.incarnation);
+    a.in_free_list = true;
   }
-  if (auto a = agents_.find(peer); a != agents_.end()) a->second.jobs.erase(id);
-  queue_.erase(std::remove(queue_.begin(), queue_.end(), id), queue_.end());
+  dirty_ = true;
+}
+
+JobLedger::ResultDisposition JobLedger::on_result(const std::string& peer,
+                                                  const wire::Result& result,
+                                                  int* dispatches) {
+  auto live = leases_.find(result.lease);
+  if (live == leases_.end()) {
+    // An expired lease still holds its agent's slot until the late answer comes.
+    if (auto a = agents_.find(peer); a != agents_.end()) {
+      auto& late = a->second->late;
+      if (auto l = std::find(late.begin(), late.end(), result.job_id); l != late.end()) {
+        late.erase(l);
+        free_slot(*a->second);
+      }
+    }
+    bool was_issued = result.lease > 0 && result.lease < next_lease_;
+    return was_issued ? ResultDisposition::stale_lease : ResultDisposition::unknown_job;
+  }
+  if (live->second != result.job_id) return ResultDisposition::unknown_job;
+  auto job = jobs_.find(result.job_id);
+  Entry& entry = *job->second;
+  if (entry.holder != peer) return ResultDisposition::not_holder;
+  if (dispatches) *dispatches = entry.attempts;
+  end_lease(entry);
+  if (auto a = agents_.find(peer); a != agents_.end()) a->second->strikes = 0;
   jobs_.erase(job);
-  finished_.insert(id);
   return ResultDisposition::accepted;
 }
 
+void JobLedger::end_lease(Entry& entry) {
+  leases_.erase(entry.lease);
+  entry.lease = 0;
+  auto a = agents_.find(entry.holder);
+  entry.holder.clear();
+  if (a == agents_.end()) return;
+  auto& jobs = a->second->jobs;
+  if (auto j = std::find(jobs.begin(), jobs.end(), entry.job_id); j != jobs.end()) {
+    jobs.erase(j);
+    free_slot(*a->second);
+  }
+}
+
 void JobLedger::release(int64_t job_id, const std::string& why, SweepOutcome* out) {
-  leases_.erase(job_id);
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return;
-  if (it->second.attempts >= options_.max_attempts) {
-    wire::Result r;
-    r.job_id = job_id;
-    r.agent_id = "coordinator";
-    r.verdict = "crash";
-    r.stage = "dispatch";
-    r.error = "evaluation lost " + std::to_string(it->second.attempts) +
-              " times (last: " + why + "); giving up so the run can finish";
-    r.error_signature = "evaluation lost repeatedly";
+  Entry& entry = *it->second;
+  if (entry.lease != 0) end_lease(entry);
+  if (entry.attempts >= options_.max_attempts) {
+    Abandoned gone;
+    gone.job_id = job_id;
+    gone.attempts = entry.attempts;
+    gone.reason = "evaluation lost " + std::to_string(entry.attempts) + " times (last: " + why +
+                  ")";
     jobs_.erase(it);
-    finished_.insert(job_id);
-    (out ? out->abandoned : pending_abandoned_).push_back(std::move(r));
+    (out ? out->abandoned : pending_abandoned_).push_back(std::move(gone));
     return;
   }
-  queue_.push_front(job_id);
+  needs_[entry.need]->jobs.push_front(job_id);
+  ++queued_;
+  dirty_ = true;
   if (out) out->requeued.push_back(job_id);
   spdlog::warn("job {} requeued: {}", job_id, why);
 }
@@ -81,68 +213,125 @@ void JobLedger::release(int64_t job_id, const std::string& why, SweepOutcome* ou
 void JobLedger::drop_agent(const std::string& peer, const std::string& why, SweepOutcome* out) {
   auto it = agents_.find(peer);
   if (it == agents_.end()) return;
-  auto jobs = it->second.jobs;
+  std::unique_ptr<Agent> a = std::move(it->second);
   agents_.erase(it);
-  if (jobs.empty())
-    spdlog::info("agent {} {}", peer, why);
+  by_seen_.erase(a->seen_it);
+  by_sent_.erase(a->sent_it);
+  --pools_[a->pool]->agents;
+  total_slots_ -= static_cast<size_t>(a->slots);
+  if (a->jobs.empty())
+    spdlog::info("agent {} ({}) {}", a->name, peer.substr(0, 8), why);
   else
-    spdlog::warn("agent {} {}; {} job(s) requeued", peer, why, jobs.size());
-  for (auto id : jobs) release(id, "agent " + peer + " " + why, out);
+    spdlog::warn("agent {} ({}) {}; {} job(s) requeued", a->name, peer.substr(0, 8), why,
+                 a->jobs.size());
+  for (int64_t id : a->jobs) release(id, "agent " + a->name + " " + why, out);
 }
 
 JobLedger::SweepOutcome JobLedger::sweep(TimePoint now) {
   SweepOutcome out;
   out.abandoned = std::move(pending_abandoned_);
   pending_abandoned_.clear();
-  auto silence_limit = options_.heartbeat * options_.liveness;
-  std::vector<std::string> dead;
-  for (const auto& [peer, a] : agents_)
-    if (now - a.last_seen > silence_limit) dead.push_back(peer);
-  for (const auto& peer : dead) {
+  auto silence_limit = interval_ * options_.liveness;
+  while (!by_seen_.empty()) {
+    std::string peer = by_seen_.front();
+    if (now - agents_.at(peer)->last_seen <= silence_limit) break;
     drop_agent(peer, "went silent", &out);
     out.dead_agents.push_back(peer);
   }
-  std::vector<int64_t> expired;
-  for (const auto& [id, lease] : leases_)
-    if (now > lease.deadline) expired.push_back(id);
-  for (auto id : expired) {
-    auto peer = leases_[id].peer;
-    if (auto a = agents_.find(peer); a != agents_.end()) a->second.jobs.erase(id);
-    release(id, "lease on " + peer + " expired", &out);
+  while (!deadlines_.empty() && deadlines_.top().first < now) {
+    int64_t lease = deadlines_.top().second;
+    deadlines_.pop();
+    auto live = leases_.find(lease);
+    if (live == leases_.end()) continue;  // answered or requeued before it expired
+    Entry& entry = *jobs_.at(live->second);
+    std::string holder = entry.holder;
+    Agent& a = *agents_.at(holder);
+    // The agent may still be working on it: its slot stays taken until the late result.
+    a.jobs.erase(std::find(a.jobs.begin(), a.jobs.end(), entry.job_id));
+    a.late.push_back(entry.job_id);
+    leases_.erase(live);
+    entry.lease = 0;
+    entry.holder.clear();
+    release(entry.job_id, "lease on " + a.name + " expired", &out);
+    if (++a.strikes >= options_.max_strikes) {
+      drop_agent(holder, "let " + std::to_string(a.strikes) + " leases expire", &out);
+      out.struck_out.push_back(holder);
+    }
   }
   return out;
 }
 
-std::vector<std::pair<std::string, wire::Job>> JobLedger::assign(TimePoint now) {
-  std::vector<std::pair<std::string, wire::Job>> out;
-  while (!queue_.empty()) {
-    // The agent with the most free slots spreads load evenly across hosts.
-    std::string best;
-    int best_free = 0;
-    for (const auto& [peer, a] : agents_) {
-      int free = a.slots - static_cast<int>(a.jobs.size());
-      if (free > best_free) {
-        best_free = free;
-        best = peer;
+std::vector<JobLedger::Assignment> JobLedger::assign(TimePoint now) {
+  std::vector<Assignment> out;
+  if (!dirty_ || queued_ == 0) return out;
+  dirty_ = false;
+  for (auto& qp : needs_) {
+    NeedQueue& q = *qp;
+    if (q.jobs.empty()) continue;
+    for (; q.pools_checked < pools_.size(); ++q.pools_checked) {
+      if (q.need.satisfied_by(pools_[q.pools_checked]->caps))
+        q.pools.push_back(static_cast<int>(q.pools_checked));
+    }
+    for (int p : q.pools) {
+      Pool& pool = *pools_[p];
+      while (!q.jobs.empty() && !pool.free.empty()) {
+        auto [peer, incarnation] = pool.free.front();
+        pool.free.pop_front();
+        auto ait = agents_.find(peer);
+        if (ait == agents_.end() || ait->second->incarnation != incarnation) continue;
+        Agent& a = *ait->second;
+        a.in_free_list = false;
+        if (a.busy >= a.slots) continue;
+        int64_t job_id = q.jobs.front();
+        q.jobs.pop_front();
+        --queued_;
+        Entry& entry = *jobs_.at(job_id);
+        entry.attempts++;
+        entry.lease = next_lease_++;
+        entry.holder = peer;
+        leases_.emplace(entry.lease, job_id);
+        auto lease_for = std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(std::max(0.0, entry.timeout_s))) +
+                         options_.lease_grace;
+        deadlines_.emplace(now + lease_for, entry.lease);
+        a.jobs.push_back(job_id);
+        ++a.busy;
+        a.last_sent = now;
+        by_sent_.splice(by_sent_.end(), by_sent_, a.sent_it);
+        if (a.busy < a.slots) {
+          // Round robin: the agent goes to the back, so load spreads across hosts.
+          pool.free.emplace_back(peer, a.incarnation);
+          a.in_free_list = true;
+        }
+        out.push_back(Assignment{peer, job_id, entry.lease, entry.frame.with_lease(entry.lease)});
       }
     }
-    if (best_free <= 0) break;
-    auto id = queue_.front();
-    queue_.pop_front();
-    auto& entry = jobs_.at(id);
-    entry.attempts++;
-    auto lease = std::chrono::duration_cast<std::chrono::milliseconds>(
-                     std::chrono::duration<double>(entry.job.timeout_s)) +
-                 options_.lease_grace;
-    leases_[id] = Lease{best, now + lease};
-    agents_[best].jobs.insert(id);
-    out.emplace_back(best, entry.job);
   }
   return out;
+}
+
+std::vector<std::string> JobLedger::due_heartbeats(TimePoint now) {
+  std::vector<std::string> out;
+  while (!by_sent_.empty()) {
+    const std::string& peer = by_sent_.front();
+    Agent& a = *agents_.at(peer);
+    if (now - a.last_sent < interval_) break;
+    out.push_back(peer);
+    a.last_sent = now;
+    by_sent_.splice(by_sent_.end(), by_sent_, a.sent_it);
+  }
+  return out;
+}
+
+bool JobLedger::has_agent_for(const Requirement& need) const {
+  for (const auto& pool : pools_)
+    if (pool->agents > 0 && need.satisfied_by(pool->caps)) return true;
+  return false;
 }
 
 std::vector<std::string> JobLedger::agent_ids() const {
   std::vector<std::string> ids;
+  ids.reserve(agents_.size());
   for (const auto& kv : agents_) ids.push_back(kv.first);
   return ids;
 }

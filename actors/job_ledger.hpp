@@ -1,14 +1,25 @@
 // JobLedger: the evaluation dispatcher's bookkeeping, without actors or sockets.
 //
-// It knows which agents are alive, how many slots each has free, which job is
-// leased to whom and until when. The eval_dispatcher actor feeds it events and
-// the current time and sends whatever assign() returns, so every requeue rule
-// is tested here with a fake clock.
+// It knows which agents are alive and what they can run, which slots are free, which job is
+// leased to whom, under which lease number and until when. The eval_dispatcher actor feeds it
+// events and the current time and sends whatever assign() and due_heartbeats() return, so every
+// requeue rule is tested here with a fake clock.
 //
-// Guarantees: a submitted job is eventually either answered by exactly one
-// accepted result or, after `max_attempts` lost leases, abandoned with a
-// synthesized `crash` result; it is never silently dropped. A result for a job
-// that already has one (duplicate, or late after a requeue) is refused.
+// Cost: every event is O(1) amortised in the number of agents and jobs (hash lookups, list
+// splices, a heap of lease deadlines), never a scan of the fleet:
+//   - free slots are indexed per pool of agents with equal Capabilities, and queued jobs per
+//     Requirement, so assign() looks at (requirements x pools), both tiny, not at agents;
+//   - liveness and heartbeats are two lists ordered by last frame received / sent, so a tick
+//     touches only the agents that are due;
+//   - lease expiry is a min-heap of deadlines;
+//   - a finished job leaves nothing behind (late results are recognised by their lease, not by
+//     remembering finished job ids), so memory is bounded by what is queued and in flight.
+//
+// Guarantees: a submitted job is answered exactly once: by one accepted result from the agent
+// holding its current lease, or, after `max_attempts` lost leases (agent gone, lease expired),
+// by an Abandoned entry the dispatcher turns into a retryable error (an infrastructure fault is
+// never a verdict on the candidate). A result that does not match a live lease held by its
+// sender is refused and changes nothing.
 //
 // Threading: not thread-safe; one owner (the dispatcher actor).
 #pragma once
@@ -16,13 +27,16 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <map>
+#include <list>
+#include <memory>
 #include <optional>
-#include <set>
+#include <queue>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "actors/capabilities.hpp"
 #include "protocol/wire_protocol.hpp"
 
 namespace palladium {
@@ -33,71 +47,123 @@ class JobLedger {
   using TimePoint = Clock::time_point;
 
   struct Options {
-    std::chrono::milliseconds heartbeat{500};
-    int liveness = 4;                          // silent intervals before an agent is dead
+    std::chrono::milliseconds heartbeat{500};      // the interval for a small fleet
+    int liveness = 4;                              // silent intervals before an agent is dead
     std::chrono::milliseconds lease_grace{30000};  // added to each job's timeout_s
-    int max_attempts = 4;                      // leases lost before a job is abandoned
+    int max_attempts = 4;                          // lost leases before a job is abandoned
+    int max_strikes = 2;                           // expired leases before an agent is dropped
+    // Heartbeats per second the coordinator is willing to send (and receive) for the whole
+    // fleet: the interval stretches to agents / heartbeat_rate when the fleet outgrows it.
+    int heartbeat_rate = 2000;
   };
 
-  enum class ResultDisposition { accepted, duplicate, unknown_job };
+  enum class ResultDisposition {
+    accepted,
+    stale_lease,  // a lease that ended (requeued, or already answered): a late duplicate
+    not_holder,   // the lease is live but held by another agent: refused
+    unknown_job,  // no such lease at all
+  };
+
+  struct Assignment {
+    std::string peer;
+    int64_t job_id = 0;
+    int64_t lease = 0;
+    std::string frame;  // the encoded job frame, lease included
+  };
+
+  struct Abandoned {
+    int64_t job_id = 0;
+    int attempts = 0;
+    std::string reason;
+  };
 
   struct SweepOutcome {
-    std::vector<std::string> dead_agents;
-    std::vector<int64_t> requeued;             // job ids put back in the queue
-    std::vector<wire::Result> abandoned;       // synthesized results for lost-too-often jobs
+    std::vector<std::string> dead_agents;    // silent too long; their jobs were requeued
+    std::vector<std::string> struck_out;     // let max_strikes leases expire; dropped
+    std::vector<int64_t> requeued;           // job ids put back in the queue
+    std::vector<Abandoned> abandoned;        // lost too often; answer with an error
   };
 
   explicit JobLedger(Options options);
+  ~JobLedger();
+  JobLedger(const JobLedger&) = delete;
+  JobLedger& operator=(const JobLedger&) = delete;
 
-  // Queues a job. A job id already known (queued, leased or finished) is ignored.
-  void submit(wire::Job job);
+  // Queues a job for agents satisfying `need`. The job's frame is encoded here, once. Returns
+  // false (and changes nothing) if the job id is already queued or in flight.
+  bool submit(const wire::Job& job, const Requirement& need);
 
-  // An agent said hello. A re-hello from a known agent means it restarted, so
-  // the jobs it held are requeued.
-  void on_hello(const std::string& peer, const wire::Hello& hello, TimePoint now);
+  // Registers an agent (or re-registers it: a HELLO from a known peer means it restarted, so
+  // the jobs it held are requeued). `slots` must already be validated (>= 1).
+  void on_hello(const std::string& peer, const std::string& name, const Capabilities& caps,
+                int slots, TimePoint now);
   // Any frame from the peer proves it is alive. Unknown peers are ignored.
   void on_seen(const std::string& peer, TimePoint now);
+  // The agent left: its leases are requeued at once.
   void on_bye(const std::string& peer);
-  ResultDisposition on_result(const std::string& peer, const wire::Result& result);
+  // On `accepted`, *dispatches is the number of leases the job took.
+  ResultDisposition on_result(const std::string& peer, const wire::Result& result,
+                              int* dispatches);
 
-  // Declares silent agents dead and requeues their jobs and expired leases.
+  // Declares silent agents dead, expires overdue leases, requeues their jobs.
   SweepOutcome sweep(TimePoint now);
 
-  // Leases queued jobs to agents with free slots; the caller sends them.
-  std::vector<std::pair<std::string, wire::Job>> assign(TimePoint now);
+  // Leases queued jobs to free matching slots; the caller sends the frames.
+  std::vector<Assignment> assign(TimePoint now);
 
+  // Agents to which nothing was sent for one heartbeat interval; they count as sent to now.
+  std::vector<std::string> due_heartbeats(TimePoint now);
+
+  // The current heartbeat interval (see Options::heartbeat_rate). It only grows during a run.
+  std::chrono::milliseconds heartbeat_interval() const { return interval_; }
+  // True once after the interval grew to twice what agents were last told (the dispatcher
+  // then tells every agent); false otherwise.
+  bool take_interval_broadcast();
+
+  bool known(const std::string& peer) const { return agents_.count(peer) != 0; }
+  bool has_agent_for(const Requirement& need) const;
   std::vector<std::string> agent_ids() const;
   size_t agent_count() const { return agents_.size(); }
-  size_t queued() const { return queue_.size(); }
+  size_t queued() const { return queued_; }
   size_t in_flight() const { return leases_.size(); }
-  bool finished(int64_t job_id) const { return finished_.count(job_id) != 0; }
+  size_t total_slots() const { return total_slots_; }
 
  private:
-  struct Agent {
-    int slots = 1;
-    TimePoint last_seen;
-    std::set<int64_t> jobs;
-  };
-  struct Lease {
-    std::string peer;
-    TimePoint deadline;
-  };
-  struct Entry {
-    wire::Job job;
-    int attempts = 0;  // leases handed out so far
-  };
+  struct Agent;
+  struct Pool;
+  struct Entry;
+  struct NeedQueue;
 
-  // Puts a leased job back at the front of the queue, or abandons it.
   void release(int64_t job_id, const std::string& why, SweepOutcome* out);
+  void end_lease(Entry& entry);
   void drop_agent(const std::string& peer, const std::string& why, SweepOutcome* out);
+  void free_slot(Agent& agent);
+  NeedQueue& queue_for(const Requirement& need);
+  int pool_for(const Capabilities& caps);
+  void recompute_interval();
 
   Options options_;
-  std::map<std::string, Agent> agents_;
-  std::map<int64_t, Entry> jobs_;     // every job not yet finished
-  std::deque<int64_t> queue_;
-  std::map<int64_t, Lease> leases_;
-  std::set<int64_t> finished_;
-  std::vector<wire::Result> pending_abandoned_;  // from drop_agent outside sweep()
+  std::unordered_map<std::string, std::unique_ptr<Agent>> agents_;
+  std::vector<std::unique_ptr<Pool>> pools_;
+  std::unordered_map<std::string, int> pool_index_;     // Capabilities::key -> pools_ index
+  std::vector<std::unique_ptr<NeedQueue>> needs_;
+  std::unordered_map<std::string, int> need_index_;     // Requirement::key -> needs_ index
+  std::unordered_map<int64_t, std::unique_ptr<Entry>> jobs_;  // queued or in flight
+  std::unordered_map<int64_t, int64_t> leases_;         // live lease -> job id
+  // Lease deadlines; entries of ended leases are skipped when they surface.
+  std::priority_queue<std::pair<TimePoint, int64_t>, std::vector<std::pair<TimePoint, int64_t>>,
+                      std::greater<>>
+      deadlines_;
+  std::list<std::string> by_seen_;  // agents, least recently heard from first
+  std::list<std::string> by_sent_;  // agents, least recently sent to first
+  std::vector<Abandoned> pending_abandoned_;  // from drops outside sweep()
+  int64_t next_lease_ = 1;
+  uint64_t next_incarnation_ = 1;
+  size_t queued_ = 0;
+  size_t total_slots_ = 0;
+  std::chrono::milliseconds interval_;
+  std::chrono::milliseconds told_interval_;
+  bool dirty_ = true;  // something assign() could act on changed
 };
 
 }  // namespace palladium

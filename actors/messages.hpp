@@ -18,9 +18,11 @@
 //   workload_search -> run:             (progress_atom, ProgressEvent)
 //   zmq bridge      -> eval_dispatcher: (ZmqInbound)
 //   run             -> eval_dispatcher: (agents_atom)                           -> int32_t
+//   bench, status   -> eval_dispatcher: (stats_atom)                            -> DispatcherStats
 //   main            -> run:             (start_atom)                            -> std::string status
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,6 +46,7 @@ using progress_atom = caf::atom_constant<caf::atom("progress")>;
 using agents_atom = caf::atom_constant<caf::atom("agents")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;
 using beat_atom = caf::atom_constant<caf::atom("beat")>;
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
 
 struct CandidateKey {
   int64_t run_id = 0;
@@ -61,9 +64,13 @@ struct MaybeEvaluation {
   std::optional<EvaluationRecord> record;
 };
 
+// A frame from an agent: `peer` is its identity (CURVE public key, or the routing id on a
+// plaintext link), `address` its IP address, `received` when the bridge read it.
 struct ZmqInbound {
   std::string peer;
   std::string payload;
+  std::string address;
+  std::chrono::steady_clock::time_point received;
 };
 
 struct ProgressEvent {

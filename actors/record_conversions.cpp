@@ -1,5 +1,7 @@
 #include "actors/record_conversions.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 namespace palladium {
@@ -27,6 +29,7 @@ EvaluationRecord record_from_result(int64_t candidate_id, const wire::Result& r)
   e.timing_kind = r.timing_kind;
   e.agent_id = r.agent_id;
   e.backend = r.backend;
+  e.attempts = std::max(1, r.dispatches);  // set by the dispatcher; 0 from anywhere else
   e.speedup = outcome_from_record(e).speedup();
   return e;
 }

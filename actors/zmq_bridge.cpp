@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -11,19 +12,85 @@
 #include <spdlog/spdlog.h>
 #include <zmq_addon.hpp>
 
+#include "protocol/curve_keys.hpp"
+#include "protocol/endpoint.hpp"
+
 namespace palladium {
 
-ZmqBridge::ZmqBridge(const std::string& endpoint) : ctx_(1), router_(ctx_, zmq::socket_type::router) {
+namespace {
+
+// ZeroMQ's ZAP endpoint; the handler must be bound before any CURVE socket accepts a peer.
+constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
+constexpr const char* kZapDomain = "palladium";
+
+std::string z85_of(const zmq::message_t& key) {
+  if (key.size() != 32) return "";
+  char out[41] = {0};
+  if (zmq_z85_encode(out, static_cast<const uint8_t*>(key.data()), 32) == nullptr) return "";
+  return out;
+}
+
+}  // namespace
+
+ZmqBridge::ZmqBridge(ZmqBridgeOptions options)
+    : ctx_(1), router_(ctx_, zmq::socket_type::router) {
+  bind(options);
+}
+
+ZmqBridge::ZmqBridge(const std::string& endpoint)
+    : ctx_(1), router_(ctx_, zmq::socket_type::router) {
+  ZmqBridgeOptions o;
+  o.endpoint = endpoint;
+  bind(o);
+}
+
+void ZmqBridge::bind(const ZmqBridgeOptions& options) {
+  // Thousands of agents: the default cap of 1023 sockets is per context, but each TCP peer is
+  // a pipe of the one ROUTER, so only the fd limit matters; raise the context cap anyway.
+  ctx_.set(zmq::ctxopt::max_sockets, 65536);
   router_.set(zmq::sockopt::router_mandatory, 1);
   router_.set(zmq::sockopt::linger, 0);
-  // An agent whose old TCP connection is still half-open after a network drop
-  // reconnects under the same routing id; without handover the ROUTER would
-  // refuse the new connection until the old one times out.
+  // An agent whose old TCP connection is still half-open after a network drop reconnects
+  // under a new routing id; handover is only a fallback for plaintext peers that reuse one.
   router_.set(zmq::sockopt::router_handover, 1);
+  router_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(options.max_message_bytes));
+  // Thousands of agents each with a job in flight: keep the queues deep enough.
+  router_.set(zmq::sockopt::sndhwm, 0);
+  router_.set(zmq::sockopt::rcvhwm, 0);
+  if (!options.curve_secret_key.empty()) {
+    if (!zmq_has("curve")) throw std::runtime_error("this libzmq has no CURVE support");
+    std::string pub;
+    try {
+      pub = keys::public_of(options.curve_secret_key);
+    } catch (const keys::KeyError& e) {
+      throw std::runtime_error(std::string("server key: ") + e.what());
+    }
+    curve_ = true;
+    public_key_ = pub;
+    allow_path_ = options.allow_path;
+    if (!allow_path_.empty()) {
+      try {
+        for (const auto& k : keys::read_allowlist(allow_path_)) allowed_.insert(k);
+      } catch (const keys::KeyError& e) {
+        throw std::runtime_error(std::string("allowlist: ") + e.what());
+      }
+    }
+    zap_.emplace(ctx_, zmq::socket_type::rep);
+    zap_->set(zmq::sockopt::linger, 0);
+    zap_->bind(kZapEndpoint);
+    router_.set(zmq::sockopt::curve_server, 1);
+    router_.set(zmq::sockopt::curve_secretkey, options.curve_secret_key);
+    router_.set(zmq::sockopt::zap_domain, kZapDomain);
+  } else if (!is_loopback_endpoint(options.endpoint) && !options.insecure_plaintext) {
+    throw std::runtime_error(
+        "refusing an unauthenticated link on " + options.endpoint +
+        ": give the coordinator a CURVE key (palladium keys) or, on a network you trust "
+        "completely, pass the insecure-plaintext option");
+  }
   try {
-    router_.bind(endpoint);
+    router_.bind(options.endpoint);
   } catch (const zmq::error_t& e) {
-    throw std::runtime_error("cannot listen on " + endpoint + ": " + e.what());
+    throw std::runtime_error("cannot listen on " + options.endpoint + ": " + e.what());
   }
   endpoint_ = router_.get(zmq::sockopt::last_endpoint);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -33,6 +100,60 @@ ZmqBridge::ZmqBridge(const std::string& endpoint) : ctx_(1), router_(ctx_, zmq::
 ZmqBridge::~ZmqBridge() {
   stop();
   if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void ZmqBridge::allow(const std::string& public_key) {
+  std::lock_guard<std::mutex> guard(allow_mutex_);
+  allowed_.insert(public_key);
+}
+
+bool ZmqBridge::key_allowed(const std::string& z85) {
+  {
+    std::lock_guard<std::mutex> guard(allow_mutex_);
+    if (allowed_.count(z85)) return true;
+  }
+  // An unknown key: the allowlist may have grown since (a TPU VM launched mid-run).
+  auto now = Clock::now();
+  if (allow_path_.empty() || now - last_rescan_ < std::chrono::seconds(1)) return false;
+  last_rescan_ = now;
+  try {
+    auto fresh = keys::read_allowlist(allow_path_);
+    std::lock_guard<std::mutex> guard(allow_mutex_);
+    for (const auto& k : fresh) allowed_.insert(k);
+    return allowed_.count(z85) != 0;
+  } catch (const keys::KeyError& e) {
+    spdlog::warn("allowlist: {}", e.what());
+    return false;
+  }
+}
+
+void ZmqBridge::answer_zap() {
+  // RFC 27: version, request id, domain, address, identity, mechanism, credentials...
+  std::vector<zmq::message_t> req;
+  while (zmq::recv_multipart(*zap_, std::back_inserter(req), zmq::recv_flags::dontwait)) {
+    bool ok = false;
+    std::string user;
+    std::string address = req.size() > 3 ? req[3].to_string() : "?";
+    if (req.size() >= 7 && req[0].to_string_view() == "1.0" &&
+        req[5].to_string_view() == "CURVE") {
+      user = z85_of(req[6]);
+      ok = !user.empty() && key_allowed(user);
+    }
+    if (!ok) {
+      ++auth_refused_;
+      spdlog::warn("refused a connection from {}: {}", address,
+                   user.empty() ? "no CURVE key" : "key " + user.substr(0, 8) + "... is not allowed");
+    }
+    std::array<zmq::const_buffer, 6> reply{
+        zmq::str_buffer("1.0"),
+        zmq::buffer(req.size() > 1 ? req[1].to_string_view() : std::string_view()),
+        zmq::buffer(std::string_view(ok ? "200" : "400")),
+        zmq::buffer(std::string_view(ok ? "OK" : "not allowed")),
+        zmq::buffer(user),
+        zmq::const_buffer(nullptr, 0)};
+    zmq::send_multipart(*zap_, reply);
+    req.clear();
+  }
 }
 
 void ZmqBridge::start(InboundFn on_inbound) {
@@ -51,6 +172,17 @@ void ZmqBridge::send(std::string peer, std::string payload) {
   if (was_empty) wake();
 }
 
+void ZmqBridge::send_many(std::vector<std::pair<std::string, std::string>> frames) {
+  if (frames.empty()) return;
+  bool was_empty;
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    was_empty = outbox_.empty();
+    for (auto& f : frames) outbox_.push_back(std::move(f));
+  }
+  if (was_empty) wake();
+}
+
 void ZmqBridge::wake() {
   uint64_t one = 1;
   [[maybe_unused]] auto n = write(wake_fd_, &one, sizeof one);
@@ -66,13 +198,54 @@ void ZmqBridge::stop() {
   thread_.join();
 }
 
+ZmqBridgeStats ZmqBridge::stats() const {
+  ZmqBridgeStats s;
+  s.frames_in = frames_in_;
+  s.frames_out = frames_out_;
+  s.dropped_out = dropped_out_;
+  s.auth_refused = auth_refused_;
+  s.malformed_in = malformed_in_;
+  s.longest_turn_us = longest_turn_us_;
+  return s;
+}
+
+void ZmqBridge::flush_outbox(std::deque<std::pair<std::string, std::string>>& batch) {
+  for (auto& [peer, payload] : batch) {
+    const std::string* route = &peer;
+    if (curve_) {
+      auto it = routes_.find(peer);
+      if (it == routes_.end()) {
+        ++dropped_out_;
+        continue;
+      }
+      route = &it->second;
+    }
+    try {
+      std::array<zmq::const_buffer, 2> frames{zmq::buffer(*route), zmq::buffer(payload)};
+      if (zmq::send_multipart(router_, frames, zmq::send_flags::dontwait)) {
+        ++frames_out_;
+      } else {
+        ++dropped_out_;
+      }
+    } catch (const zmq::error_t& e) {
+      // EHOSTUNREACH: the connection is gone (router_mandatory makes that visible).
+      ++dropped_out_;
+      spdlog::debug("dropping frame to agent {}: {}", peer.substr(0, 8), e.what());
+    }
+  }
+  batch.clear();
+}
+
 void ZmqBridge::loop() {
   std::vector<zmq::pollitem_t> items{{router_.handle(), 0, ZMQ_POLLIN, 0},
                                      {nullptr, wake_fd_, ZMQ_POLLIN, 0}};
+  if (zap_) items.push_back({zap_->handle(), 0, ZMQ_POLLIN, 0});
   std::deque<std::pair<std::string, std::string>> batch;
   std::vector<zmq::message_t> parts;
   while (!stopping_) {
     zmq::poll(items.data(), items.size(), std::chrono::milliseconds(-1));
+    auto turn_start = Clock::now();
+    if (zap_ && (items[2].revents & ZMQ_POLLIN)) answer_zap();
     if (items[1].revents & ZMQ_POLLIN) {
       uint64_t n;
       [[maybe_unused]] auto r = read(wake_fd_, &n, sizeof n);
@@ -80,18 +253,11 @@ void ZmqBridge::loop() {
         std::lock_guard<std::mutex> guard(mutex_);
         batch.swap(outbox_);
       }
-      for (auto& [peer, payload] : batch) {
-        try {
-          std::array<zmq::const_buffer, 2> frames{zmq::buffer(peer), zmq::buffer(payload)};
-          zmq::send_multipart(router_, frames, zmq::send_flags::dontwait);
-        } catch (const zmq::error_t& e) {
-          spdlog::warn("dropping frame to agent {}: {}", peer, e.what());
-        }
-      }
-      batch.clear();
+      flush_outbox(batch);
     }
     if (items[0].revents & ZMQ_POLLIN) {
-      while (true) {
+      // Bounded, so a flood of inbound frames cannot starve the outbox or ZAP.
+      for (int i = 0; i < 4096; ++i) {
         parts.clear();
         std::optional<size_t> got;
         try {
@@ -102,12 +268,35 @@ void ZmqBridge::loop() {
         }
         if (!got) break;
         if (parts.size() != 2) {
-          spdlog::warn("dropping a {}-part message (expected [peer][payload])", parts.size());
+          ++malformed_in_;
           continue;
         }
-        on_inbound_(parts[0].to_string(), parts[1].to_string());
+        ++frames_in_;
+        const char* addr = zmq_msg_gets(parts[1].handle(), "Peer-Address");
+        std::string address = addr ? addr : "";
+        std::string peer;
+        if (curve_) {
+          const char* user = zmq_msg_gets(parts[1].handle(), "User-Id");
+          if (user == nullptr || *user == '\0') {
+            ++malformed_in_;
+            continue;
+          }
+          peer = user;
+          // The latest connection of a key is where its frames go.
+          auto& route = routes_[peer];
+          if (route.size() != parts[0].size() ||
+              std::memcmp(route.data(), parts[0].data(), route.size()) != 0)
+            route = parts[0].to_string();
+        } else {
+          peer = parts[0].to_string();
+        }
+        on_inbound_(std::move(peer), parts[1].to_string(), std::move(address), Clock::now());
       }
     }
+    auto turn_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - turn_start)
+                       .count();
+    if (turn_us > longest_turn_us_) longest_turn_us_ = turn_us;
+    // More inbound may be waiting (the loop above is bounded): poll again without sleeping.
   }
 }
 

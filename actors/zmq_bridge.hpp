@@ -1,33 +1,72 @@
-// ZmqBridge: the one thread that owns the coordinator's ROUTER socket.
+// ZmqBridge: the one thread that owns the coordinator's ROUTER socket, and the link's gate.
 //
-// A zmq socket must be used by exactly one thread, while CAF actors hop between
-// scheduler threads, so no actor touches the socket. Inbound frames are handed
-// to a callback on the bridge thread (the dispatcher wires it to anon_send);
-// outbound frames are queued by send(), which any thread may call, and an
-// eventfd wakes the bridge thread to flush them.
+// A zmq socket must be used by exactly one thread, while CAF actors hop between scheduler
+// threads, so no actor touches the socket. Inbound frames are handed to a callback on the
+// bridge thread (the dispatcher wires it to anon_send); outbound frames are queued by send(),
+// which any thread may call, and an eventfd wakes the bridge thread to flush them.
 //
-// Failure: bind errors throw from the constructor with the endpoint named.
-// Sending to a peer that has gone away is logged and dropped (router_mandatory
-// turns the silent drop into an error we can see).
+// Authentication. With a server secret key the ROUTER is a CURVE server and the bridge thread
+// also answers ZeroMQ's ZAP requests: a connection is accepted only if the client's public key
+// is in the allowlist (the keys given to allow(), plus an allowlist file or directory, re-read
+// at most once a second when an unknown key knocks, so a key added while the run goes is taken
+// without a restart). A peer's identity is then its public key (Z85), and that is the `peer`
+// the callback sees and send() takes; the routing id a client picks is private to the bridge
+// (agents pick a random one per connection), so no peer can claim another's identity or
+// receive its frames. Without a key (plaintext) the identity is the routing id, and the
+// constructor refuses any endpoint other than loopback TCP unless `insecure_plaintext` says
+// the user accepts an unauthenticated link.
+//
+// Limits: ZMQ_MAXMSGSIZE is max_message_bytes (a larger frame drops its connection).
+//
+// Failure: bad options and bind errors throw std::runtime_error naming the endpoint or key.
+// Sending to an identity with no connection is counted and dropped.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include <zmq.hpp>
 
 namespace palladium {
 
+struct ZmqBridgeOptions {
+  std::string endpoint;           // tcp://HOST:PORT (port 0 picks a free one)
+  std::string curve_secret_key;   // Z85 server secret key; empty = plaintext
+  std::string allow_path;         // allowlist file or directory (protocol/curve_keys.hpp)
+  bool insecure_plaintext = false;
+  int max_message_bytes = 16 << 20;
+};
+
+struct ZmqBridgeStats {
+  uint64_t frames_in = 0;
+  uint64_t frames_out = 0;
+  uint64_t dropped_out = 0;        // no connection for the identity, or the send failed
+  uint64_t auth_refused = 0;       // ZAP said no
+  uint64_t malformed_in = 0;       // messages not of the shape [routing id][payload]
+  int64_t longest_turn_us = 0;     // the longest the bridge spent away from its poll()
+};
+
 class ZmqBridge {
  public:
-  using InboundFn = std::function<void(std::string peer, std::string payload)>;
+  using Clock = std::chrono::steady_clock;
+  // peer = the identity (CURVE key or routing id), address = the peer's IP address.
+  using InboundFn = std::function<void(std::string peer, std::string payload,
+                                       std::string address, Clock::time_point received)>;
 
-  // Binds the ROUTER to `endpoint` (tcp://HOST:0 picks a free port).
+  // Binds the ROUTER (CURVE server when a secret key is given). Throws std::runtime_error.
+  explicit ZmqBridge(ZmqBridgeOptions options);
+  // Plaintext on `endpoint`; loopback only (see above). For tests and `palladium eval`.
   explicit ZmqBridge(const std::string& endpoint);
   ~ZmqBridge();
   ZmqBridge(const ZmqBridge&) = delete;
@@ -35,22 +74,40 @@ class ZmqBridge {
 
   // The endpoint actually bound, with the port resolved.
   const std::string& endpoint() const { return endpoint_; }
+  bool authenticated() const { return curve_; }
+  // The server's public key (Z85); empty on a plaintext link.
+  const std::string& public_key() const { return public_key_; }
 
-  // Starts the I/O thread; `on_inbound` runs on it for every well-formed
-  // two-frame message [peer][payload]. Other shapes are logged and dropped.
+  // Adds keys to the allowlist. Thread-safe; takes effect for the next connection.
+  void allow(const std::string& public_key);
+
+  // Starts the I/O thread; `on_inbound` runs on it for every well-formed two-frame message
+  // [routing id][payload] from an authenticated peer. Other shapes are counted and dropped.
   void start(InboundFn on_inbound);
   // Thread-safe; returns immediately.
   void send(std::string peer, std::string payload);
+  void send_many(std::vector<std::pair<std::string, std::string>> frames);
   // Stops and joins the I/O thread; idempotent and thread-safe.
   void stop();
 
+  // Counters so far. Thread-safe.
+  ZmqBridgeStats stats() const;
+
  private:
+  void bind(const ZmqBridgeOptions& options);
   void loop();
   void wake();
+  void answer_zap();
+  bool key_allowed(const std::string& z85);
+  void flush_outbox(std::deque<std::pair<std::string, std::string>>& batch);
 
   zmq::context_t ctx_;
+  std::optional<zmq::socket_t> zap_;
   zmq::socket_t router_;
   std::string endpoint_;
+  bool curve_ = false;
+  std::string public_key_;
+  std::string allow_path_;
   int wake_fd_ = -1;
   InboundFn on_inbound_;
   std::thread thread_;
@@ -58,6 +115,15 @@ class ZmqBridge {
   std::mutex stop_mutex_;
   std::mutex mutex_;
   std::deque<std::pair<std::string, std::string>> outbox_;  // guarded by mutex_
+  std::mutex allow_mutex_;
+  std::unordered_set<std::string> allowed_;  // guarded by allow_mutex_
+  Clock::time_point last_rescan_{};          // bridge thread only
+  // identity -> the routing id of its latest connection (CURVE only; bridge thread only)
+  std::unordered_map<std::string, std::string> routes_;
+
+  std::atomic<uint64_t> frames_in_{0}, frames_out_{0}, dropped_out_{0}, auth_refused_{0},
+      malformed_in_{0};
+  std::atomic<int64_t> longest_turn_us_{0};
 };
 
 }  // namespace palladium

@@ -1,4 +1,5 @@
-// `palladium agent --connect tcp://HOST:PORT [--backend interpret|tpu] [--slots K]`
+// `palladium agent --connect tcp://HOST:PORT [--backend interpret|tpu] [--slots K]
+//  [--server-key KEY --key FILE.key_secret | --insecure-plaintext]`
 #include "cli/commands.hpp"
 
 #include <iostream>
@@ -24,7 +25,13 @@ int agent_command(const std::vector<std::string>& args) {
       "heartbeat-ms", po::value(&o.heartbeat_ms)->default_value(o.heartbeat_ms), "heartbeat interval")(
       "liveness", po::value(&o.liveness)->default_value(o.liveness),
       "missed heartbeats before the coordinator counts as gone")(
-      "log-dir", po::value(&o.log_dir), "directory for sidecar logs (default: a temp dir)");
+      "log-dir", po::value(&o.log_dir), "directory for sidecar logs (default: a temp dir)")(
+      "server-key", po::value(&o.server_key),
+      "the coordinator's public key: Z85 text or its .key file (enables CURVE)")(
+      "key", po::value(&o.key_file), "this agent's secret certificate (.key_secret, mode 0600)")(
+      "key-fd", po::value(&o.key_fd), "read this agent's secret key from an inherited fd")(
+      "insecure-plaintext", po::bool_switch(&o.insecure_plaintext),
+      "allow an unauthenticated, unencrypted link beyond loopback (trusted networks only)");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);

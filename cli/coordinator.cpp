@@ -15,6 +15,7 @@
 #include "actors/messages.hpp"
 #include "actors/store_actor.hpp"
 #include "cli/interrupt.hpp"
+#include "protocol/endpoint.hpp"
 
 namespace palladium {
 
@@ -40,18 +41,25 @@ Coordinator::Coordinator(CoordinatorOptions options) : options_(std::move(option
   config_->set("logger.console.verbosity", caf::atom("quiet"));
   system_ = std::make_unique<caf::actor_system>(*config_);
   try {
-    bridge_ = std::make_shared<ZmqBridge>(options_.listen);
-  } catch (const std::exception& e) {
-    throw CoordinatorError("agents.listen", e.what());
+    bridge_ = open_agent_link(options_.link);
+  } catch (const AgentLinkError& e) {
+    throw CoordinatorError(e.key(), e.what());
   }
-  if (!options_.quiet_endpoint)
-    std::cerr << "[palladium] agents connect to " << bridge_->endpoint() << "\n";
-  if (bridge_->endpoint().find("tcp://127.") != 0)
+  if (!options_.quiet_endpoint) {
+    std::cerr << "[palladium] agents connect to " << bridge_->endpoint();
+    if (bridge_->authenticated())
+      std::cerr << " with --server-key " << bridge_->public_key() << " (CURVE)";
+    std::cerr << "\n";
+  }
+  if (!bridge_->authenticated() && !is_loopback_endpoint(bridge_->endpoint()))
     std::cerr << "[palladium] WARNING: " << bridge_->endpoint()
-              << " is reachable beyond this machine and the link is not encrypted or "
-                 "authenticated yet (CURVE is not implemented): use it only on a trusted "
-                 "network.\n";
-  dispatcher_ = spawn_eval_dispatcher(*system_, bridge_, options_.ledger);
+              << " is reachable beyond this machine over an unauthenticated, unencrypted link "
+                 "(insecure plaintext): use it only on a network you trust completely.\n";
+  DispatcherOptions dispatch = options_.dispatch;
+  dispatch.target.backend = options_.agent.backend.empty() ? "interpret" : options_.agent.backend;
+  // Without keys an identity is only a routing id: bound how many one address may register.
+  if (!bridge_->authenticated()) dispatch.admission.max_agents_per_address = 64;
+  dispatcher_ = spawn_eval_dispatcher(*system_, bridge_, dispatch);
 }
 
 Coordinator::~Coordinator() { shutdown(); }
@@ -67,8 +75,10 @@ void Coordinator::start_services(std::shared_ptr<RunStore> store,
 void Coordinator::start_local_agents() {
   LocalAgentSpec spec = options_.agent;
   spec.connect = local_connect_endpoint(bridge_->endpoint());
+  spec.server_key = bridge_->public_key();
   if (!spec.log_dir.empty()) std::filesystem::create_directories(spec.log_dir);
-  local_.start(options_.local_agents, spec);
+  for (const auto& key : local_.start(options_.local_agents, spec))
+    if (!key.empty()) bridge_->allow(key);
   local_alive_ = options_.local_agents;
   if (options_.local_agents == 0)
     std::cerr << "[palladium] no local agents; waiting for agents to connect\n";

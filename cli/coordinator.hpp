@@ -4,11 +4,13 @@
 // It owns, in this order of construction:
 //   - the CAF actor system, sized from the machine (scheduler threads: the
 //     configured count, else one per core);
-//   - the ZeroMQ bridge (the ROUTER agents connect to) and the eval
-//     dispatcher behind it;
+//   - the ZeroMQ bridge (the ROUTER agents connect to: a CURVE server with an
+//     allowlist, unless plaintext was asked for) and the eval dispatcher
+//     behind it;
 //   - optionally the run services: the store actor (the one writer of the run
 //     database) and the LLM gateway;
-//   - the local agent processes it starts on this machine.
+//   - the local agent processes it starts on this machine (each with a fresh
+//     key pair the bridge allows).
 // The commands then spawn their run or sweep actors on system() and wait().
 //
 // Failure: the constructor throws CoordinatorError naming the config key that
@@ -33,8 +35,9 @@
 
 #include <caf/all.hpp>
 
-#include "actors/job_ledger.hpp"
+#include "actors/eval_dispatcher.hpp"
 #include "actors/zmq_bridge.hpp"
+#include "cli/agent_link.hpp"
 #include "cli/local_agents.hpp"
 
 namespace palladium {
@@ -44,8 +47,10 @@ class RunStore;
 
 struct CoordinatorOptions {
   int scheduler_threads = 0;  // 0: one per core
-  std::string listen = "tcp://127.0.0.1:0";
-  JobLedger::Options ledger;
+  // The agent link: where, and with which keys (cli/agent_link.hpp); `listen` is link.listen.
+  AgentLinkOptions link{"tcp://127.0.0.1:0"};
+  // Ledger, admission and capability matching; target.backend follows agent.backend.
+  DispatcherOptions dispatch;
   int local_agents = 0;
   // How local agents run; `connect` is filled in from the bound endpoint.
   LocalAgentSpec agent;

@@ -21,6 +21,7 @@ commands:
   report DB [--format json]     per-workload rows and suite metrics of a run database
   eval --workload ID FILE       evaluate one kernel file through an agent and its sidecar
   context WORKLOAD [--sizes]    the context blocks a prompt carries for a workload
+  keys new NAME [--dir DIR]     make a CURVE key pair for the authenticated agent link
 
 'palladium <command> --help' shows a command's options.
 )";
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
     if (cmd == "report") return palladium::report_command(args);
     if (cmd == "eval") return palladium::eval_command(args);
     if (cmd == "context") return palladium::context_command(args);
+    if (cmd == "keys") return palladium::keys_command(args);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       std::cout << kUsage;
       return 0;

@@ -27,14 +27,21 @@ namespace palladium {
 
 int run_command(const std::vector<std::string>& args) {
   po::options_description opts("palladium run CONFIG [options]");
-  std::string db_path, listen;
+  std::string db_path, listen, server_key, allow;
   int agents = -1;
-  bool no_progress = false, no_report = false;
+  bool no_progress = false, no_report = false, insecure_plaintext = false;
   opts.add_options()("help,h", "show this help")(
       "db", po::value(&db_path), "run database (default: a new file under runs/); an existing "
                                  "database with the same config resumes that run")(
       "agents", po::value(&agents), "local agent processes to start (overrides agents.local)")(
       "listen", po::value(&listen), "endpoint agents connect to (overrides agents.listen)")(
+      "server-key", po::value(&server_key),
+      "the coordinator's secret certificate (palladium keys new; overrides agents.server_key); "
+      "default: a fresh key pair for this run")(
+      "allow", po::value(&allow), "allowlist of agent public keys: a directory of .key files "
+                                  "or a file of keys (overrides agents.allow)")(
+      "insecure-plaintext", po::bool_switch(&insecure_plaintext),
+      "no CURVE: an unauthenticated, unencrypted agent link (trusted networks only)")(
       "no-progress", po::bool_switch(&no_progress), "print progress as lines, not a live line")(
       "no-report", po::bool_switch(&no_report), "do not print the report at the end");
   po::variables_map vm;
@@ -51,6 +58,9 @@ int run_command(const std::vector<std::string>& args) {
     config = load_run_config(config_path);
     if (agents >= 0) config.agents.local = agents;
     if (!listen.empty()) config.agents.listen = listen;
+    if (!server_key.empty()) config.agents.server_key = server_key;
+    if (!allow.empty()) config.agents.allow = allow;
+    if (insecure_plaintext) config.agents.insecure_plaintext = true;
     searches = search_specs(config, config_path, home);
     provider = make_provider(config.llm, config_path, home);
   } catch (const ConfigError& e) {

@@ -69,9 +69,12 @@ std::shared_ptr<Provider> make_provider(const LlmConfig& llm, const std::string&
 CoordinatorOptions coordinator_options(const RunConfig& config, const std::string& log_dir) {
   CoordinatorOptions o;
   o.scheduler_threads = config.coordinator.scheduler_threads;
-  o.listen = config.agents.listen;
-  o.ledger.heartbeat = std::chrono::milliseconds(config.agents.heartbeat_ms);
-  o.ledger.liveness = config.agents.liveness;
+  o.link.listen = config.agents.listen;
+  o.link.server_key_file = config.agents.server_key;
+  o.link.allow = config.agents.allow;
+  o.link.insecure_plaintext = config.agents.insecure_plaintext;
+  o.dispatch.ledger.heartbeat = std::chrono::milliseconds(config.agents.heartbeat_ms);
+  o.dispatch.ledger.liveness = config.agents.liveness;
   o.local_agents = config.agents.local;
   o.agent.backend = config.evaluation.backend;
   o.agent.slots = config.agents.slots_per_agent;

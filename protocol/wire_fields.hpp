@@ -30,13 +30,16 @@ class MapReader {
   // `map` must be of kind map (check with object_kind first).
   MapReader(const msgpack::object& map, std::string frame_type);
 
+  bool has(std::string_view key);  // the key is present (any type)
   void str(std::string_view key, std::string* out);
   void int64(std::string_view key, int64_t* out);
   void int32(std::string_view key, int* out);
   void number(std::string_view key, double* out);             // float or int
   void opt_number(std::string_view key, std::optional<double>* out);  // nil or missing -> nullopt
   void opt_bool(std::string_view key, bool* out);  // missing -> *out unchanged (the default)
+  void opt_int32(std::string_view key, int* out);  // missing -> *out unchanged
   void int_list(std::string_view key, std::vector<int64_t>* out);
+  void str_list(std::string_view key, std::vector<std::string>* out);
   void number_map(std::string_view key, std::map<std::string, double>* out);
 
   bool ok() const { return error_.empty(); }
@@ -53,11 +56,12 @@ class MapReader {
 };
 
 // Checks the envelope of a frame: `o` is a map, with "type" str and "version" int equal to
-// kVersion. On success stores the type in *type and returns ""; otherwise returns the error.
-std::string read_envelope(const msgpack::object& o, std::string* type);
+// `version` (each protocol passes its own: kVersion for the wire, the sidecar pipe's for the
+// pipe). On success stores the type in *type and returns ""; otherwise returns the error.
+std::string read_envelope(const msgpack::object& o, std::string* type, int version);
 
 // Reads the result fields of the grammar into *out. With include_agent_fields == false the
-// keys "agent_id" and "backend" are not read (the sidecar's result lacks them).
+// keys "lease", "agent_id" and "backend" are not read (the sidecar's result lacks them).
 void read_result_fields(MapReader& reader, Result* out, bool include_agent_fields);
 
 // Limits for unpacking an untrusted buffer of `size` bytes: no container can claim more

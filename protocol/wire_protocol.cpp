@@ -39,41 +39,64 @@ void pack_header(Packer& pk, std::string_view type, uint32_t fields) {
   pk.pack_int(kVersion);
 }
 
+// A job frame is the header, the lease, then the other 7 fields; JobFrame caches the last part.
+constexpr uint32_t kJobFields = 8;
+
+void pack_lease(Packer& pk, int64_t lease) {
+  pack_str(pk, "lease");
+  pk.pack_int64(lease);
+}
+
+void pack_job_fields(Packer& pk, const Job& m) {
+  pack_str(pk, "job_id");
+  pk.pack_int64(m.job_id);
+  pack_kv(pk, "workload_id", m.workload_id);
+  pack_kv(pk, "code", m.code);
+  pack_kv(pk, "check_level", m.check_level);
+  pack_str(pk, "timeout_s");
+  pk.pack_double(m.timeout_s);
+  pack_str(pk, "seeds");
+  pk.pack_array(static_cast<uint32_t>(m.seeds.size()));
+  for (int64_t s : m.seeds) pk.pack_int64(s);
+  pack_str(pk, "require_pallas");
+  if (m.require_pallas) pk.pack_true(); else pk.pack_false();
+}
+
 struct Encoder {
   Packer& pk;
 
   void operator()(const Hello& m) {
-    pack_header(pk, "hello", 5);
+    pack_header(pk, "hello", 7);
     pack_kv(pk, "agent_id", m.agent_id);
     pack_kv(pk, "backend", m.backend);
     pack_kv(pk, "device_kind", m.device_kind);
     pack_kv(pk, "jax_version", m.jax_version);
+    pack_kv(pk, "libtpu_version", m.libtpu_version);
     pack_str(pk, "slots");
     pk.pack_int(m.slots);
+    pack_str(pk, "stages");
+    pk.pack_array(static_cast<uint32_t>(m.stages.size()));
+    for (const auto& stage : m.stages) pack_str(pk, stage);
   }
   void operator()(const Heartbeat& m) {
-    pack_header(pk, "heartbeat", 1);
+    pack_header(pk, "heartbeat", m.interval_ms != 0 ? 2 : 1);
     pack_kv(pk, "agent_id", m.agent_id);
+    if (m.interval_ms != 0) {
+      pack_str(pk, "interval_ms");
+      pk.pack_int(m.interval_ms);
+    }
   }
   void operator()(const Job& m) {
-    pack_header(pk, "job", 7);
-    pack_str(pk, "job_id");
-    pk.pack_int64(m.job_id);
-    pack_kv(pk, "workload_id", m.workload_id);
-    pack_kv(pk, "code", m.code);
-    pack_kv(pk, "check_level", m.check_level);
-    pack_str(pk, "timeout_s");
-    pk.pack_double(m.timeout_s);
-    pack_str(pk, "seeds");
-    pk.pack_array(static_cast<uint32_t>(m.seeds.size()));
-    for (int64_t s : m.seeds) pk.pack_int64(s);
-    pack_str(pk, "require_pallas");
-    if (m.require_pallas) pk.pack_true(); else pk.pack_false();
+    pack_header(pk, "job", kJobFields);
+    pack_lease(pk, m.lease);
+    pack_job_fields(pk, m);
   }
   void operator()(const Result& m) {
-    pack_header(pk, "result", 15);
+    pack_header(pk, "result", 16);
     pack_str(pk, "job_id");
     pk.pack_int64(m.job_id);
+    pack_str(pk, "lease");
+    pk.pack_int64(m.lease);
     pack_kv(pk, "agent_id", m.agent_id);
     pack_kv(pk, "backend", m.backend);
     pack_kv(pk, "verdict", m.verdict);
@@ -118,7 +141,7 @@ DecodeResult fail(std::string error) {
 
 DecodeResult decode_object(const msgpack::object& o) {
   std::string type;
-  std::string error = read_envelope(o, &type);
+  std::string error = read_envelope(o, &type, kVersion);
   if (!error.empty()) return fail(std::move(error));
 
   MapReader rd(o, type);
@@ -129,14 +152,18 @@ DecodeResult decode_object(const msgpack::object& o) {
     rd.str("backend", &m.backend);
     rd.str("device_kind", &m.device_kind);
     rd.str("jax_version", &m.jax_version);
+    rd.str("libtpu_version", &m.libtpu_version);
     rd.int32("slots", &m.slots);
+    rd.str_list("stages", &m.stages);
     message = std::move(m);
   } else if (type == "heartbeat") {
     Heartbeat m;
     rd.str("agent_id", &m.agent_id);
+    rd.opt_int32("interval_ms", &m.interval_ms);
     message = std::move(m);
   } else if (type == "job") {
     Job m;
+    rd.int64("lease", &m.lease);
     rd.int64("job_id", &m.job_id);
     rd.str("workload_id", &m.workload_id);
     rd.str("code", &m.code);
@@ -238,6 +265,8 @@ bool as_number(const msgpack::object& o, double* out) {
 
 }  // namespace
 
+bool MapReader::has(std::string_view key) { return find(key, false) != nullptr; }
+
 void MapReader::str(std::string_view key, std::string* out) {
   const msgpack::object* v = find(key, true);
   if (v == nullptr) return;
@@ -314,6 +343,27 @@ void MapReader::int_list(std::string_view key, std::vector<int64_t>* out) {
   }
 }
 
+void MapReader::opt_int32(std::string_view key, int* out) {
+  if (find(key, false) == nullptr) return;
+  int32(key, out);
+}
+
+void MapReader::str_list(std::string_view key, std::vector<std::string>* out) {
+  const msgpack::object* v = find(key, true);
+  if (v == nullptr) return;
+  if (v->type != msgpack::type::ARRAY) return fail_type(key, *v, "array of str");
+  out->clear();
+  for (uint32_t i = 0; i < v->via.array.size; ++i) {
+    const msgpack::object& e = v->via.array.ptr[i];
+    if (e.type != msgpack::type::STR) {
+      error_ = "field " + quote_name(key) + " in " + quote_name(frame_type_) + " has element " +
+               std::to_string(i) + " of type " + std::string(object_kind(e)) + ", want str";
+      return;
+    }
+    out->emplace_back(e.via.str.ptr, e.via.str.size);
+  }
+}
+
 void MapReader::number_map(std::string_view key, std::map<std::string, double>* out) {
   const msgpack::object* v = find(key, true);
   if (v == nullptr) return;
@@ -333,7 +383,7 @@ void MapReader::number_map(std::string_view key, std::map<std::string, double>* 
   }
 }
 
-std::string read_envelope(const msgpack::object& o, std::string* type) {
+std::string read_envelope(const msgpack::object& o, std::string* type, int want_version) {
   if (o.type != msgpack::type::MAP) {
     return "not a MessagePack map (got " + std::string(object_kind(o)) + ")";
   }
@@ -342,8 +392,8 @@ std::string read_envelope(const msgpack::object& o, std::string* type) {
   int64_t version = 0;
   rd.int64("version", &version);
   if (!rd.ok()) return rd.error();
-  if (version != kVersion) {
-    return "version " + std::to_string(version) + " != " + std::to_string(kVersion) +
+  if (version != want_version) {
+    return "version " + std::to_string(version) + " != " + std::to_string(want_version) +
            " in " + quote_name(*type);
   }
   return "";
@@ -352,6 +402,7 @@ std::string read_envelope(const msgpack::object& o, std::string* type) {
 void read_result_fields(MapReader& rd, Result* m, bool include_agent_fields) {
   rd.int64("job_id", &m->job_id);
   if (include_agent_fields) {
+    rd.int64("lease", &m->lease);
     rd.str("agent_id", &m->agent_id);
     rd.str("backend", &m->backend);
   }
@@ -386,6 +437,22 @@ std::string encode(const Message& message) {
   msgpack::sbuffer buffer;
   Packer pk(buffer);
   std::visit(Encoder{pk}, message);
+  return std::string(buffer.data(), buffer.size());
+}
+
+JobFrame::JobFrame(const Job& job) {
+  msgpack::sbuffer buffer;
+  Packer pk(buffer);
+  pack_job_fields(pk, job);
+  fields_.assign(buffer.data(), buffer.size());
+}
+
+std::string JobFrame::with_lease(int64_t lease) const {
+  msgpack::sbuffer buffer(64 + fields_.size());
+  Packer pk(buffer);
+  pack_header(pk, "job", kJobFields);
+  pack_lease(pk, lease);
+  buffer.write(fields_.data(), fields_.size());
   return std::string(buffer.data(), buffer.size());
 }
 

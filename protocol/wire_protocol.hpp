@@ -1,4 +1,4 @@
-// Wire protocol between the coordinator (ZeroMQ ROUTER) and agents (DEALER), version 1.
+// Wire protocol between the coordinator (ZeroMQ ROUTER) and agents (DEALER), version 2.
 // docs/architecture.md "Wire protocol" is the contract; this header is its C++ form.
 //
 // Frame grammar. A ZeroMQ message from an agent is one frame (the ROUTER also sees the
@@ -6,22 +6,39 @@
 //
 //   frame       := map{ "type": str, "version": int(=kVersion), <fields of type> }
 //   hello       := "agent_id": str, "backend": str, "device_kind": str,
-//                  "jax_version": str, "slots": int
-//   heartbeat   := "agent_id": str                     (the coordinator sends "coordinator")
-//   job         := "job_id": int, "workload_id": str, "code": str, "check_level": str,
-//                  "timeout_s": float, "seeds": array[int], "require_pallas": bool
-//   result      := "job_id": int, "agent_id": str, "backend": str, "verdict": str,
-//                  "stage": str, "error": str, "error_signature": str,
+//                  "jax_version": str, "libtpu_version": str, "slots": int,
+//                  "stages": array[str]
+//   heartbeat   := "agent_id": str [, "interval_ms": int]
+//   job         := "lease": int, "job_id": int, "workload_id": str, "code": str,
+//                  "check_level": str, "timeout_s": float, "seeds": array[int],
+//                  "require_pallas": bool
+//   result      := "job_id": int, "lease": int, "agent_id": str, "backend": str,
+//                  "verdict": str, "stage": str, "error": str, "error_signature": str,
 //                  "stdout": str, "stderr": str, "stage_ms": map[str -> float],
 //                  "max_abs_err": float|nil, "max_rel_err": float|nil,
 //                  "kernel_ms": float|nil, "baseline_ms": float|nil, "timing_kind": str
 //   bye         := "agent_id": str, "reason": str
 //
+// Meaning. HELLO registers an agent: "stages" names the stages of protocol/taxonomy.json its
+// sidecars run ("compile" only where libtpu is present), "libtpu_version" is "" without libtpu.
+// The coordinator answers a refused HELLO with a BYE whose reason names the problem. A JOB
+// carries a lease number, fresh for every dispatch; the agent echoes it in the RESULT, and the
+// coordinator accepts a RESULT only from the agent holding that lease (a late result of a
+// requeued job is dropped). The coordinator's HEARTBEAT may carry "interval_ms": from then on
+// the agent heartbeats at that interval and counts the coordinator silent after `liveness` of
+// them (the coordinator stretches the interval as the fleet grows, so heartbeat traffic stays
+// bounded). The agent's agent_id is a display name only: the coordinator identifies an agent
+// by its CURVE public key (actors/zmq_bridge.hpp), never by a name the agent chooses.
+// check_level is "full" (every stage the agent runs) or "cpu_check" (the CPU tier of the
+// cascade: everything up to and including the interpret numerics, no timing).
+//
 // Decoding rules: keys may come in any order; unknown keys are ignored (forward
 // compatibility); every listed key is required except the float|nil ones, where a
-// missing key reads as nil, and "require_pallas", where a missing key reads as true.
+// missing key reads as nil, "require_pallas", where a missing key reads as true, and the
+// bracketed "interval_ms", where a missing key reads as 0 (no change).
 // A "float" accepts any MessagePack float or integer. An "int" must be a MessagePack
-// integer that fits the C++ field.
+// integer that fits the C++ field. Decoding checks types, not policy: HELLO limits (slots,
+// name lengths, known stages) are the coordinator's (actors/agent_admission.hpp).
 //
 // Thread safety: every function here is pure and safe to call from any thread.
 
@@ -38,25 +55,33 @@
 
 namespace palladium::wire {
 
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;
+
+// Check levels of a job (see "Meaning" above).
+inline constexpr std::string_view kCheckFull = "full";
+inline constexpr std::string_view kCheckCpu = "cpu_check";
 
 struct Hello {
   std::string agent_id;
   std::string backend;      // "interpret" | "tpu"
   std::string device_kind;  // "cpu" for interpret, the TPU device kind otherwise
   std::string jax_version;
+  std::string libtpu_version;       // "" when the agent has no libtpu
   int slots = 0;
+  std::vector<std::string> stages;  // taxonomy stage names the agent's sidecars run
 };
 
 struct Heartbeat {
   std::string agent_id;
+  int interval_ms = 0;  // coordinator -> agent only: the interval to use from now on; 0 = keep
 };
 
 struct Job {
   int64_t job_id = 0;
+  int64_t lease = 0;  // set by the dispatcher for each dispatch; echoed in the result
   std::string workload_id;
   std::string code;
-  std::string check_level;  // "full"
+  std::string check_level;  // kCheckFull or kCheckCpu
   double timeout_s = 0.0;
   std::vector<int64_t> seeds;
   // A candidate without a pallas_call gets `no_pallas` unless this is false
@@ -66,6 +91,7 @@ struct Job {
 
 struct Result {
   int64_t job_id = 0;
+  int64_t lease = 0;  // the lease of the job frame this answers
   std::string agent_id;
   std::string backend;
   std::string verdict;  // spelling of search/verdict.hpp
@@ -80,6 +106,11 @@ struct Result {
   std::optional<double> kernel_ms;
   std::optional<double> baseline_ms;
   std::string timing_kind;  // "cpu-wall" | "tpu-profiler" | "tpu-wall-fallback"
+
+  // Not on the wire: the coordinator's dispatcher sets it to the number of times it
+  // dispatched the job (lost leases + 1, plus the CPU tier in a cascade) before this result,
+  // so that evaluations.attempts is what really happened.
+  int dispatches = 0;
 };
 
 struct Bye {
@@ -95,6 +126,19 @@ std::string_view type_name(const Message& message);
 // Returns the MessagePack bytes of one frame for `message` (see the grammar above).
 // Never fails.
 std::string encode(const Message& message);
+
+// A job's frame encoded once: every field but the lease is packed at construction, so a
+// requeue or a second tier of the cascade costs only the lease's few bytes, not a new encode
+// of the candidate's code. with_lease(n) == encode(job with lease = n), byte for byte.
+class JobFrame {
+ public:
+  explicit JobFrame(const Job& job);
+  std::string with_lease(int64_t lease) const;
+  std::size_t size() const { return fields_.size(); }
+
+ private:
+  std::string fields_;  // the packed key/value pairs after "lease"
+};
 
 // Outcome of decode(): exactly one of `message` (on success) and a non-empty `error`.
 struct DecodeResult {

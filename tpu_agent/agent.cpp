@@ -19,6 +19,8 @@
 #include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
+#include "protocol/curve_keys.hpp"
+#include "protocol/endpoint.hpp"
 #include "protocol/wire_protocol.hpp"
 #include "tpu_agent/agent_log.hpp"
 #include "tpu_agent/coordinator_link.hpp"
@@ -45,6 +47,15 @@ std::string env_or(const char* name, const std::string& fallback) {
   return (v != nullptr && *v != '\0') ? std::string(v) : fallback;
 }
 
+// What a sidecar of `backend` runs when its ready frame does not say: the interpret backend
+// checks everything but the libtpu compile; a TPU host has libtpu and compiles too.
+std::vector<std::string> default_stages(const std::string& backend) {
+  std::vector<std::string> stages{"extract", "lint", "import", "trace", "lower"};
+  if (backend == "tpu") stages.push_back("compile");
+  for (const char* s : {"structure", "numerics", "timing"}) stages.push_back(s);
+  return stages;
+}
+
 }  // namespace
 
 AgentOptions with_defaults(AgentOptions o) {
@@ -69,10 +80,7 @@ AgentOptions with_defaults(AgentOptions o) {
 
 class Agent::Impl {
  public:
-  explicit Impl(AgentOptions options)
-      : opt_(with_defaults(std::move(options))),
-        link_(CoordinatorLink::Options{opt_.connect_endpoint, opt_.agent_id, opt_.heartbeat_ms,
-                                       opt_.liveness, opt_.reconnect_max_ms}) {
+  explicit Impl(AgentOptions options) : opt_(with_defaults(std::move(options))) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
       stop_read_ = fds[0];
@@ -117,6 +125,7 @@ class Agent::Impl {
   };
 
   std::string validate() const;
+  std::string make_link();
   bool start_slot(Slot& s);
   void restart_slot(Slot& s, Clock::time_point now);
   int wait_all_ready();
@@ -140,9 +149,52 @@ class Agent::Impl {
   std::deque<wire::Job> queue_;
   std::string jax_version_;
   std::string device_kind_;
+  std::string libtpu_version_;
+  std::vector<std::string> stages_;
 
-  CoordinatorLink link_;
+  std::unique_ptr<CoordinatorLink> link_;  // made by run() once the keys are read
 };
+
+std::string Agent::Impl::make_link() {
+  CoordinatorLink::Options lo;
+  lo.endpoint = opt_.connect_endpoint;
+  lo.agent_id = opt_.agent_id;
+  lo.heartbeat_ms = opt_.heartbeat_ms;
+  lo.liveness = opt_.liveness;
+  lo.reconnect_max_ms = opt_.reconnect_max_ms;
+  try {
+    if (!opt_.server_key.empty()) {
+      lo.server_key = keys::public_key_from(opt_.server_key);
+      std::string secret;
+      if (opt_.key_fd >= 0) {
+        // One line from the coordinator that started us; the pipe is closed at once so no
+        // sidecar inherits it.
+        char buf[128] = {0};
+        ssize_t n = ::read(opt_.key_fd, buf, sizeof buf - 1);
+        ::close(opt_.key_fd);
+        secret.assign(buf, n > 0 ? static_cast<size_t>(n) : 0);
+        while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r'))
+          secret.pop_back();
+        lo.secret_key = secret;
+        lo.public_key = keys::public_of(secret);
+      } else if (!opt_.key_file.empty()) {
+        keys::KeyPair pair = keys::read_certificate(opt_.key_file, /*need_secret=*/true);
+        lo.public_key = pair.public_key;
+        lo.secret_key = pair.secret_key;
+      } else {
+        return "--server-key needs the agent's own key (--key FILE)";
+      }
+    } else if (!opt_.insecure_plaintext && !is_loopback_endpoint(opt_.connect_endpoint)) {
+      return "refusing an unauthenticated link to " + opt_.connect_endpoint +
+             ": pass --server-key and --key (palladium keys), or --insecure-plaintext on a "
+             "network you trust completely";
+    }
+  } catch (const keys::KeyError& e) {
+    return e.what();
+  }
+  link_ = std::make_unique<CoordinatorLink>(std::move(lo));
+  return "";
+}
 
 std::string Agent::Impl::validate() const {
   if (opt_.connect_endpoint.empty()) return "no coordinator endpoint (--connect)";
@@ -222,6 +274,8 @@ int Agent::Impl::wait_all_ready() {
             s.state = SlotState::kIdle;
             jax_version_ = ready->jax_version;
             device_kind_ = opt_.backend == "interpret" ? "cpu" : ready->device_kind;
+            libtpu_version_ = ready->libtpu_version;
+            stages_ = ready->stages.empty() ? default_stages(opt_.backend) : ready->stages;
             log()->info("slot {}: sidecar pid {} ready in {} ms (jax {}, {})", s.index,
                         s.proc->pid(), ms_between(s.started, now), ready->jax_version,
                         ready->device_kind);
@@ -258,8 +312,8 @@ void Agent::Impl::on_message(wire::Message message) {
     dispatch(std::move(*job));
   } else if (std::holds_alternative<wire::Heartbeat>(message)) {
     // nop: the link already counted it as proof of life
-  } else if (auto* bye = std::get_if<wire::Bye>(&message)) {
-    log()->info("coordinator said bye: {}", bye->reason);
+  } else if (std::holds_alternative<wire::Bye>(message)) {
+    // nop: the link logged it and says hello again after its backoff
   } else {
     log()->warn("dropping unexpected {} frame from the coordinator", wire::type_name(message));
   }
@@ -326,6 +380,7 @@ void Agent::Impl::drain_queue() {
 void Agent::Impl::finish(Slot& s, wire::Result result) {
   result.agent_id = opt_.agent_id;
   result.backend = opt_.backend;
+  result.lease = s.job->lease;  // the coordinator hears a result only for the lease it gave
   long ms = ms_between(s.started, Clock::now());
   const wire::Job& job = *s.job;
   if (result.verdict == "correct" || result.error.empty()) {
@@ -335,7 +390,7 @@ void Agent::Impl::finish(Slot& s, wire::Result result) {
     log()->info("job {} {} -> {} in {} ms: {}", job.job_id, job.workload_id, result.verdict, ms,
                 first_line.substr(0, 160));
   }
-  link_.send(result);
+  link_->send(result);
   s.job.reset();
   if (s.state == SlotState::kBusy) s.state = SlotState::kIdle;
 }
@@ -397,11 +452,11 @@ void Agent::Impl::on_timers(Clock::time_point now) {
       if (!start_slot(s)) restart_slot(s, now);
     }
   }
-  link_.on_timers(now);
+  link_->on_timers(now);
 }
 
 Clock::time_point Agent::Impl::next_wakeup(Clock::time_point now) const {
-  Clock::time_point t = link_.next_wakeup(now);
+  Clock::time_point t = link_->next_wakeup(now);
   for (const Slot& s : slots_) {
     if (s.state == SlotState::kBusy || s.state == SlotState::kStarting) t = std::min(t, s.deadline);
     if (s.state == SlotState::kDown) t = std::min(t, s.restart_at);
@@ -418,6 +473,7 @@ bool Agent::Impl::drain_stop_pipe() {
 
 int Agent::Impl::run() {
   std::string err = validate();
+  if (err.empty()) err = make_link();
   if (!err.empty()) {
     log()->critical("agent: {}", err);
     return kExitBadOptions;
@@ -452,14 +508,20 @@ int Agent::Impl::run() {
   }
 
   if (!stop_requested_.load()) {
-    link_.start(wire::Hello{opt_.agent_id, opt_.backend, device_kind_, jax_version_,
-                            static_cast<int>(slots_.size())},
-                Clock::now());
+    wire::Hello hello;
+    hello.agent_id = opt_.agent_id;
+    hello.backend = opt_.backend;
+    hello.device_kind = device_kind_;
+    hello.jax_version = jax_version_;
+    hello.libtpu_version = libtpu_version_;
+    hello.slots = static_cast<int>(slots_.size());
+    hello.stages = stages_;
+    link_->start(std::move(hello), Clock::now());
   }
   while (!stop_requested_.load()) {
     std::vector<zmq::pollitem_t> items;
     items.push_back({nullptr, stop_read_, ZMQ_POLLIN, 0});
-    std::optional<zmq::pollitem_t> link_item = link_.poll_item();
+    std::optional<zmq::pollitem_t> link_item = link_->poll_item();
     if (link_item) items.push_back(*link_item);
     std::vector<Slot*> polled;
     for (Slot& s : slots_) {
@@ -482,7 +544,7 @@ int Agent::Impl::run() {
     std::size_t next = 1;
     if (link_item) {
       if (items[next].revents & ZMQ_POLLIN) {
-        for (wire::Message& m : link_.receive(Clock::now())) on_message(std::move(m));
+        for (wire::Message& m : link_->receive(Clock::now())) on_message(std::move(m));
       }
       ++next;
     }
@@ -499,7 +561,7 @@ int Agent::Impl::run() {
     stop_reason_ = "signal " + std::to_string(g_signal) + " (" + (name ? name : "?") + ")";
   }
   log()->info("agent {}: stopping ({})", opt_.agent_id, stop_reason_);
-  link_.close(stop_reason_);
+  link_->close(stop_reason_);
   for (Slot& s : slots_) {
     // A busy sidecar would not read `shutdown` until its job ends; its job is abandoned
     // (the coordinator requeues it on bye), so kill it outright.

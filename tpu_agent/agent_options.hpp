@@ -21,6 +21,16 @@ struct AgentOptions {
   std::string sidecar_module = "tpu_agent.sidecar";  // `python -m <this>`; tests use a fake
   int sidecar_start_timeout_ms = 120000;   // spawn -> `ready` (importing JAX is slow)
   int reconnect_max_ms = 32000;            // cap of the reconnect backoff (starts at heartbeat_ms)
+  // The authenticated link (tpu_agent/coordinator_link.hpp). server_key is the coordinator's
+  // public key, as Z85 text or a certificate file; the agent's own key pair comes from a
+  // secret certificate file (mode 0600) or, for agents the coordinator starts itself, from an
+  // inherited pipe (key_fd: one line with the Z85 secret key), so no key is on a command line
+  // or in the environment. Without server_key the link is plaintext, which the agent refuses
+  // beyond loopback unless insecure_plaintext is set.
+  std::string server_key;
+  std::string key_file;
+  int key_fd = -1;
+  bool insecure_plaintext = false;
 };
 
 // Returns `options` with every defaulted field filled in (see the comments above).

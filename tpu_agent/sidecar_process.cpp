@@ -363,7 +363,7 @@ std::vector<SidecarEvent> SidecarProcess::read_available() {
     while (up.next(oh)) {
       const msgpack::object& o = oh.get();
       std::string type;
-      std::string err = wire::read_envelope(o, &type);
+      std::string err = wire::read_envelope(o, &type, kSidecarPipeVersion);
       if (!err.empty()) {
         events.emplace_back(SidecarProtocolError{"bad sidecar frame: " + err});
         return events;
@@ -375,6 +375,8 @@ std::vector<SidecarEvent> SidecarProcess::read_available() {
         rd.str("jax_version", &ready.jax_version);
         rd.str("backend", &ready.backend);
         rd.str("device_kind", &ready.device_kind);
+        if (rd.has("libtpu_version")) rd.str("libtpu_version", &ready.libtpu_version);
+        if (rd.has("stages")) rd.str_list("stages", &ready.stages);
         if (!rd.ok()) {
           events.emplace_back(SidecarProtocolError{"bad sidecar frame: " + rd.error()});
           return events;
@@ -410,7 +412,7 @@ std::string SidecarProcess::send_eval(const wire::Job& job, std::chrono::millise
   pack_str(pk, "type");
   pack_str(pk, "eval");
   pack_str(pk, "version");
-  pk.pack_int(wire::kVersion);
+  pk.pack_int(kSidecarPipeVersion);
   pack_str(pk, "job_id");
   pk.pack_int64(job.job_id);
   pack_str(pk, "workload_id");
@@ -439,7 +441,7 @@ void SidecarProcess::stop(std::chrono::milliseconds grace) {
     pack_str(pk, "type");
     pack_str(pk, "shutdown");
     pack_str(pk, "version");
-    pk.pack_int(wire::kVersion);
+    pk.pack_int(kSidecarPipeVersion);
     write_all(req_fd_, std::string(buf.data(), buf.size()), Clock::now() + grace);
     ::close(req_fd_);  // EOF on fd 3 also tells the sidecar to go
     req_fd_ = -1;

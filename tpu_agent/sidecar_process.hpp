@@ -34,6 +34,10 @@
 
 namespace palladium::agent {
 
+// Version of the sidecar pipe protocol (tpu_agent/sidecar/protocol.py VERSION); it changes
+// independently of the wire protocol's wire::kVersion.
+constexpr int kSidecarPipeVersion = 1;
+
 // Resource limits of a sidecar (setrlimit in the child before exec). 0 means "the default
 // below", -1 means "leave the inherited limit". Each can also be overridden at run time by an
 // environment variable of the agent, read by start(): PALLADIUM_SIDECAR_AS_MB,
@@ -84,6 +88,10 @@ struct SidecarReady {
   std::string jax_version;
   std::string backend;
   std::string device_kind;
+  // Optional in the ready frame: libtpu's version ("" without libtpu) and the taxonomy stages
+  // the sidecar runs; the agent forwards both in its HELLO. Empty `stages` when not reported.
+  std::string libtpu_version;
+  std::vector<std::string> stages;
 };
 
 // Something read from the response pipe.

@@ -7,6 +7,9 @@
 //     listen: tcp://127.0.0.1:0    # where agents connect (0: any free port)
 //     heartbeat_ms: 500
 //     liveness: 4                  # missed heartbeats before an agent is dead
+//     server_key: keys/coordinator.key_secret  # default: a fresh key pair for this run
+//     allow: keys/agents           # allowlist: a directory of .key files or a file of keys
+//     insecure_plaintext: false    # no CURVE at all (a network you trust completely)
 //
 // Owner of the semantics: the fleet engineer (actors/eval_dispatcher*,
 // actors/job_ledger*, cli/local_agents*).
@@ -26,6 +29,10 @@ struct AgentsConfig {
   std::string listen = "tcp://127.0.0.1:0";
   int heartbeat_ms = 500;
   int liveness = 4;
+  // The authenticated link (actors/zmq_bridge.hpp); local agents are always allowed.
+  std::string server_key;
+  std::string allow;
+  bool insecure_plaintext = false;
 };
 
 // Reads and validates the `agents` mapping (`node` may be null).

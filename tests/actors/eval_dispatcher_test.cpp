@@ -1,6 +1,7 @@
-// The dispatcher over a real ROUTER socket, with test DEALER sockets playing
-// agents: jobs reach agents, results reach the requester, garbage frames are
-// dropped, and a silent agent's job is finished by another agent.
+// The dispatcher over a real ROUTER socket, with test DEALER sockets playing agents (and
+// playing attackers): jobs reach agents, results reach the requester, garbage frames are
+// dropped, a silent agent's job is finished by another agent, only the lease holder is heard,
+// HELLOs are validated, capability matching and the CPU -> TPU cascade, and CURVE.
 #include "actors/eval_dispatcher.hpp"
 
 #include <future>
@@ -9,7 +10,9 @@
 #include <gtest/gtest.h>
 #include <zmq.hpp>
 
+#include "actors/errors.hpp"
 #include "actors/messages.hpp"
+#include "protocol/curve_keys.hpp"
 
 namespace palladium {
 namespace {
@@ -18,22 +21,36 @@ using namespace std::chrono_literals;
 
 class FakeAgent {
  public:
-  FakeAgent(zmq::context_t& ctx, const std::string& endpoint, const std::string& id)
+  // Plaintext when `server_key` is empty; else a CURVE client with `pair`.
+  FakeAgent(zmq::context_t& ctx, const std::string& endpoint, const std::string& id,
+            const std::string& server_key = "", const keys::KeyPair& pair = {})
       : sock_(ctx, zmq::socket_type::dealer), id_(id) {
     sock_.set(zmq::sockopt::routing_id, id);
     sock_.set(zmq::sockopt::linger, 0);
+    if (!server_key.empty()) {
+      sock_.set(zmq::sockopt::curve_serverkey, server_key);
+      sock_.set(zmq::sockopt::curve_publickey, pair.public_key);
+      sock_.set(zmq::sockopt::curve_secretkey, pair.secret_key);
+    }
     sock_.connect(endpoint);
   }
   void send(const wire::Message& m) { send_raw(wire::encode(m)); }
   void send_raw(const std::string& bytes) { sock_.send(zmq::buffer(bytes), zmq::send_flags::none); }
-  void hello(int slots) {
+  static wire::Hello hello_frame(const std::string& id, int slots,
+                                 const std::string& backend = "interpret") {
     wire::Hello h;
-    h.agent_id = id_;
-    h.backend = "interpret";
+    h.agent_id = id;
+    h.backend = backend;
+    h.device_kind = backend == "tpu" ? "TPU v6 lite" : "cpu";
+    h.jax_version = "0.10.2";
     h.slots = slots;
-    send(h);
+    h.stages = {"extract", "lint", "import", "trace", "lower", "structure", "numerics", "timing"};
+    return h;
   }
-  // Next non-heartbeat message, or nullopt after `timeout`.
+  void hello(int slots, const std::string& backend = "interpret") {
+    send(hello_frame(id_, slots, backend));
+  }
+  // Next message that is not a heartbeat, or nullopt after `timeout`.
   std::optional<wire::Message> next(std::chrono::milliseconds timeout) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -43,11 +60,22 @@ class FakeAgent {
       zmq::message_t msg;
       (void)sock_.recv(msg);
       auto d = wire::decode(msg.to_string_view());
-      if (d.ok() && !std::holds_alternative<wire::Heartbeat>(*d.message)) return d.message;
+      if (!d.ok()) continue;
+      if (auto* beat = std::get_if<wire::Heartbeat>(&*d.message)) {
+        if (beat->interval_ms > 0) interval_ms = beat->interval_ms;
+        continue;
+      }
+      return d.message;
     }
     return std::nullopt;
   }
+  std::optional<wire::Job> next_job(std::chrono::milliseconds timeout) {
+    auto m = next(timeout);
+    if (!m || !std::holds_alternative<wire::Job>(*m)) return std::nullopt;
+    return std::get<wire::Job>(*m);
+  }
   void heartbeat() { send(wire::Heartbeat{id_}); }
+  int interval_ms = 0;
 
  private:
   zmq::socket_t sock_;
@@ -59,16 +87,19 @@ wire::Job make_job(int64_t id) {
   j.job_id = id;
   j.workload_id = "8p";
   j.code = "code";
+  j.check_level = "full";
   j.timeout_s = 30;
   j.seeds = {0, 1};
   return j;
 }
 
-wire::Result answer(const wire::Job& j, const std::string& agent) {
+wire::Result answer(const wire::Job& j, const std::string& agent,
+                    const std::string& verdict = "correct") {
   wire::Result r;
   r.job_id = j.job_id;
+  r.lease = j.lease;
   r.agent_id = agent;
-  r.verdict = "correct";
+  r.verdict = verdict;
   r.kernel_ms = 2.0;
   return r;
 }
@@ -79,15 +110,29 @@ class DispatcherTest : public ::testing::Test {
   static caf::actor_system_config& make_cfg() {
     static caf::actor_system_config cfg;
     cfg.set("scheduler.max-threads", 2);
+    register_error_category(cfg);
     return cfg;
   }
   void TearDown() override {
     caf::anon_send_exit(dispatcher, caf::exit_reason::user_shutdown);
     sys.await_all_actors_done();
   }
-  void start(JobLedger::Options o) {
-    bridge = std::make_shared<ZmqBridge>("tcp://127.0.0.1:0");
+  void start(DispatcherOptions o = {}, ZmqBridgeOptions b = {}) {
+    if (b.endpoint.empty()) b.endpoint = "tcp://127.0.0.1:0";
+    bridge = std::make_shared<ZmqBridge>(b);
     dispatcher = spawn_eval_dispatcher(sys, bridge, o);
+  }
+  DispatcherStats stats() {
+    caf::scoped_actor self{sys};
+    DispatcherStats s;
+    self->request(dispatcher, caf::infinite, stats_atom::value)
+        .receive([&](DispatcherStats& got) { s = got; }, [](caf::error&) {});
+    return s;
+  }
+  // Waits until the dispatcher has `n` agents (registration is asynchronous).
+  void await_agents(int n) {
+    for (int i = 0; i < 250 && stats().agents != n; ++i) std::this_thread::sleep_for(20ms);
+    ASSERT_EQ(stats().agents, n);
   }
   caf::actor_system sys;
   std::shared_ptr<ZmqBridge> bridge;
@@ -95,77 +140,267 @@ class DispatcherTest : public ::testing::Test {
   zmq::context_t ctx;
 };
 
-// Sends `job` to the dispatcher from a scoped actor on another thread and
-// returns a future of the result (a blocking request must not stall the
-// fake agents driven by the test thread).
-std::future<std::optional<wire::Result>> request_eval(caf::actor_system& sys, caf::actor d,
-                                                      wire::Job job) {
+struct Answer {
+  std::optional<wire::Result> result;
+  std::optional<Errc> error;
+};
+
+// Sends `job` to the dispatcher from a scoped actor on another thread and returns a future of
+// the answer (a blocking request must not stall the fake agents driven by the test thread).
+std::future<Answer> request_eval(caf::actor_system& sys, caf::actor d, wire::Job job) {
   return std::async(std::launch::async, [&sys, d, job] {
     caf::scoped_actor self{sys};
-    std::optional<wire::Result> got;
-    self->request(d, std::chrono::seconds(10), eval_atom::value, job)
-        .receive([&](wire::Result& r) { got = r; }, [](caf::error&) {});
+    Answer got;
+    self->request(d, std::chrono::seconds(20), eval_atom::value, job)
+        .receive([&](wire::Result& r) { got.result = r; },
+                 [&](caf::error& e) { got.error = errc_of(e); });
     return got;
   });
 }
 
 TEST_F(DispatcherTest, JobGoesToAgentAndResultComesBack) {
-  start({});
+  start();
   FakeAgent agent(ctx, bridge->endpoint(), "A");
   agent.hello(1);
-  auto job = make_job(42);
-  auto pending = request_eval(sys, dispatcher, job);
-  auto received = agent.next(5s);
-  ASSERT_TRUE(received);
-  ASSERT_TRUE(std::holds_alternative<wire::Job>(*received));
-  EXPECT_EQ(std::get<wire::Job>(*received).job_id, 42);
+  auto pending = request_eval(sys, dispatcher, make_job(42));
+  auto job = agent.next_job(5s);
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->job_id, 42);
+  EXPECT_GT(job->lease, 0);
+  EXPECT_EQ(agent.interval_ms, 500) << "the welcome heartbeat names the interval";
   agent.send_raw("\xc1 not msgpack");  // dropped, not fatal
-  agent.send(answer(job, "A"));
-  agent.send(answer(job, "A"));  // duplicate: ignored
+  agent.send(answer(*job, "A"));
+  agent.send(answer(*job, "A"));  // duplicate: ignored
   auto got = pending.get();
-  ASSERT_TRUE(got);
-  EXPECT_EQ(got->job_id, 42);
-  EXPECT_EQ(got->verdict, "correct");
+  ASSERT_TRUE(got.result);
+  EXPECT_EQ(got.result->job_id, 42);
+  EXPECT_EQ(got.result->verdict, "correct");
+  EXPECT_EQ(got.result->dispatches, 1);
   // Still serving after the garbage frame.
   auto second_pending = request_eval(sys, dispatcher, make_job(43));
-  auto second = agent.next(5s);
+  auto second = agent.next_job(5s);
   ASSERT_TRUE(second);
-  EXPECT_EQ(std::get<wire::Job>(*second).job_id, 43);
-  agent.send(answer(make_job(43), "A"));
-  EXPECT_TRUE(second_pending.get());
+  EXPECT_EQ(second->job_id, 43);
+  agent.send(answer(*second, "A"));
+  EXPECT_TRUE(second_pending.get().result);
 }
 
 TEST_F(DispatcherTest, SilentAgentsJobIsRequeuedToAnotherAgent) {
-  JobLedger::Options o;
-  o.heartbeat = 50ms;
-  o.liveness = 3;
+  DispatcherOptions o;
+  o.ledger.heartbeat = 50ms;
+  o.ledger.liveness = 3;
   start(o);
   FakeAgent a(ctx, bridge->endpoint(), "A");
   a.hello(1);
-  std::this_thread::sleep_for(100ms);  // A registers before B, so A gets the job
-  auto job = make_job(7);
-  auto pending = request_eval(sys, dispatcher, job);
-  auto first = a.next(5s);
+  await_agents(1);  // A registers before B, so A gets the job
+  auto pending = request_eval(sys, dispatcher, make_job(7));
+  auto first = a.next_job(5s);
   ASSERT_TRUE(first);
   FakeAgent b(ctx, bridge->endpoint(), "B");
   b.hello(1);
   // B stays alive, A says nothing more: after 150 ms A is dead and B gets job 7.
-  std::optional<wire::Message> requeued;
+  std::optional<wire::Job> requeued;
   for (int i = 0; i < 100 && !requeued; ++i) {
     b.heartbeat();
-    requeued = b.next(30ms);
+    requeued = b.next_job(30ms);
   }
   ASSERT_TRUE(requeued);
-  EXPECT_EQ(std::get<wire::Job>(*requeued).job_id, 7);
-  b.send(answer(job, "B"));
+  EXPECT_EQ(requeued->job_id, 7);
+  a.send(answer(*first, "A"));  // A's late answer is deduplicated by its lease
+  b.send(answer(*requeued, "B"));
   auto got = pending.get();
-  ASSERT_TRUE(got);
-  EXPECT_EQ(got->agent_id, "B");
-  caf::scoped_actor self{sys};
-  int32_t agents = -1;
-  self->request(dispatcher, caf::infinite, agents_atom::value).receive([&](int32_t n) { agents = n; },
-                                                                      [](caf::error&) {});
-  EXPECT_EQ(agents, 1) << "A was declared dead";
+  ASSERT_TRUE(got.result);
+  EXPECT_EQ(got.result->agent_id, "B");
+  EXPECT_EQ(got.result->dispatches, 2);
+  EXPECT_EQ(stats().agents, 1) << "A was declared dead";
+}
+
+TEST_F(DispatcherTest, OnlyTheLeaseHolderCanPostAResult) {
+  start();
+  FakeAgent a(ctx, bridge->endpoint(), "A");
+  a.hello(1);
+  auto pending = request_eval(sys, dispatcher, make_job(5));
+  auto job = a.next_job(5s);
+  ASSERT_TRUE(job);
+  // A stranger with no HELLO, and a registered agent that does not hold the lease, both try
+  // to post a `correct` with a 1000x speedup for job 5 under A's lease.
+  FakeAgent stranger(ctx, bridge->endpoint(), "S");
+  FakeAgent other(ctx, bridge->endpoint(), "O");
+  other.hello(1);
+  await_agents(2);
+  wire::Result forged = answer(*job, "A");
+  forged.kernel_ms = 0.001;
+  forged.baseline_ms = 1.0;
+  stranger.send(forged);
+  other.send(forged);
+  for (int i = 0; i < 100 && stats().refused_results < 2; ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(stats().refused_results, 2);
+  EXPECT_EQ(pending.wait_for(0ms), std::future_status::timeout) << "nothing was delivered";
+  wire::Result honest = answer(*job, "A", "numerics_mismatch");
+  a.send(honest);
+  auto got = pending.get();
+  ASSERT_TRUE(got.result);
+  EXPECT_EQ(got.result->verdict, "numerics_mismatch");
+}
+
+TEST_F(DispatcherTest, BadHellosAreRefusedWithAByeAndGetNoWork) {
+  start();
+  FakeAgent greedy(ctx, bridge->endpoint(), "G");
+  greedy.send(FakeAgent::hello_frame("G", 2147483647));
+  auto bye = greedy.next(5s);
+  ASSERT_TRUE(bye);
+  ASSERT_TRUE(std::holds_alternative<wire::Bye>(*bye));
+  EXPECT_NE(std::get<wire::Bye>(*bye).reason.find("slots 2147483647"), std::string::npos);
+  FakeAgent odd(ctx, bridge->endpoint(), "O");
+  wire::Hello h = FakeAgent::hello_frame("O", 1);
+  h.stages.push_back("teleport");
+  odd.send(h);
+  auto bye2 = odd.next(5s);
+  ASSERT_TRUE(bye2 && std::holds_alternative<wire::Bye>(*bye2));
+  EXPECT_NE(std::get<wire::Bye>(*bye2).reason.find("unknown stage \"teleport\""),
+            std::string::npos);
+  EXPECT_EQ(stats().agents, 0);
+  EXPECT_EQ(stats().refused_hellos, 2);
+}
+
+TEST_F(DispatcherTest, AHelloFloodRegistersOnlyWhatTheBucketAllows) {
+  DispatcherOptions o;
+  o.admission.registration_burst = 20;
+  o.admission.registrations_per_s = 1;
+  start(o);
+  std::vector<std::unique_ptr<FakeAgent>> flood;
+  for (int i = 0; i < 200; ++i) {
+    flood.push_back(std::make_unique<FakeAgent>(ctx, bridge->endpoint(), "f" + std::to_string(i)));
+    flood.back()->hello(1);
+  }
+  for (int i = 0; i < 250 && stats().refused_hellos + stats().agents < 200; ++i)
+    std::this_thread::sleep_for(20ms);
+  auto s = stats();
+  EXPECT_LE(s.agents, 21);
+  EXPECT_GE(s.refused_hellos, 179);
+}
+
+TEST_F(DispatcherTest, JobsGoOnlyToAgentsOfTheTargetBackend) {
+  DispatcherOptions o;
+  o.target.backend = "tpu";
+  start(o);
+  FakeAgent tpu(ctx, bridge->endpoint(), "T");
+  tpu.hello(1, "tpu");
+  await_agents(1);
+  auto pending = request_eval(sys, dispatcher, make_job(1));
+  auto job = tpu.next_job(5s);
+  ASSERT_TRUE(job) << "no CPU agents: straight to the TPU";
+  EXPECT_EQ(job->check_level, "full");
+  tpu.send(answer(*job, "T"));
+  ASSERT_TRUE(pending.get().result);
+
+  DispatcherOptions cpu_only;  // target interpret: a TPU agent must not get the job
+  TearDown();
+  start(cpu_only);
+  FakeAgent wrong(ctx, bridge->endpoint(), "W");
+  wrong.hello(1, "tpu");
+  await_agents(1);
+  auto waiting = request_eval(sys, dispatcher, make_job(2));
+  EXPECT_FALSE(wrong.next_job(500ms)) << "wrong backend";
+  FakeAgent right(ctx, bridge->endpoint(), "R");
+  right.hello(1);
+  auto j2 = right.next_job(5s);
+  ASSERT_TRUE(j2);
+  right.send(answer(*j2, "R"));
+  ASSERT_TRUE(waiting.get().result);
+}
+
+TEST_F(DispatcherTest, CascadeScreensOnCpuAgentsAndOnlySurvivorsReachTheChip) {
+  DispatcherOptions o;
+  o.target.backend = "tpu";
+  start(o);
+  FakeAgent cpu(ctx, bridge->endpoint(), "C");
+  cpu.hello(2);
+  FakeAgent tpu(ctx, bridge->endpoint(), "T");
+  tpu.hello(1, "tpu");
+  await_agents(2);
+  auto failing = request_eval(sys, dispatcher, make_job(1));
+  auto passing = request_eval(sys, dispatcher, make_job(2));
+  std::map<int64_t, wire::Job> screened;
+  for (int i = 0; i < 2; ++i) {
+    auto j = cpu.next_job(5s);
+    ASSERT_TRUE(j);
+    EXPECT_EQ(j->check_level, "cpu_check");
+    screened[j->job_id] = *j;
+  }
+  cpu.send(answer(screened[1], "C", "lowering_error"));
+  cpu.send(answer(screened[2], "C", "correct"));
+  auto f = failing.get();
+  ASSERT_TRUE(f.result);
+  EXPECT_EQ(f.result->verdict, "lowering_error") << "failed on CPU: never took the chip";
+  auto on_chip = tpu.next_job(5s);
+  ASSERT_TRUE(on_chip);
+  EXPECT_EQ(on_chip->job_id, 2);
+  EXPECT_EQ(on_chip->check_level, "full");
+  EXPECT_NE(on_chip->lease, screened[2].lease);
+  wire::Result r = answer(*on_chip, "T");
+  r.timing_kind = "tpu-profiler";
+  tpu.send(r);
+  auto p = passing.get();
+  ASSERT_TRUE(p.result);
+  EXPECT_EQ(p.result->timing_kind, "tpu-profiler");
+  EXPECT_EQ(p.result->dispatches, 2) << "CPU tier + TPU tier";
+  EXPECT_FALSE(tpu.next_job(200ms)) << "job 1 never reached the TPU";
+}
+
+TEST_F(DispatcherTest, LostTooOftenIsARetryableErrorNotACrash) {
+  DispatcherOptions o;
+  o.ledger.max_attempts = 1;
+  start(o);
+  FakeAgent a(ctx, bridge->endpoint(), "A");
+  a.hello(1);
+  auto pending = request_eval(sys, dispatcher, make_job(9));
+  ASSERT_TRUE(a.next_job(5s));
+  a.send(wire::Bye{"A", "going away"});
+  auto got = pending.get();
+  EXPECT_FALSE(got.result);
+  ASSERT_TRUE(got.error);
+  EXPECT_EQ(*got.error, Errc::unavailable);
+  EXPECT_TRUE(retryable(*got.error));
+}
+
+TEST_F(DispatcherTest, CurveAdmitsOnlyAllowedKeysAndTheKeyIsTheIdentity) {
+  keys::KeyPair server = keys::generate(), good = keys::generate(), bad = keys::generate();
+  ZmqBridgeOptions b;
+  b.endpoint = "tcp://127.0.0.1:0";
+  b.curve_secret_key = server.secret_key;
+  start({}, b);
+  bridge->allow(good.public_key);
+  ASSERT_TRUE(bridge->authenticated());
+  EXPECT_EQ(bridge->public_key(), server.public_key);
+  FakeAgent intruder(ctx, bridge->endpoint(), "i", server.public_key, bad);
+  intruder.hello(4);
+  FakeAgent plain(ctx, bridge->endpoint(), "p");  // no CURVE at all
+  plain.hello(4);
+  FakeAgent agent(ctx, bridge->endpoint(), "whatever-routing-id", server.public_key, good);
+  agent.hello(1);
+  await_agents(1);
+  auto pending = request_eval(sys, dispatcher, make_job(3));
+  auto job = agent.next_job(5s);
+  ASSERT_TRUE(job);
+  agent.send(answer(*job, "me"));
+  ASSERT_TRUE(pending.get().result);
+  EXPECT_GE(bridge->stats().auth_refused, 1u);
+  EXPECT_EQ(stats().agents, 1);
+}
+
+TEST(ZmqBridgeTest, PlaintextBeyondLoopbackNeedsTheExplicitFlag) {
+  ZmqBridgeOptions b;
+  b.endpoint = "tcp://0.0.0.0:0";
+  try {
+    ZmqBridge bridge(b);
+    FAIL() << "plaintext on 0.0.0.0 was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("insecure"), std::string::npos) << e.what();
+  }
+  b.insecure_plaintext = true;
+  ZmqBridge bridge(b);
+  EXPECT_FALSE(bridge.authenticated());
 }
 
 }  // namespace

@@ -1,4 +1,8 @@
+// The ledger with a fake clock: leases, liveness, requeue, capability matching, late results,
+// heartbeats due, and the interval that stretches with the fleet.
 #include "actors/job_ledger.hpp"
+
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -7,6 +11,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using TP = JobLedger::TimePoint;
+using RD = JobLedger::ResultDisposition;
 
 wire::Job job(int64_t id, double timeout_s = 10) {
   wire::Job j;
@@ -17,16 +22,35 @@ wire::Job job(int64_t id, double timeout_s = 10) {
   return j;
 }
 
-wire::Hello hello(int slots) {
-  wire::Hello h;
-  h.agent_id = "a";
-  h.slots = slots;
-  return h;
+Capabilities cpu_caps() {
+  Capabilities c;
+  c.backend = "interpret";
+  c.device_kind = "cpu";
+  c.jax_version = "0.10.2";
+  c.stages = required_stages(wire::kCheckFull);
+  return c;
 }
 
-wire::Result result(int64_t id) {
+Capabilities tpu_caps() {
+  Capabilities c = cpu_caps();
+  c.backend = "tpu";
+  c.device_kind = "TPU v6 lite";
+  c.libtpu_version = "0.0.42.1";
+  c.stages |= stage_bit(Stage::compile);
+  return c;
+}
+
+Requirement need(const std::string& backend = "interpret") {
+  Requirement r;
+  r.backend = backend;
+  r.stages = required_stages(wire::kCheckFull);
+  return r;
+}
+
+wire::Result answer(const JobLedger::Assignment& a) {
   wire::Result r;
-  r.job_id = id;
+  r.job_id = a.job_id;
+  r.lease = a.lease;
   r.verdict = "correct";
   return r;
 }
@@ -39,47 +63,101 @@ class JobLedgerTest : public ::testing::Test {
     o.liveness = 3;
     o.lease_grace = 1000ms;
     o.max_attempts = 2;
+    o.max_strikes = 2;
     return o;
+  }
+  void hello(JobLedger& l, const std::string& peer, int slots, TP at,
+             const Capabilities& caps = cpu_caps()) {
+    l.on_hello(peer, "name-" + peer, caps, slots, at);
+  }
+  RD result(JobLedger& l, const std::string& peer, const wire::Result& r) {
+    return l.on_result(peer, r, nullptr);
   }
   TP t0 = TP{} + 1h;
 };
 
 TEST_F(JobLedgerTest, AssignsUpToFreeSlotsAndSpreadsLoad) {
   JobLedger l(opts());
-  for (int i = 1; i <= 5; ++i) l.submit(job(i));
+  for (int i = 1; i <= 5; ++i) l.submit(job(i), need());
   EXPECT_TRUE(l.assign(t0).empty()) << "no agents yet";
-  l.on_hello("A", hello(2), t0);
-  l.on_hello("B", hello(1), t0);
+  hello(l, "A", 2, t0);
+  hello(l, "B", 1, t0);
   auto a = l.assign(t0);
   ASSERT_EQ(a.size(), 3u);
   int to_a = 0;
-  for (auto& [peer, j] : a) to_a += peer == "A";
+  for (auto& x : a) to_a += x.peer == "A";
   EXPECT_EQ(to_a, 2);
+  EXPECT_EQ(a[1].peer, "B") << "round robin: A, B, then A again";
   EXPECT_EQ(l.queued(), 2u);
   EXPECT_EQ(l.in_flight(), 3u);
-  EXPECT_EQ(a[0].second.job_id, 1) << "FIFO";
+  EXPECT_EQ(a[0].job_id, 1) << "FIFO";
+  std::set<int64_t> leases;
+  for (auto& x : a) leases.insert(x.lease);
+  EXPECT_EQ(leases.size(), 3u) << "every dispatch has its own lease";
 }
 
-TEST_F(JobLedgerTest, ResultFreesTheSlotAndDuplicatesAreRefused) {
+TEST_F(JobLedgerTest, TheFrameIsTheJobWithItsLease) {
   JobLedger l(opts());
-  l.on_hello("A", hello(1), t0);
-  l.submit(job(1));
-  l.submit(job(2));
-  ASSERT_EQ(l.assign(t0).size(), 1u);
-  EXPECT_EQ(l.on_result("A", result(1)), JobLedger::ResultDisposition::accepted);
-  EXPECT_EQ(l.on_result("A", result(1)), JobLedger::ResultDisposition::duplicate);
-  EXPECT_EQ(l.on_result("A", result(99)), JobLedger::ResultDisposition::unknown_job);
+  hello(l, "A", 1, t0);
+  l.submit(job(5), need());
   auto a = l.assign(t0);
   ASSERT_EQ(a.size(), 1u);
-  EXPECT_EQ(a[0].second.job_id, 2);
+  auto d = wire::decode(a[0].frame);
+  ASSERT_TRUE(d.ok()) << d.error;
+  auto& j = std::get<wire::Job>(*d.message);
+  EXPECT_EQ(j.job_id, 5);
+  EXPECT_EQ(j.lease, a[0].lease);
+  EXPECT_EQ(j.code, "def workload(): pass");
+}
+
+TEST_F(JobLedgerTest, ResultFreesTheSlotAndOnlyTheLeaseHolderIsHeard) {
+  JobLedger l(opts());
+  hello(l, "A", 1, t0);
+  hello(l, "B", 1, t0);
+  l.submit(job(1), need());
+  l.submit(job(2), need());
+  l.submit(job(3), need());
+  auto a = l.assign(t0);
+  ASSERT_EQ(a.size(), 2u);
+  const auto& to_a = a[0].peer == "A" ? a[0] : a[1];
+  // B forges A's answer: refused, and A's lease stays live.
+  EXPECT_EQ(result(l, "B", answer(to_a)), RD::not_holder);
+  EXPECT_EQ(result(l, "X", answer(to_a)), RD::not_holder) << "a stranger";
+  wire::Result wrong_job = answer(to_a);
+  wrong_job.job_id = 3;
+  EXPECT_EQ(result(l, "A", wrong_job), RD::unknown_job) << "lease of another job";
+  wire::Result made_up = answer(to_a);
+  made_up.lease = 999999;
+  EXPECT_EQ(result(l, "A", made_up), RD::unknown_job);
+  int dispatches = 0;
+  EXPECT_EQ(l.on_result("A", answer(to_a), &dispatches), RD::accepted);
+  EXPECT_EQ(dispatches, 1);
+  EXPECT_EQ(result(l, "A", answer(to_a)), RD::stale_lease) << "a duplicate";
+  auto next = l.assign(t0);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].peer, "A");
+  EXPECT_EQ(next[0].job_id, 3);
+}
+
+TEST_F(JobLedgerTest, AFinishedJobLeavesNothingBehind) {
+  JobLedger l(opts());
+  hello(l, "A", 1, t0);
+  l.submit(job(1), need());
+  auto a = l.assign(t0);
+  ASSERT_EQ(result(l, "A", answer(a[0])), RD::accepted);
+  EXPECT_EQ(l.queued(), 0u);
+  EXPECT_EQ(l.in_flight(), 0u);
+  // Not remembered: the same id is a new job (the store, not the ledger, dedups candidates).
+  EXPECT_TRUE(l.submit(job(1), need()));
 }
 
 TEST_F(JobLedgerTest, SilentAgentIsDeadAndItsJobsGoToAnother) {
   JobLedger l(opts());
-  l.on_hello("A", hello(1), t0);
-  l.submit(job(1));
-  ASSERT_EQ(l.assign(t0).size(), 1u);
-  l.on_hello("B", hello(1), t0);
+  hello(l, "A", 1, t0);
+  l.submit(job(1), need());
+  auto first = l.assign(t0);
+  ASSERT_EQ(first.size(), 1u);
+  hello(l, "B", 1, t0);
   // B keeps talking, A goes quiet for more than liveness x heartbeat.
   l.on_seen("B", t0 + 250ms);
   auto s = l.sweep(t0 + 250ms);
@@ -90,56 +168,149 @@ TEST_F(JobLedgerTest, SilentAgentIsDeadAndItsJobsGoToAnother) {
   EXPECT_EQ(s.requeued, std::vector<int64_t>{1});
   auto a = l.assign(t0 + 350ms);
   ASSERT_EQ(a.size(), 1u);
-  EXPECT_EQ(a[0].first, "B");
-  // The dead agent's late answer still counts once; B's becomes a duplicate.
-  EXPECT_EQ(l.on_result("A", result(1)), JobLedger::ResultDisposition::accepted);
-  EXPECT_EQ(l.on_result("B", result(1)), JobLedger::ResultDisposition::duplicate);
+  EXPECT_EQ(a[0].peer, "B");
+  // The dead agent's late answer is dropped; B's is the one answer.
+  EXPECT_EQ(result(l, "A", answer(first[0])), RD::stale_lease);
+  int dispatches = 0;
+  EXPECT_EQ(l.on_result("B", answer(a[0]), &dispatches), RD::accepted);
+  EXPECT_EQ(dispatches, 2) << "evaluations.attempts: the lost lease counts";
 }
 
-TEST_F(JobLedgerTest, ExpiredLeaseIsRequeued) {
+TEST_F(JobLedgerTest, ExpiredLeaseIsRequeuedAndTheSlowAgentKeepsItsSlotUntilItAnswers) {
   JobLedger l(opts());
-  l.on_hello("A", hello(1), t0);
-  l.submit(job(1, /*timeout_s=*/2));
-  ASSERT_EQ(l.assign(t0).size(), 1u);
+  hello(l, "A", 1, t0);
+  l.submit(job(1, /*timeout_s=*/2), need());
+  auto first = l.assign(t0);
+  ASSERT_EQ(first.size(), 1u);
   l.on_seen("A", t0 + 2900ms);
   EXPECT_TRUE(l.sweep(t0 + 2900ms).requeued.empty()) << "lease = timeout 2 s + grace 1 s";
   l.on_seen("A", t0 + 3100ms);
   EXPECT_EQ(l.sweep(t0 + 3100ms).requeued, std::vector<int64_t>{1});
+  EXPECT_TRUE(l.assign(t0 + 3100ms).empty()) << "A is still busy with the old lease";
+  hello(l, "B", 1, t0 + 3100ms);
+  auto again = l.assign(t0 + 3100ms);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].peer, "B");
+  // A's late result is deduplicated, and frees A's slot.
+  EXPECT_EQ(result(l, "A", answer(first[0])), RD::stale_lease);
+  l.submit(job(2), need());
+  auto next = l.assign(t0 + 3200ms);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].peer, "A");
+  EXPECT_EQ(result(l, "B", answer(again[0])), RD::accepted);
 }
 
-TEST_F(JobLedgerTest, JobLostTooOftenIsAbandonedWithACrashVerdictNotDropped) {
+TEST_F(JobLedgerTest, AnAgentThatLetsLeasesExpireIsStruckOut) {
+  JobLedger::Options o = opts();
+  o.max_attempts = 10;
+  JobLedger l(o);
+  hello(l, "A", 2, t0);
+  l.submit(job(1, 1), need());
+  l.submit(job(2, 1), need());
+  ASSERT_EQ(l.assign(t0).size(), 2u);
+  l.on_seen("A", t0 + 2100ms);
+  auto s = l.sweep(t0 + 2100ms);
+  EXPECT_EQ(s.struck_out, std::vector<std::string>{"A"});
+  EXPECT_EQ(l.agent_count(), 0u);
+  EXPECT_EQ(l.queued(), 2u);
+}
+
+TEST_F(JobLedgerTest, JobLostTooOftenIsAbandonedNotGivenAVerdict) {
   JobLedger l(opts());  // max_attempts = 2
-  l.submit(job(7));
+  l.submit(job(7), need());
   for (int attempt = 0; attempt < 2; ++attempt) {
-    l.on_hello("A", hello(1), t0);
+    hello(l, "A", 1, t0);
     ASSERT_EQ(l.assign(t0).size(), 1u);
     l.on_bye("A");
   }
   auto s = l.sweep(t0);
   ASSERT_EQ(s.abandoned.size(), 1u);
   EXPECT_EQ(s.abandoned[0].job_id, 7);
-  EXPECT_EQ(s.abandoned[0].verdict, "crash");
-  EXPECT_TRUE(l.finished(7));
+  EXPECT_EQ(s.abandoned[0].attempts, 2);
+  EXPECT_NE(s.abandoned[0].reason.find("lost 2 times"), std::string::npos) << s.abandoned[0].reason;
   EXPECT_EQ(l.queued(), 0u);
+  EXPECT_EQ(l.in_flight(), 0u);
 }
 
 TEST_F(JobLedgerTest, ReHelloMeansRestartSoHeldJobsAreRequeued) {
   JobLedger l(opts());
-  l.on_hello("A", hello(1), t0);
-  l.submit(job(1));
-  ASSERT_EQ(l.assign(t0).size(), 1u);
-  l.on_hello("A", hello(1), t0 + 10ms);
+  hello(l, "A", 1, t0);
+  l.submit(job(1), need());
+  auto first = l.assign(t0);
+  ASSERT_EQ(first.size(), 1u);
+  hello(l, "A", 1, t0 + 10ms);
   EXPECT_EQ(l.in_flight(), 0u);
   auto a = l.assign(t0 + 10ms);
   ASSERT_EQ(a.size(), 1u);
-  EXPECT_EQ(a[0].second.job_id, 1);
+  EXPECT_EQ(a[0].job_id, 1);
+  EXPECT_NE(a[0].lease, first[0].lease);
+  EXPECT_EQ(result(l, "A", answer(first[0])), RD::stale_lease) << "the old run's answer";
 }
 
-TEST_F(JobLedgerTest, SubmittingAKnownJobTwiceIsIgnored) {
+TEST_F(JobLedgerTest, SubmittingAJobInFlightTwiceIsRefused) {
   JobLedger l(opts());
-  l.submit(job(1));
-  l.submit(job(1));
+  EXPECT_TRUE(l.submit(job(1), need()));
+  EXPECT_FALSE(l.submit(job(1), need()));
   EXPECT_EQ(l.queued(), 1u);
+}
+
+TEST_F(JobLedgerTest, JobsGoOnlyToAgentsWhoseCapabilitiesMatch) {
+  JobLedger l(opts());
+  hello(l, "cpu", 4, t0, cpu_caps());
+  hello(l, "tpu", 1, t0, tpu_caps());
+  l.submit(job(1), need("tpu"));
+  l.submit(job(2), need("tpu"));
+  l.submit(job(3), need("interpret"));
+  auto a = l.assign(t0);
+  ASSERT_EQ(a.size(), 2u);
+  for (auto& x : a) EXPECT_EQ(x.peer, x.job_id == 3 ? "cpu" : "tpu") << x.job_id;
+  EXPECT_EQ(l.queued(), 1u) << "job 2 waits for the one chip, not for a CPU slot";
+
+  Requirement pinned = need("tpu");
+  pinned.libtpu_version = "0.0.99";
+  EXPECT_FALSE(l.has_agent_for(pinned));
+  pinned.libtpu_version = "0.0.42.1";
+  EXPECT_TRUE(l.has_agent_for(pinned));
+  Requirement compile = need("interpret");
+  compile.stages |= stage_bit(Stage::compile);
+  EXPECT_FALSE(l.has_agent_for(compile)) << "the CPU agent has no libtpu compile";
+}
+
+TEST_F(JobLedgerTest, AnAgentThatJoinsLaterGetsQueuedWorkAtOnce) {
+  JobLedger l(opts());
+  for (int i = 1; i <= 3; ++i) l.submit(job(i), need());
+  EXPECT_TRUE(l.assign(t0).empty());
+  hello(l, "late", 3, t0 + 5s);
+  EXPECT_EQ(l.assign(t0 + 5s).size(), 3u);
+}
+
+TEST_F(JobLedgerTest, HeartbeatsGoOnlyToAgentsNothingWasSentTo) {
+  JobLedger l(opts());
+  hello(l, "A", 1, t0);
+  hello(l, "B", 1, t0);
+  EXPECT_TRUE(l.due_heartbeats(t0 + 50ms).empty());
+  l.submit(job(1), need());
+  ASSERT_EQ(l.assign(t0 + 60ms).size(), 1u);  // one of them got a job at 60 ms
+  auto due = l.due_heartbeats(t0 + 100ms);
+  ASSERT_EQ(due.size(), 1u) << "the other one";
+  EXPECT_TRUE(l.due_heartbeats(t0 + 120ms).empty());
+  EXPECT_EQ(l.due_heartbeats(t0 + 160ms).size(), 1u) << "the one that got the job, 100 ms on";
+}
+
+TEST_F(JobLedgerTest, TheHeartbeatIntervalStretchesWithTheFleet) {
+  JobLedger::Options o = opts();
+  o.heartbeat_rate = 100;  // heartbeats per second for the whole fleet
+  JobLedger l(o);
+  for (int i = 0; i < 10; ++i) hello(l, "a" + std::to_string(i), 1, t0);
+  EXPECT_EQ(l.heartbeat_interval(), 100ms);
+  EXPECT_FALSE(l.take_interval_broadcast());
+  for (int i = 10; i < 100; ++i) hello(l, "a" + std::to_string(i), 1, t0);
+  EXPECT_EQ(l.heartbeat_interval(), 1000ms) << "100 agents at 100 beats/s";
+  EXPECT_TRUE(l.take_interval_broadcast());
+  EXPECT_FALSE(l.take_interval_broadcast()) << "once per doubling";
+  // Death detection follows the longer interval: 3 x 1 s.
+  EXPECT_TRUE(l.sweep(t0 + 2500ms).dead_agents.empty());
+  EXPECT_EQ(l.sweep(t0 + 3100ms).dead_agents.size(), 100u);
 }
 
 }  // namespace

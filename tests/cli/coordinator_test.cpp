@@ -21,13 +21,37 @@ TEST(Coordinator, LocalAgentsDialLoopbackForAWildcardBind) {
 
 TEST(Coordinator, ABindFailureNamesTheListenKey) {
   CoordinatorOptions o;
-  o.listen = "tcp://203.0.113.7:1";  // TEST-NET-3: never an address of this host
+  o.link.listen = "tcp://203.0.113.7:1";  // TEST-NET-3: never an address of this host
   try {
     Coordinator c(o);
     FAIL() << "bound an address this host does not have";
   } catch (const CoordinatorError& e) {
     EXPECT_EQ(e.key(), "agents.listen");
   }
+}
+
+TEST(Coordinator, KeyProblemsNameTheirKeys) {
+  CoordinatorOptions o;
+  o.link.server_key_file = "/nonexistent/coordinator.key_secret";
+  try {
+    Coordinator c(o);
+    FAIL() << "a missing server key was accepted";
+  } catch (const CoordinatorError& e) {
+    EXPECT_EQ(e.key(), "agents.server_key");
+  }
+  o.link.server_key_file.clear();
+  o.link.allow = "/nonexistent/allow";
+  try {
+    Coordinator c(o);
+    FAIL() << "a missing allowlist was accepted";
+  } catch (const CoordinatorError& e) {
+    EXPECT_EQ(e.key(), "agents.allow");
+  }
+  o.link.allow.clear();
+  o.link.listen = "tcp://0.0.0.0:0";  // plaintext beyond loopback without the flag
+  o.link.insecure_plaintext = false;
+  Coordinator authenticated(o);  // fine: CURVE with a fresh key
+  authenticated.shutdown();
 }
 
 TEST(Coordinator, BindsAPortAndWaitsForWork) {

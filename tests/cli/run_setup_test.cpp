@@ -58,8 +58,10 @@ TEST(RunSetup, CoordinatorOptionsComeFromTheSections) {
   EXPECT_EQ(o.agent.slots, 2);
   EXPECT_EQ(o.agent.backend, "tpu");
   EXPECT_EQ(o.agent.log_dir, "/tmp/logs");
-  EXPECT_EQ(o.ledger.heartbeat, std::chrono::milliseconds(100));
-  EXPECT_EQ(o.ledger.liveness, 5);
+  EXPECT_EQ(o.dispatch.ledger.heartbeat, std::chrono::milliseconds(100));
+  EXPECT_EQ(o.dispatch.ledger.liveness, 5);
+  EXPECT_TRUE(o.link.server_key_file.empty()) << "a fresh key per run by default";
+  EXPECT_FALSE(o.link.insecure_plaintext);
   EXPECT_EQ(o.scheduler_threads, 1);
 }
 

@@ -45,7 +45,8 @@ auto integer(int64_t v) {
 
 // The fields of a valid job frame, for tests that break exactly one of them.
 Fields job_fields() {
-  return {{"type", str("job")},           {"version", integer(1)},
+  return {{"type", str("job")},           {"version", integer(kVersion)},
+          {"lease", integer(9)},
           {"job_id", integer(1)},         {"workload_id", str("8p")},
           {"code", str("x")},             {"check_level", str("full")},
           {"timeout_s", integer(3)},      {"seeds", [](Packer& pk) { pk.pack_array(0); }}};
@@ -65,9 +66,34 @@ Fields job_fields_with(const std::string& key, std::function<void(Packer&)> valu
   return fields;
 }
 
+Hello full_hello() {
+  Hello h;
+  h.agent_id = "host-1";
+  h.backend = "tpu";
+  h.device_kind = "TPU v6 lite";
+  h.jax_version = "0.10.2";
+  h.libtpu_version = "0.0.42.1";
+  h.slots = 3;
+  h.stages = {"lint", "compile", "numerics"};
+  return h;
+}
+
+Job full_job() {
+  Job j;
+  j.job_id = -7;
+  j.lease = 1LL << 50;
+  j.workload_id = "8p";
+  j.code = std::string("def workload(a, b):\n  return a @ b\n\0x", 38);
+  j.check_level = "full";
+  j.timeout_s = 30.5;
+  j.seeds = {0, 1, -3, 1LL << 40};
+  return j;
+}
+
 Result full_result() {
   Result r;
   r.job_id = 1234567890123;
+  r.lease = 77;
   r.agent_id = "host-42";
   r.backend = "interpret";
   r.verdict = "correct";
@@ -86,24 +112,31 @@ Result full_result() {
 }
 
 TEST(WireProtocol, HelloRoundTrip) {
-  Hello in{"host-1", "interpret", "cpu", "0.10.2", 3};
+  Hello in = full_hello();
   Hello out = round_trip(in);
   EXPECT_EQ(out.agent_id, "host-1");
-  EXPECT_EQ(out.backend, "interpret");
-  EXPECT_EQ(out.device_kind, "cpu");
+  EXPECT_EQ(out.backend, "tpu");
+  EXPECT_EQ(out.device_kind, "TPU v6 lite");
   EXPECT_EQ(out.jax_version, "0.10.2");
+  EXPECT_EQ(out.libtpu_version, "0.0.42.1");
   EXPECT_EQ(out.slots, 3);
+  EXPECT_EQ(out.stages, in.stages);
 }
 
 TEST(WireProtocol, HeartbeatRoundTrip) {
-  EXPECT_EQ(round_trip(Heartbeat{"coordinator"}).agent_id, "coordinator");
+  Heartbeat plain = round_trip(Heartbeat{"coordinator"});
+  EXPECT_EQ(plain.agent_id, "coordinator");
+  EXPECT_EQ(plain.interval_ms, 0);
+  EXPECT_EQ(round_trip(Heartbeat{"coordinator", 2500}).interval_ms, 2500);
+  // Without an interval the key is left out, so an agent-side heartbeat stays minimal.
+  EXPECT_EQ(encode(Heartbeat{"a"}).find("interval_ms"), std::string::npos);
 }
 
 TEST(WireProtocol, JobRoundTrip) {
-  Job in{-7, "8p", std::string("def workload(a, b):\n  return a @ b\n\0x", 38), "full", 30.5,
-         {0, 1, -3, 1LL << 40}};
+  Job in = full_job();
   Job out = round_trip(in);
   EXPECT_EQ(out.job_id, -7);
+  EXPECT_EQ(out.lease, 1LL << 50);
   EXPECT_EQ(out.workload_id, "8p");
   EXPECT_EQ(out.code, in.code);  // embedded NUL survives
   EXPECT_EQ(out.check_level, "full");
@@ -118,6 +151,7 @@ TEST(WireProtocol, ResultRoundTripWithOptionalsPresent) {
   Result in = full_result();
   Result out = round_trip(in);
   EXPECT_EQ(out.job_id, in.job_id);
+  EXPECT_EQ(out.lease, 77);
   EXPECT_EQ(out.agent_id, in.agent_id);
   EXPECT_EQ(out.backend, in.backend);
   EXPECT_EQ(out.verdict, in.verdict);
@@ -158,6 +192,25 @@ TEST(WireProtocol, ResultOptionalsNilWhenAbsent) {
   EXPECT_TRUE(out.stage_ms.empty());
 }
 
+TEST(WireProtocol, JobFrameIsTheSameBytesAsEncode) {
+  Job job = full_job();
+  JobFrame frame(job);
+  for (int64_t lease : {int64_t{0}, int64_t{1}, int64_t{300}, int64_t{1} << 40, int64_t{-5}}) {
+    job.lease = lease;
+    EXPECT_EQ(frame.with_lease(lease), encode(job)) << "lease " << lease;
+  }
+  DecodeResult r = decode(frame.with_lease(12));
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(std::get<Job>(*r.message).lease, 12);
+  EXPECT_EQ(std::get<Job>(*r.message).code, job.code);
+}
+
+TEST(WireProtocol, DispatchesIsNotOnTheWire) {
+  Result in = full_result();
+  in.dispatches = 3;
+  EXPECT_EQ(round_trip(in).dispatches, 0);
+}
+
 TEST(WireProtocol, ByeRoundTrip) {
   Bye out = round_trip(Bye{"host-1", "SIGTERM"});
   EXPECT_EQ(out.agent_id, "host-1");
@@ -176,11 +229,12 @@ TEST(WireProtocol, PythonStyleFrameDecodes) {
   // Integers where floats are expected, keys in another order, an extra key: all accepted.
   std::string bytes = pack_map({{"seeds", [](Packer& pk) { pk.pack(std::vector<int>{1, 2}); }},
                                 {"timeout_s", integer(30)},
-                                {"version", integer(1)},
+                                {"version", integer(kVersion)},
                                 {"code", str("x")},
                                 {"check_level", str("full")},
                                 {"workload_id", str("8p")},
                                 {"job_id", integer(5)},
+                                {"lease", integer(2)},
                                 {"extra", str("ignored")},
                                 {"type", str("job")}});
   DecodeResult r = decode(bytes);
@@ -212,7 +266,7 @@ TEST(WireProtocol, NotAMap) {
 }
 
 TEST(WireProtocol, MissingType) {
-  expect_error(pack_map({{"version", integer(1)}}), "missing field \"type\"");
+  expect_error(pack_map({{"version", integer(kVersion)}}), "missing field \"type\"");
 }
 
 TEST(WireProtocol, RequirePallasMustBeABool) {
@@ -223,17 +277,33 @@ TEST(WireProtocol, RequirePallasMustBeABool) {
 TEST(WireProtocol, MissingField) {
   expect_error(pack_map(job_fields_with("job_id", nullptr)),
                "missing field \"job_id\" in \"job\"");
+  expect_error(pack_map(job_fields_with("lease", nullptr)),
+               "missing field \"lease\" in \"job\"");
+}
+
+// The fields of a valid hello frame with `slots` and `stages` as given.
+Fields hello_fields(std::function<void(Packer&)> slots, std::function<void(Packer&)> stages) {
+  return {{"type", str("hello")},          {"version", integer(kVersion)},
+          {"agent_id", str("a")},          {"backend", str("interpret")},
+          {"device_kind", str("cpu")},     {"jax_version", str("0.10.2")},
+          {"libtpu_version", str("")},     {"slots", std::move(slots)},
+          {"stages", std::move(stages)}};
+}
+
+auto stage_list(std::vector<std::string> v) {
+  return [v](Packer& pk) { pk.pack(v); };
 }
 
 TEST(WireProtocol, WrongFieldType) {
-  std::string bytes = pack_map({{"type", str("hello")},
-                                {"version", integer(1)},
-                                {"agent_id", str("a")},
-                                {"backend", str("interpret")},
-                                {"device_kind", str("cpu")},
-                                {"jax_version", str("0.10.2")},
-                                {"slots", str("two")}});
+  std::string bytes = pack_map(hello_fields(str("two"), stage_list({"lint"})));
   expect_error(bytes, "field \"slots\" in \"hello\" has type str, want int");
+  std::string stages = pack_map(hello_fields(integer(1), [](Packer& pk) {
+    pk.pack_array(2);
+    pk.pack("lint");
+    pk.pack(3);
+  }));
+  expect_error(stages, "field \"stages\" in \"hello\" has element 1 of type int, want str");
+  ASSERT_TRUE(decode(pack_map(hello_fields(integer(1), stage_list({"lint"})))).ok());
 
   std::string seeds = pack_map(job_fields_with("seeds", [](Packer& pk) {
     pk.pack_array(2);
@@ -242,29 +312,26 @@ TEST(WireProtocol, WrongFieldType) {
   }));
   expect_error(seeds, "field \"seeds\" in \"job\" has element 1 of type str, want int");
 
-  std::string type_int = pack_map({{"type", integer(3)}, {"version", integer(1)}});
+  std::string type_int = pack_map({{"type", integer(3)}, {"version", integer(kVersion)}});
   expect_error(type_int, "field \"type\" in \"frame\" has type int, want str");
 }
 
 TEST(WireProtocol, OutOfRange) {
-  std::string bytes = pack_map({{"type", str("hello")},
-                                {"version", integer(1)},
-                                {"agent_id", str("a")},
-                                {"backend", str("interpret")},
-                                {"device_kind", str("cpu")},
-                                {"jax_version", str("0.10.2")},
-                                {"slots", integer(1LL << 40)}});
+  std::string bytes = pack_map(hello_fields(integer(1LL << 40), stage_list({})));
   expect_error(bytes, "\"slots\" in \"hello\" is out of range");
 }
 
 TEST(WireProtocol, WrongVersion) {
   std::string v7 = pack_map(
       {{"type", str("heartbeat")}, {"version", integer(7)}, {"agent_id", str("a")}});
-  expect_error(v7, "version 7 != 1");
+  expect_error(v7, "version 7 != 2");
+  std::string v1 = pack_map(
+      {{"type", str("heartbeat")}, {"version", integer(1)}, {"agent_id", str("a")}});
+  expect_error(v1, "version 1 != 2");
 }
 
 TEST(WireProtocol, UnknownType) {
-  expect_error(pack_map({{"type", str("foo")}, {"version", integer(1)}}),
+  expect_error(pack_map({{"type", str("foo")}, {"version", integer(kVersion)}}),
                "unknown type \"foo\"");
 }
 
@@ -284,8 +351,7 @@ TEST(WireProtocol, HugeClaimedSizesDoNotAllocate) {
 
 TEST(WireProtocol, FuzzNeverCrashes) {
   std::mt19937_64 rng(20240601);
-  const std::string valid[] = {encode(Hello{"a", "interpret", "cpu", "0.10.2", 2}),
-                               encode(Job{1, "8p", "code", "full", 1.0, {0, 1}}),
+  const std::string valid[] = {encode(full_hello()), encode(full_job()),
                                encode(full_result()), encode(Bye{"a", "bye"})};
   int decoded = 0;
   for (int i = 0; i < 5000; ++i) {

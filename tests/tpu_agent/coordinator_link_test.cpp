@@ -73,18 +73,57 @@ CoordinatorLink::Options options(const std::string& endpoint) {
   return o;
 }
 
-wire::Hello hello() { return wire::Hello{"link-test", "interpret", "cpu", "0.0-test", 2}; }
+wire::Hello hello() {
+  wire::Hello h;
+  h.agent_id = "link-test";
+  h.backend = "interpret";
+  h.device_kind = "cpu";
+  h.jax_version = "0.0-test";
+  h.slots = 2;
+  h.stages = {"lint", "numerics"};
+  return h;
+}
 
-TEST(CoordinatorLinkTest, StartSendsHelloWithTheAgentIdAsRoutingId) {
+TEST(CoordinatorLinkTest, StartSendsHelloUnderAFreshRandomRoutingId) {
   Router router;
   CoordinatorLink link(options(router.endpoint()));
-  link.start(hello(), Clock::now());
+  auto t0 = Clock::now();
+  link.start(hello(), t0);
   auto m = router.next();
   ASSERT_TRUE(m);
   auto* h = std::get_if<wire::Hello>(&*m);
   ASSERT_NE(h, nullptr);
   EXPECT_EQ(h->slots, 2);
-  EXPECT_EQ(router.peer(), "link-test");
+  EXPECT_EQ(h->agent_id, "link-test");
+  // Nobody can guess the routing id and so take over the agent's connection.
+  std::string first = router.peer();
+  EXPECT_EQ(first.size(), 32u);
+  EXPECT_EQ(first.find_first_not_of("0123456789abcdef"), std::string::npos) << first;
+  link.on_timers(t0 + 301ms);  // silent: drop
+  link.on_timers(t0 + 402ms);  // reconnect
+  ASSERT_TRUE(link.connected());
+  while (auto again = router.next()) {
+    if (std::holds_alternative<wire::Hello>(*again)) break;
+  }
+  EXPECT_NE(router.peer(), first) << "a new connection, a new routing id";
+}
+
+TEST(CoordinatorLinkTest, TheCoordinatorsIntervalAndByeAreFollowed) {
+  Router router;
+  CoordinatorLink link(options(router.endpoint()));
+  auto t0 = Clock::now();
+  link.start(hello(), t0);
+  ASSERT_TRUE(router.next());
+  router.send_raw(wire::encode(wire::Heartbeat{"coordinator", 2000}));
+  ASSERT_FALSE(receive_some(link).empty());
+  EXPECT_EQ(link.interval_ms(), 2000);
+  // Silence is now judged against 3 x 2 s, not 3 x 100 ms.
+  link.on_timers(Clock::now() + 1000ms);
+  EXPECT_TRUE(link.connected());
+  router.send_raw(wire::encode(wire::Bye{"coordinator", "refused: slots"}));
+  ASSERT_FALSE(receive_some(link).empty());
+  link.on_timers(Clock::now());
+  EXPECT_FALSE(link.connected()) << "a bye closes the session; hello again after the backoff";
 }
 
 TEST(CoordinatorLinkTest, BadFramesAreDroppedAndGoodOnesDelivered) {

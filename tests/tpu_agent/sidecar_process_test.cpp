@@ -38,7 +38,7 @@ class SidecarProcessTest : public ::testing::Test {
   }
 
   static wire::Job job(int64_t id, std::string code, double timeout_s = 30.0) {
-    return wire::Job{id, "8p", std::move(code), "full", timeout_s, {0, 1}};
+    return wire::Job{id, 0, "8p", std::move(code), "full", timeout_s, {0, 1}};
   }
 
   void start_ready(SidecarProcess& sp) {
@@ -279,7 +279,7 @@ class SidecarProcessRealSandboxTest : public SidecarProcessTest {
   }
 
   wire::Result run(SidecarProcess& sp, int64_t id, const std::string& code, double timeout_s = 240) {
-    wire::Job j{id, "8p", code, "full", timeout_s, {3, 4}};
+    wire::Job j{id, 0, "8p", code, "full", timeout_s, {3, 4}};
     return sp.evaluate(j);
   }
 
