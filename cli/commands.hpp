@@ -15,6 +15,7 @@ int report_command(const std::vector<std::string>& args);
 int eval_command(const std::vector<std::string>& args);
 int context_command(const std::vector<std::string>& args);
 int keys_command(const std::vector<std::string>& args);
+int bench_command(const std::vector<std::string>& args);
 
 // Where workloads/, tpu_agent/sidecar/ and llm/replay_corpus/ live:
 // $PALLADIUM_HOME, else the source tree this binary was built from.

@@ -22,6 +22,7 @@ commands:
   eval --workload ID FILE       evaluate one kernel file through an agent and its sidecar
   context WORKLOAD [--sizes]    the context blocks a prompt carries for a workload
   keys new NAME [--dir DIR]     make a CURVE key pair for the authenticated agent link
+  bench dispatch --agents N     the dispatch path under N simulated agents (real ZeroMQ + CURVE)
 
 'palladium <command> --help' shows a command's options.
 )";
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
     if (cmd == "eval") return palladium::eval_command(args);
     if (cmd == "context") return palladium::context_command(args);
     if (cmd == "keys") return palladium::keys_command(args);
+    if (cmd == "bench") return palladium::bench_command(args);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       std::cout << kUsage;
       return 0;

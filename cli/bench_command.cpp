@@ -1,0 +1,342 @@
+// `palladium bench dispatch --agents N --eval-ms M`: the coordinator's dispatch path under a
+// simulated fleet, over real ZeroMQ with CURVE, in several processes.
+//
+// This process is the coordinator: the ZmqBridge, the eval_dispatcher and a feeder actor that
+// keeps every agent's slot backed by a queued job (the role the searches play in a run). The
+// fleet is `palladium bench swarm` child processes (cli/bench_swarm.hpp), or, with
+// --external, agents started elsewhere (a swarm written outside the project) that connect with
+// keys from --allow. After all agents joined and a warm-up, it measures a window and prints:
+// candidates/s, coordinator CPU per candidate (this process: every thread, bridge and ZeroMQ
+// I/O included; the swarm's CPU is not), agent utilisation (time agents held a job / agent
+// time), coordinator RSS, and the longest coordinator stall (the worst of: a frame waiting in
+// the dispatcher's mailbox, the heartbeat tick running late, the bridge away from poll()).
+#include "cli/commands.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <boost/program_options.hpp>
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/errors.hpp"
+#include "actors/eval_dispatcher.hpp"
+#include "actors/messages.hpp"
+#include "cli/agent_link.hpp"
+#include "cli/bench_swarm.hpp"
+#include "protocol/curve_keys.hpp"
+
+namespace po = boost::program_options;
+
+namespace palladium {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Keeps `outstanding` jobs submitted; counts the answers.
+struct FeederState {
+  caf::actor dispatcher;
+  int64_t next_id = 1;
+  std::string code;
+  std::shared_ptr<std::atomic<int64_t>> answered;
+  static inline const char* name = "bench_feeder";
+};
+
+void feed_one(caf::stateful_actor<FeederState>* self) {
+  wire::Job job;
+  job.job_id = self->state.next_id++;
+  job.workload_id = "8p";
+  job.code = self->state.code;
+  job.check_level = "full";
+  job.timeout_s = 60;
+  job.seeds = {0, 1};
+  self->request(self->state.dispatcher, caf::infinite, eval_atom::value, std::move(job))
+      .then(
+          [=](const wire::Result&) {
+            ++*self->state.answered;
+            feed_one(self);
+          },
+          [=](caf::error&) { feed_one(self); });
+}
+
+caf::behavior feeder(caf::stateful_actor<FeederState>* self, caf::actor dispatcher,
+                     int outstanding, std::shared_ptr<std::atomic<int64_t>> answered) {
+  self->state.dispatcher = dispatcher;
+  self->state.answered = answered;
+  // A typical candidate module is a few KB of Python.
+  self->state.code = std::string(4000, '#');
+  for (int i = 0; i < outstanding; ++i) feed_one(self);
+  return {[](beat_atom) {}};
+}
+
+struct Child {
+  pid_t pid = -1;
+  FILE* out = nullptr;  // its report lines
+};
+
+double cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// VmRSS and VmHWM of this process in MiB.
+std::pair<double, double> rss_mib() {
+  std::ifstream in("/proc/self/status");
+  double rss = 0, hwm = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) rss = std::stod(line.substr(6)) / 1024;
+    if (line.rfind("VmHWM:", 0) == 0) hwm = std::stod(line.substr(6)) / 1024;
+  }
+  return {rss, hwm};
+}
+
+Child spawn_swarm(const std::string& endpoint, const std::string& server_key, int count,
+                  int first, int eval_ms, const std::vector<keys::KeyPair>& pairs) {
+  int in_pipe[2], out_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error("pipe failed");
+  std::vector<std::string> args{"palladium",  "bench",      "swarm",
+                                "--connect",  endpoint,     "--server-key",
+                                server_key,   "--count",    std::to_string(count),
+                                "--eval-ms",  std::to_string(eval_ms), "--first",
+                                std::to_string(first)};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    dup2(in_pipe[0], 0);
+    dup2(out_pipe[1], 1);
+    execv("/proc/self/exe", argv.data());
+    _exit(127);
+  }
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  std::string secrets;
+  for (int i = 0; i < count; ++i) secrets += pairs[static_cast<size_t>(first + i)].secret_key + "\n";
+  size_t done = 0;
+  while (done < secrets.size()) {
+    ssize_t n = write(in_pipe[1], secrets.data() + done, secrets.size() - done);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  close(in_pipe[1]);
+  return Child{pid, fdopen(out_pipe[0], "r")};
+}
+
+// Busy microseconds and jobs over all children, asked for with SIGUSR1.
+std::pair<double, int64_t> swarm_busy(std::vector<Child>& children) {
+  for (auto& c : children) kill(c.pid, SIGUSR1);
+  double busy = 0;
+  int64_t jobs = 0;
+  for (auto& c : children) {
+    long long b = 0, j = 0;
+    if (std::fscanf(c.out, "%lld %lld", &b, &j) == 2) {
+      busy += static_cast<double>(b);
+      jobs += j;
+    }
+  }
+  return {busy, jobs};
+}
+
+DispatcherStats ask_stats(caf::actor_system& sys, const caf::actor& d) {
+  caf::scoped_actor self{sys};
+  DispatcherStats s;
+  self->request(d, std::chrono::seconds(30), stats_atom::value)
+      .receive([&](DispatcherStats& got) { s = got; }, [](caf::error&) {});
+  return s;
+}
+
+constexpr const char* kBenchUsage = R"(usage: palladium bench dispatch --agents N --eval-ms M [options]
+
+Starts a coordinator (bridge + dispatcher + a feeder keeping every slot backed) and N simulated
+agents in child processes, all over real ZeroMQ with CURVE; after all agents joined and a
+warm-up, measures a window and prints one table row.
+)";
+
+}  // namespace
+
+int bench_command(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "swarm")
+    return bench_swarm_command(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (args.empty() || args[0] != "dispatch") {
+    std::cerr << kBenchUsage;
+    return 2;
+  }
+  int agents = 100, eval_ms = 200, procs = 0, threads = 2;
+  double seconds = 10, warmup = 3;
+  bool external = false, header = true;
+  std::string listen = "tcp://127.0.0.1:0", allow, server_key;
+  po::options_description opts("palladium bench dispatch");
+  opts.add_options()("help,h", "show this help")("agents", po::value(&agents), "simulated agents")(
+      "eval-ms", po::value(&eval_ms), "evaluation time of each simulated job")(
+      "seconds", po::value(&seconds), "length of the measured window")(
+      "warmup", po::value(&warmup), "seconds between the last join and the window")(
+      "procs", po::value(&procs), "swarm processes (default: one per 1,250 agents, at least 2)")(
+      "threads", po::value(&threads), "CAF scheduler threads of the coordinator")(
+      "listen", po::value(&listen), "coordinator endpoint")(
+      "external", po::bool_switch(&external),
+      "start no swarm: wait for N agents from elsewhere (keys from --allow)")(
+      "allow", po::value(&allow), "allowlist for --external agents")(
+      "server-key", po::value(&server_key), "coordinator secret certificate (default: fresh)")(
+      "no-header", po::bool_switch(&header)->default_value(false)->implicit_value(true),
+      "omit the table header");
+  po::variables_map vm;
+  po::store(po::command_line_parser(std::vector<std::string>(args.begin() + 1, args.end()))
+                .options(opts)
+                .run(),
+            vm);
+  po::notify(vm);
+  header = !vm["no-header"].as<bool>();
+  if (vm.count("help")) {
+    std::cout << kBenchUsage << opts << "\n";
+    return 0;
+  }
+  if (agents < 1 || eval_ms < 0 || seconds <= 0) {
+    std::cerr << "palladium bench dispatch: --agents >= 1, --eval-ms >= 0, --seconds > 0\n";
+    return 2;
+  }
+  if (procs <= 0) procs = std::max(2, (agents + 1249) / 1250);
+  procs = std::min(procs, agents);
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+  signal(SIGPIPE, SIG_IGN);
+  spdlog::set_level(spdlog::level::warn);  // a join line per agent would dominate
+
+  caf::actor_system_config cfg;
+  register_error_category(cfg);
+  cfg.set("scheduler.max-threads", threads);
+  caf::actor_system sys{cfg};
+  std::shared_ptr<ZmqBridge> bridge;
+  try {
+    bridge = open_agent_link(AgentLinkOptions{listen, server_key, allow, false});
+  } catch (const std::exception& e) {
+    std::cerr << "palladium bench dispatch: " << e.what() << "\n";
+    return 2;
+  }
+  DispatcherOptions dopt;
+  dopt.admission.registration_burst = std::max(20000, agents * 2);
+  auto dispatcher = spawn_eval_dispatcher(sys, bridge, dopt);
+
+  std::vector<Child> children;
+  if (!external) {
+    std::vector<keys::KeyPair> pairs;
+    pairs.reserve(static_cast<size_t>(agents));
+    for (int i = 0; i < agents; ++i) {
+      pairs.push_back(keys::generate());
+      bridge->allow(pairs.back().public_key);
+    }
+    int first = 0;
+    for (int p = 0; p < procs; ++p) {
+      int count = agents / procs + (p < agents % procs ? 1 : 0);
+      children.push_back(
+          spawn_swarm(bridge->endpoint(), bridge->public_key(), count, first, eval_ms, pairs));
+      first += count;
+    }
+  } else {
+    std::cerr << "[bench] waiting for " << agents << " agents at " << bridge->endpoint()
+              << " with --server-key " << bridge->public_key() << "\n";
+  }
+
+  auto join_start = Clock::now();
+  DispatcherStats s;
+  while (true) {
+    s = ask_stats(sys, dispatcher);
+    if (s.agents >= agents) break;
+    if (Clock::now() - join_start > std::chrono::seconds(external ? 600 : 180)) {
+      std::cerr << "palladium bench dispatch: only " << s.agents << " of " << agents
+                << " agents joined\n";
+      for (auto& c : children) kill(c.pid, SIGTERM);
+      _exit(1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  double join_s = std::chrono::duration<double>(Clock::now() - join_start).count();
+
+  auto answered = std::make_shared<std::atomic<int64_t>>(0);
+  int outstanding = agents + agents / 4 + 16;
+  auto feed = sys.spawn(feeder, dispatcher, outstanding, answered);
+  std::this_thread::sleep_for(std::chrono::duration<double>(warmup));
+
+  auto before = ask_stats(sys, dispatcher);
+  double cpu0 = cpu_seconds();
+  int64_t done0 = *answered;
+  auto busy0 = external ? std::pair<double, int64_t>{0, 0} : swarm_busy(children);
+  auto t0 = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  double cpu1 = cpu_seconds();
+  int64_t done1 = *answered;
+  auto t1 = Clock::now();
+  auto busy1 = external ? std::pair<double, int64_t>{0, 0} : swarm_busy(children);
+  auto after = ask_stats(sys, dispatcher);
+  auto bridge_stats = bridge->stats();
+  auto [rss, hwm] = rss_mib();
+
+  double window = std::chrono::duration<double>(t1 - t0).count();
+  int64_t n = done1 - done0;
+  double per_s = static_cast<double>(n) / window;
+  double cpu_us = n > 0 ? (cpu1 - cpu0) * 1e6 / static_cast<double>(n) : 0;
+  double util = (busy1.first - busy0.first) / (static_cast<double>(agents) * window * 1e6);
+  double stall_ms = static_cast<double>(std::max({after.longest_inbound_lag_us,
+                                                  after.longest_tick_late_us,
+                                                  bridge_stats.longest_turn_us})) /
+                    1000.0;
+  double beats_per_s =
+      static_cast<double>(after.heartbeats_sent - before.heartbeats_sent) / window;
+
+  if (header) {
+    std::printf("%7s %8s %12s %14s %8s %8s %9s %9s %8s %8s\n", "agents", "eval_ms",
+                "candidates/s", "coord_us/cand", "util_%", "rss_MiB", "stall_ms", "beats/s",
+                "join_s", "requeue");
+  }
+  char util_text[32];
+  if (external || eval_ms == 0)
+    std::snprintf(util_text, sizeof util_text, "%s", external ? "n/a" : "-");
+  else
+    std::snprintf(util_text, sizeof util_text, "%.2f", util * 100);
+  std::printf("%7d %8d %12.0f %14.1f %8s %8.0f %9.1f %9.0f %8.1f %8lld\n", agents, eval_ms,
+              per_s, cpu_us, util_text, hwm, stall_ms, beats_per_s, join_s,
+              static_cast<long long>(after.requeued));
+  std::fflush(stdout);
+  std::cerr << "[bench] window " << window << " s, " << n << " candidates, coordinator CPU "
+            << (cpu1 - cpu0) << " s; stall parts: mailbox " << after.longest_inbound_lag_us / 1000
+            << " ms, tick " << after.longest_tick_late_us / 1000 << " ms, bridge "
+            << bridge_stats.longest_turn_us / 1000 << " ms; heartbeat interval "
+            << after.heartbeat_interval_ms << " ms; RSS now " << rss << " MiB; dispatches "
+            << after.dispatches << ", refused results " << after.refused_results << "\n";
+
+  for (auto& c : children) kill(c.pid, SIGTERM);
+  for (auto& c : children) {
+    int status = 0;
+    waitpid(c.pid, &status, 0);
+    if (c.out) fclose(c.out);
+  }
+  caf::anon_send_exit(feed, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(dispatcher, caf::exit_reason::user_shutdown);
+  // The feeder's requests are still pending in the dispatcher; do not wait for them.
+  bridge->stop();
+  std::fflush(stdout);
+  _exit(0);
+}
+
+}  // namespace palladium

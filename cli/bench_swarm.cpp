@@ -1,0 +1,186 @@
+#include "cli/bench_swarm.hpp"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <queue>
+#include <string>
+
+#include <boost/program_options.hpp>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "protocol/curve_keys.hpp"
+#include "protocol/wire_protocol.hpp"
+
+namespace po = boost::program_options;
+
+namespace palladium {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+volatile sig_atomic_t g_report = 0;
+volatile sig_atomic_t g_stop = 0;
+extern "C" void on_usr1(int) { g_report = 1; }
+extern "C" void on_term(int) { g_stop = 1; }
+
+struct SimAgent {
+  std::unique_ptr<zmq::socket_t> sock;
+  std::string name;
+  bool busy = false;
+  wire::Job job;  // only job_id and lease are used
+  Clock::time_point started;
+  Clock::time_point last_sent;
+  long interval_ms = 500;
+};
+
+struct Due {
+  Clock::time_point at;
+  size_t agent;
+  bool operator>(const Due& o) const { return at > o.at; }
+};
+
+void send(SimAgent& a, const std::string& bytes, Clock::time_point now) {
+  (void)a.sock->send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+  a.last_sent = now;
+}
+
+}  // namespace
+
+int bench_swarm_command(const std::vector<std::string>& args) {
+  std::string connect, server_key;
+  int count = 1, eval_ms = 0, first = 0;
+  po::options_description opts("palladium bench swarm");
+  opts.add_options()("connect", po::value(&connect)->required(), "coordinator endpoint")(
+      "server-key", po::value(&server_key)->required(), "coordinator public key (Z85)")(
+      "count", po::value(&count), "agents in this process")(
+      "eval-ms", po::value(&eval_ms), "simulated evaluation time")(
+      "first", po::value(&first), "number of the first agent (for names)");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  po::notify(vm);
+
+  // Each socket needs a few fds; 2,500 agents need more than the default 1,024.
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+  signal(SIGUSR1, on_usr1);
+  signal(SIGTERM, on_term);
+  signal(SIGPIPE, SIG_IGN);
+
+  zmq::context_t ctx(1);
+  ctx.set(zmq::ctxopt::max_sockets, count + 16);
+  std::vector<SimAgent> agents(static_cast<size_t>(count));
+  auto now = Clock::now();
+  for (int i = 0; i < count; ++i) {
+    std::string secret;
+    if (!std::getline(std::cin, secret)) {
+      std::cerr << "bench swarm: stdin ended after " << i << " of " << count << " keys\n";
+      return 2;
+    }
+    SimAgent& a = agents[static_cast<size_t>(i)];
+    a.name = "sim" + std::to_string(first + i);
+    a.sock = std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::dealer);
+    a.sock->set(zmq::sockopt::linger, 0);
+    a.sock->set(zmq::sockopt::curve_serverkey, server_key);
+    a.sock->set(zmq::sockopt::curve_publickey, keys::public_of(secret));
+    a.sock->set(zmq::sockopt::curve_secretkey, secret);
+    a.sock->connect(connect);
+    wire::Hello h;
+    h.agent_id = a.name;
+    h.backend = "interpret";
+    h.device_kind = "cpu";
+    h.jax_version = "0.10.2";
+    h.slots = 1;
+    h.stages = {"extract", "lint", "import", "trace", "lower", "structure", "numerics", "timing"};
+    send(a, wire::encode(h), now);
+  }
+
+  std::vector<zmq::pollitem_t> items;
+  items.reserve(agents.size());
+  for (auto& a : agents) items.push_back({a.sock->handle(), 0, ZMQ_POLLIN, 0});
+  std::priority_queue<Due, std::vector<Due>, std::greater<>> due;
+  int64_t busy_us = 0, jobs = 0;
+  Clock::time_point next_beat_check = now;
+  wire::Result result;
+  result.backend = "interpret";
+  result.verdict = "correct";
+  result.stage = "done";
+  result.kernel_ms = 1.0;
+  result.baseline_ms = 1.0;
+  result.timing_kind = "cpu-wall";
+  while (!g_stop) {
+    now = Clock::now();
+    long wait_ms = 100;
+    if (!due.empty())
+      wait_ms = std::max<long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      due.top().at - now)
+                                      .count());
+    try {
+      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(wait_ms));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+    }
+    now = Clock::now();
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (!(items[i].revents & ZMQ_POLLIN)) continue;
+      SimAgent& a = agents[i];
+      zmq::message_t msg;
+      while (a.sock->recv(msg, zmq::recv_flags::dontwait)) {
+        auto d = wire::decode(msg.to_string_view());
+        if (!d.ok()) continue;
+        if (auto* job = std::get_if<wire::Job>(&*d.message)) {
+          a.busy = true;
+          a.job.job_id = job->job_id;
+          a.job.lease = job->lease;
+          a.started = now;
+          due.push(Due{now + std::chrono::milliseconds(eval_ms), i});
+        } else if (auto* beat = std::get_if<wire::Heartbeat>(&*d.message)) {
+          if (beat->interval_ms > 0) a.interval_ms = beat->interval_ms;
+        }
+      }
+    }
+    while (!due.empty() && due.top().at <= now) {
+      SimAgent& a = agents[due.top().agent];
+      due.pop();
+      result.job_id = a.job.job_id;
+      result.lease = a.job.lease;
+      result.agent_id = a.name;
+      send(a, wire::encode(result), now);
+      a.busy = false;
+      busy_us += std::chrono::duration_cast<std::chrono::microseconds>(now - a.started).count();
+      ++jobs;
+    }
+    if (now >= next_beat_check) {
+      std::string beat;
+      for (auto& a : agents) {
+        if (now - a.last_sent >= std::chrono::milliseconds(a.interval_ms)) {
+          if (beat.empty()) beat = wire::encode(wire::Heartbeat{"sim"});
+          send(a, beat, now);
+        }
+      }
+      next_beat_check = now + std::chrono::milliseconds(50);
+    }
+    if (g_report) {
+      g_report = 0;
+      int64_t running = 0;
+      for (auto& a : agents)
+        if (a.busy)
+          running += std::chrono::duration_cast<std::chrono::microseconds>(now - a.started).count();
+      std::printf("%lld %lld\n", static_cast<long long>(busy_us + running),
+                  static_cast<long long>(jobs));
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+}  // namespace palladium
