@@ -147,7 +147,6 @@ void on_hello(Self self, const ZmqInbound& in, const wire::Hello& hello, Clock::
   // The welcome: tells the agent it is registered and which heartbeat interval to keep.
   auto interval = static_cast<int>(st.ledger->heartbeat_interval().count());
   st.bridge->send(in.peer, wire::encode(wire::Heartbeat{"coordinator", interval}));
-  pump(self);
 }
 
 void on_result(Self self, const ZmqInbound& in, wire::Result& msg, Clock::time_point now) {
@@ -156,12 +155,11 @@ void on_result(Self self, const ZmqInbound& in, wire::Result& msg, Clock::time_p
   switch (st.ledger->on_result(in.peer, msg, &dispatches)) {
     case JobLedger::ResultDisposition::accepted:
       deliver(self, msg.job_id, std::move(msg), dispatches);
-      pump(self);
       return;
     case JobLedger::ResultDisposition::stale_lease:
+      // The late result may have freed the agent's slot: the batch's pump() will use it.
       spdlog::info("dropping a late result for job {} (lease {}) from {}", msg.job_id, msg.lease,
                    short_id(in.peer));
-      pump(self);  // the late result may have freed the agent's slot
       break;
     case JobLedger::ResultDisposition::not_holder:
       if (st.warn_limit.allow(now))
@@ -204,7 +202,6 @@ void on_frame(Self self, const ZmqInbound& in) {
             st.admission->forget(in.peer);
             JobLedger::SweepOutcome none = st.ledger->sweep(now);  // collects abandoned jobs
             apply_sweep(self, none);
-            pump(self);
           }
         } else if constexpr (std::is_same_v<T, wire::Heartbeat>) {
           if (!st.ledger->known(in.peer)) {
@@ -288,7 +285,10 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
         pump(self);
         return rp;
       },
-      [=](const ZmqInbound& in) { on_frame(self, in); },
+      [=](const ZmqInboundBatch& batch) {
+        for (const auto& in : batch.frames) on_frame(self, in);
+        pump(self);  // once per batch: results free slots, HELLOs add some
+      },
       [=](beat_atom) {
         on_tick(self);
         self->delayed_send(self, self->state.tick, beat_atom::value);
@@ -303,10 +303,8 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
 caf::actor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBridge> bridge,
                                  DispatcherOptions options) {
   auto dispatcher = sys.spawn(eval_dispatcher, bridge, options);
-  bridge->start([dispatcher](std::string peer, std::string payload, std::string address,
-                             ZmqBridge::Clock::time_point received) {
-    caf::anon_send(dispatcher,
-                   ZmqInbound{std::move(peer), std::move(payload), std::move(address), received});
+  bridge->start([dispatcher](std::vector<InboundFrame> frames) {
+    caf::anon_send(dispatcher, ZmqInboundBatch{std::move(frames)});
   });
   return dispatcher;
 }

@@ -16,7 +16,7 @@
 //                                       (put_eval_atom, EvaluationRecord)       -> bool
 //   workload_search -> eval_dispatcher: (eval_atom, wire::Job)                  -> wire::Result
 //   workload_search -> run:             (progress_atom, ProgressEvent)
-//   zmq bridge      -> eval_dispatcher: (ZmqInbound)
+//   zmq bridge      -> eval_dispatcher: (ZmqInboundBatch)
 //   run             -> eval_dispatcher: (agents_atom)                           -> int32_t
 //   bench, status   -> eval_dispatcher: (stats_atom)                            -> DispatcherStats
 //   main            -> run:             (start_atom)                            -> std::string status
@@ -29,6 +29,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/zmq_bridge.hpp"
 #include "protocol/wire_protocol.hpp"
 #include "llm/provider.hpp"
 #include "store/run_store.hpp"
@@ -64,13 +65,10 @@ struct MaybeEvaluation {
   std::optional<EvaluationRecord> record;
 };
 
-// A frame from an agent: `peer` is its identity (CURVE public key, or the routing id on a
-// plaintext link), `address` its IP address, `received` when the bridge read it.
-struct ZmqInbound {
-  std::string peer;
-  std::string payload;
-  std::string address;
-  std::chrono::steady_clock::time_point received;
+// Frames from agents, as the bridge read them in one turn (actors/zmq_bridge.hpp).
+using ZmqInbound = InboundFrame;
+struct ZmqInboundBatch {
+  std::vector<ZmqInbound> frames;
 };
 
 struct ProgressEvent {
@@ -90,7 +88,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::EvaluationRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::LlmCallRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::MaybeCandidate)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::MaybeEvaluation)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ZmqInbound)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ZmqInboundBatch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ProgressEvent)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::wire::Job)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::wire::Result)

@@ -256,6 +256,7 @@ void ZmqBridge::loop() {
       flush_outbox(batch);
     }
     if (items[0].revents & ZMQ_POLLIN) {
+      std::vector<InboundFrame> frames;
       // Bounded, so a flood of inbound frames cannot starve the outbox or ZAP.
       for (int i = 0; i < 4096; ++i) {
         parts.clear();
@@ -290,8 +291,10 @@ void ZmqBridge::loop() {
         } else {
           peer = parts[0].to_string();
         }
-        on_inbound_(std::move(peer), parts[1].to_string(), std::move(address), Clock::now());
+        frames.push_back(InboundFrame{std::move(peer), parts[1].to_string(), std::move(address),
+                                      Clock::now()});
       }
+      if (!frames.empty()) on_inbound_(std::move(frames));
     }
     auto turn_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - turn_start)
                        .count();

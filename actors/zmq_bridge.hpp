@@ -57,12 +57,21 @@ struct ZmqBridgeStats {
   int64_t longest_turn_us = 0;     // the longest the bridge spent away from its poll()
 };
 
+// A frame from an agent: `peer` is its identity (CURVE public key, or the routing id on a
+// plaintext link), `address` its IP address, `received` when the bridge read it.
+struct InboundFrame {
+  std::string peer;
+  std::string payload;
+  std::string address;
+  std::chrono::steady_clock::time_point received;
+};
+
 class ZmqBridge {
  public:
   using Clock = std::chrono::steady_clock;
-  // peer = the identity (CURVE key or routing id), address = the peer's IP address.
-  using InboundFn = std::function<void(std::string peer, std::string payload,
-                                       std::string address, Clock::time_point received)>;
+  // Gets every frame one turn of the bridge read, in order: one hand-over per turn, not per
+  // frame, so a busy fleet costs the dispatcher one mailbox message per batch.
+  using InboundFn = std::function<void(std::vector<InboundFrame> frames)>;
 
   // Binds the ROUTER (CURVE server when a secret key is given). Throws std::runtime_error.
   explicit ZmqBridge(ZmqBridgeOptions options);
@@ -81,8 +90,8 @@ class ZmqBridge {
   // Adds keys to the allowlist. Thread-safe; takes effect for the next connection.
   void allow(const std::string& public_key);
 
-  // Starts the I/O thread; `on_inbound` runs on it for every well-formed two-frame message
-  // [routing id][payload] from an authenticated peer. Other shapes are counted and dropped.
+  // Starts the I/O thread; `on_inbound` runs on it with the well-formed two-frame messages
+  // [routing id][payload] from authenticated peers. Other shapes are counted and dropped.
   void start(InboundFn on_inbound);
   // Thread-safe; returns immediately.
   void send(std::string peer, std::string payload);
