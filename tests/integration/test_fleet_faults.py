@@ -1,0 +1,99 @@
+"""Fleet faults on a real run: a frozen agent (SIGSTOP), and the secrets a local agent gets.
+
+SIGSTOP freezes one of the two local agents mid-run for longer than the liveness timeout: the
+coordinator declares it dead and requeues its job; after SIGCONT it finds its session gone,
+says hello again and keeps working; whatever it finished while frozen is dropped by its lease.
+The run must end with one evaluation per candidate and one LLM call per candidate.
+"""
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, db_rows
+
+pytestmark = pytest.mark.integration
+
+CONFIG = """name: faults
+method: iterative
+workloads: [8p, 41k]
+budget_per_workload: 4
+seeds: [0]
+llm:
+  provider: replay
+  corpus: llm/replay_corpus
+evaluation:
+  backend: interpret
+  timeout_s: 60
+  input_seeds: [0, 1]
+agents:
+  local: 2
+  slots_per_agent: 1
+  listen: tcp://127.0.0.1:0
+  heartbeat_ms: 200
+  liveness: 4
+"""
+
+
+def children(pid):
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def environ_of(pid):
+    return dict(kv.split("=", 1) for kv in
+                Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace").split("\0")
+                if "=" in kv)
+
+
+def test_frozen_agent_is_replaced_then_rejoins_and_no_secret_reaches_it(palladium_bin, tmp_path):
+    config = tmp_path / "faults.yaml"
+    config.write_text(CONFIG)
+    db = tmp_path / "f.db"
+    log = open(tmp_path / "coordinator.log", "w")
+    env = dict(os.environ, OPENAI_API_KEY="sk-test-must-not-leak",
+               GEMINI_API_KEY="gm-test-must-not-leak")
+    proc = subprocess.Popen(
+        [str(palladium_bin), "run", str(config), "--db", str(db), "--no-progress", "--no-report"],
+        stdout=subprocess.DEVNULL, stderr=log, cwd=ROOT, env=env)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            try:
+                if db_rows(db, "SELECT COUNT(*) FROM evaluations")[0][0] >= 1:
+                    break
+            except Exception:
+                pass
+            time.sleep(0.3)
+        agents = children(proc.pid)
+        assert len(agents) == 2, agents
+        for pid in agents:
+            agent_env = environ_of(pid)
+            assert "OPENAI_API_KEY" not in agent_env and "GEMINI_API_KEY" not in agent_env
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode()
+            assert "--key-fd" in cmdline and "key_secret" not in cmdline, \
+                "the agent's secret key is not on its command line"
+        frozen = agents[0]
+        os.kill(frozen, signal.SIGSTOP)
+        time.sleep(4)  # 20 x the 200 ms heartbeat
+        os.kill(frozen, signal.SIGCONT)
+        assert proc.wait(timeout=600) == 0, (tmp_path / "coordinator.log").read_text()[-4000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = (tmp_path / "coordinator.log").read_text()
+    assert "went silent" in text, text[-3000:]
+    assert text.count("joined") >= 3, "the frozen agent joined again after SIGCONT"
+    (status,), = db_rows(db, "SELECT status FROM runs")
+    assert status == "finished"
+    per_candidate = dict(db_rows(
+        db, "SELECT c.id, COUNT(e.id) FROM candidates c LEFT JOIN evaluations e "
+            "ON e.candidate_id = c.id GROUP BY c.id"))
+    assert len(per_candidate) == 8 and set(per_candidate.values()) == {1}, per_candidate
+    assert len(db_rows(db, "SELECT id FROM llm_calls")) == 8
+    # Nothing the coordinator stored carries the keys either.
+    dump = subprocess.run(["sqlite3", str(db), ".dump"], capture_output=True, text=True).stdout
+    assert "must-not-leak" not in dump
