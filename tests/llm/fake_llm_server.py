@@ -1,0 +1,582 @@
+#!/usr/bin/env python3
+"""A local stand-in for the OpenAI and Gemini HTTP APIs, for tests and benchmarks.
+
+It speaks the request and response JSON of both APIs as documented, on one port:
+
+  OpenAI-compatible (base URL http://127.0.0.1:PORT/v1)
+    POST /v1/chat/completions                 chat completions, `n` choices, `usage` with
+                                              completion_tokens_details.reasoning_tokens
+    POST /v1/files                            multipart upload (purpose=batch), JSONL input
+    GET  /v1/files/{id}/content               a file's bytes (batch output / error files)
+    POST /v1/batches                          create a batch over an uploaded file
+    GET  /v1/batches/{id}                     the batch object; completes after --batch-ms
+  Gemini (base URL http://127.0.0.1:PORT/v1beta)
+    POST /v1beta/models/{model}:generateContent       candidates, usageMetadata with
+                                                      thoughtsTokenCount
+    POST /v1beta/models/{model}:batchGenerateContent  inlined requests -> a batches/ operation
+    GET  /v1beta/batches/{id}                         the operation; done after --batch-ms
+
+Answers are deterministic: the k-th completion ever served for a prompt is corpus file
+(h + k) mod N of the workload named in the prompt ("## Workload <id>"), h from the prompt's
+SHA-256, when --corpus is given; otherwise a small module defining `workload`. Usage is
+ceil(chars / 4) per text plus --reasoning-tokens hidden tokens per completion.
+
+Faults for the next API requests are queued through a control endpoint, one per request,
+in order (POST /_fake/faults {"faults": [...]}):
+  "429" / "429:S"     429 with Retry-After: S seconds (default 1) and the API's error body
+                      (Gemini's carries google.rpc.RetryInfo retryDelay too)
+  "429-date:S"        429 with Retry-After as an HTTP-date S seconds ahead
+  "400" "401" "403" "404" "500" "503"   that status with the API's error body
+  "malformed"         200 with a body that is not JSON
+  "truncated"         200 whose body stops halfway through its Content-Length, then the
+                      connection closes
+  "drop"              the connection closes without any response
+  "slow:MS"           answers normally after MS milliseconds (on top of --latency-ms)
+  "length"            a normal answer cut off: finish_reason length / MAX_TOKENS, and the
+                      code fence never closed
+  "fewer"             one completion fewer than asked (at least one)
+  "ok"                a normal answer (useful to place a fault later in the sequence)
+
+Rate limit: with --rpm R the server itself refuses (429) a request that would make more
+than R in the last 60 s, and marks it "over_limit" in the log, so a client that respects
+the limit never sees one.
+
+Request log: every API request appends one JSON object to --log (JSONL) and to the list at
+GET /_fake/log: {"t", "api", "path", "model", "n", "prompt_sha256", "workload", "status",
+"fault", "auth", "batch", "over_limit"}. API keys are never written anywhere; "auth" says
+only whether the expected key (--api-key) was presented.
+
+Start: fake_llm_server.py --port 0 --port-file FILE [...]; the chosen port is written to FILE
+once the socket listens. Standard library only (runs on Debian's /usr/bin/python3).
+"""
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import re
+import socket
+import sys
+import threading
+import time
+import uuid
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+
+def tokens(text):
+    return int(math.ceil(len(text) / 4.0))
+
+
+class State:
+    def __init__(self, args):
+        self.args = args
+        self.lock = threading.Lock()
+        self.faults = []
+        self.log = []
+        self.served = {}  # prompt sha -> completions served so far
+        self.starts = []  # monotonic times of accepted API requests (rate limit)
+        self.files = {}  # file id -> bytes
+        self.batches = {}  # batch id -> dict
+        self.latency_ms = args.latency_ms
+        self.rpm = args.rpm
+        self.log_file = open(args.log, "a", buffering=1) if args.log else None
+        self.corpus = {}
+        if args.corpus:
+            for wl in sorted(os.listdir(args.corpus)):
+                d = os.path.join(args.corpus, wl)
+                if os.path.isdir(d):
+                    files = sorted(f for f in os.listdir(d) if f.endswith(".md"))
+                    texts = []
+                    for f in files:
+                        with open(os.path.join(d, f), encoding="utf-8") as fh:
+                            texts.append(fh.read())
+                    if texts:
+                        self.corpus[wl] = texts
+
+    def next_fault(self):
+        with self.lock:
+            return self.faults.pop(0) if self.faults else "ok"
+
+    def record(self, entry):
+        entry["t"] = time.monotonic()
+        with self.lock:
+            self.log.append(entry)
+            if self.log_file:
+                self.log_file.write(json.dumps(entry, sort_keys=True) + "\n")
+
+    def over_limit(self):
+        """True (and not counted) if one more request would exceed --rpm in 60 s."""
+        if not self.rpm:
+            return False
+        now = time.monotonic()
+        with self.lock:
+            self.starts = [t for t in self.starts if now - t < 60.0]
+            if len(self.starts) >= self.rpm:
+                return True
+            self.starts.append(now)
+            return False
+
+    def answer_texts(self, system, user, n, workload):
+        sha = hashlib.sha256((system + "\0" + user).encode()).hexdigest()
+        h = int(sha[:12], 16)
+        with self.lock:
+            k0 = self.served.get(sha, 0)
+            self.served[sha] = k0 + n
+        texts = []
+        for k in range(k0, k0 + n):
+            pool = self.corpus.get(workload)
+            if pool:
+                texts.append(pool[(h + k) % len(pool)])
+            else:
+                texts.append(
+                    "Here is the kernel.\n\n```python\n"
+                    f"# answer {k} to prompt {sha[:12]}\n"
+                    "def workload(x):\n    return x\n```\n"
+                )
+        return sha, texts
+
+
+def workload_of(text):
+    m = re.search(r"## Workload (\S+)", text) or re.search(r'^ID = "([^"]+)"', text, re.M)
+    return m.group(1) if m else ""
+
+
+def cut(text):
+    """A response cut off by the token limit: half of it, inside the code fence."""
+    return text[: max(1, len(text) // 2)]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-llm/1"
+
+    def log_message(self, fmt, *args):  # quiet: the request log is the record
+        pass
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    @property
+    def st(self):
+        return self.server.state
+
+    def read_body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def send_json(self, status, obj, headers=None):
+        body = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=UTF-8")
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def send_raw(self, status, body, content_type="application/json"):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def drop(self):
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def truncated(self, obj):
+        body = json.dumps(obj).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[: len(body) // 2])
+        self.wfile.flush()
+        self.drop()
+
+    def error_body(self, api, status, message, retry_s=None):
+        if api == "gemini":
+            names = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
+                     404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL",
+                     503: "UNAVAILABLE"}
+            err = {"code": status, "message": message, "status": names.get(status, "UNKNOWN")}
+            if retry_s is not None:
+                err["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                                   "retryDelay": f"{retry_s}s"}]
+            return {"error": err}
+        types = {400: "invalid_request_error", 401: "invalid_request_error",
+                 403: "permission_denied", 404: "invalid_request_error",
+                 429: "requests", 500: "server_error", 503: "server_error"}
+        return {"error": {"message": message, "type": types.get(status, "server_error"),
+                          "param": None, "code": None}}
+
+    def auth_ok(self, api):
+        want = self.st.args.api_key
+        if api == "gemini":
+            got = self.headers.get("x-goog-api-key") or \
+                parse_qs(urlparse(self.path).query).get("key", [""])[0]
+        else:
+            got = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+        return not want or got == want
+
+    # -- routing ----------------------------------------------------------------------------
+
+    def do_GET(self):
+        path = urlparse(self.path).path
+        if path == "/_fake/log":
+            with self.st.lock:
+                return self.send_json(200, list(self.st.log))
+        m = re.fullmatch(r"/v1/batches/([\w-]+)", path)
+        if m:
+            return self.openai_batch_get(m.group(1))
+        m = re.fullmatch(r"/v1/files/([\w-]+)/content", path)
+        if m:
+            return self.openai_file_content(m.group(1))
+        m = re.fullmatch(r"/v1beta/(batches/[\w-]+)", path)
+        if m:
+            return self.gemini_batch_get(m.group(1))
+        self.send_json(404, {"error": {"message": f"no route {path}"}})
+
+    def do_POST(self):
+        path = urlparse(self.path).path
+        raw = self.read_body()
+        if path == "/_fake/faults":
+            with self.st.lock:
+                self.st.faults.extend(json.loads(raw)["faults"])
+            return self.send_json(200, {"ok": True})
+        if path == "/_fake/reset":
+            with self.st.lock:
+                self.st.faults.clear()
+                self.st.log.clear()
+                self.st.served.clear()
+                self.st.starts.clear()
+            return self.send_json(200, {"ok": True})
+        if path == "/_fake/config":
+            cfg = json.loads(raw)
+            with self.st.lock:
+                self.st.latency_ms = cfg.get("latency_ms", self.st.latency_ms)
+                self.st.rpm = cfg.get("rpm", self.st.rpm)
+            return self.send_json(200, {"ok": True})
+        if path == "/v1/chat/completions":
+            return self.api_call("openai", path, raw)
+        m = re.fullmatch(r"/v1beta/models/([^:/]+):generateContent", path)
+        if m:
+            return self.api_call("gemini", path, raw, model=m.group(1))
+        if path == "/v1/files":
+            return self.openai_file_upload(raw)
+        if path == "/v1/batches":
+            return self.openai_batch_create(raw)
+        m = re.fullmatch(r"/v1beta/models/([^:/]+):batchGenerateContent", path)
+        if m:
+            return self.gemini_batch_create(m.group(1), raw)
+        self.send_json(404, {"error": {"message": f"no route {path}"}})
+
+    # -- one synchronous call ----------------------------------------------------------------
+
+    def api_call(self, api, path, raw, model=None):
+        entry = {"api": api, "path": path, "batch": False, "auth": self.auth_ok(api),
+                 "over_limit": False}
+        try:
+            req = json.loads(raw)
+        except ValueError:
+            entry.update(status=400, fault="bad-json")
+            self.st.record(entry)
+            return self.send_json(400, self.error_body(api, 400, "request body is not JSON"))
+        system, user, n, model = self.api_request(api, req, model)
+        sha = hashlib.sha256((system + "\0" + user).encode()).hexdigest()
+        entry.update(model=model, n=n, prompt_sha256=sha, workload=workload_of(user))
+        if not entry["auth"]:
+            if api == "gemini":
+                status, msg = 400, "API key not valid. Please pass a valid API key."
+                body = self.error_body(api, status, msg)
+                body["error"]["details"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                                             "reason": "API_KEY_INVALID",
+                                             "domain": "googleapis.com"}]
+            else:
+                status = 401
+                body = self.error_body(api, status, "Incorrect API key provided: "
+                                       "sk-te***ey. You can find your API key at "
+                                       "https://platform.openai.com/account/api-keys.")
+            entry.update(status=status, fault="auth")
+            self.st.record(entry)
+            return self.send_json(status, body)
+        if self.st.over_limit():
+            entry.update(status=429, fault="rpm", over_limit=True)
+            self.st.record(entry)
+            return self.send_json(429, self.error_body(api, 429, "Rate limit reached", 1),
+                                  {"Retry-After": "1"})
+        fault = self.st.next_fault()
+        entry["fault"] = fault
+        time.sleep(self.st.latency_ms / 1000.0)
+        kind, _, arg = fault.partition(":")
+        if kind == "slow":
+            time.sleep(int(arg) / 1000.0)
+        if kind in ("429", "429-date"):
+            secs = int(arg or 1)
+            value = str(secs) if kind == "429" else formatdate(time.time() + secs, usegmt=True)
+            entry["status"] = 429
+            self.st.record(entry)
+            return self.send_json(429, self.error_body(api, 429, "Resource has been exhausted",
+                                                       secs), {"Retry-After": value})
+        if kind in ("400", "401", "403", "404", "500", "503"):
+            status = int(kind)
+            entry["status"] = status
+            self.st.record(entry)
+            return self.send_json(status, self.error_body(api, status, f"injected {status}"))
+        if kind == "drop":
+            entry["status"] = 0
+            self.st.record(entry)
+            return self.drop()
+        if kind == "malformed":
+            entry["status"] = 200
+            self.st.record(entry)
+            return self.send_raw(200, b'{"id": "chatcmpl-x", "choices": [ {"message": ')
+        count = max(1, n - 1) if kind == "fewer" else n
+        sha, texts = self.st.answer_texts(system, user, count, workload_of(user))
+        truncate = kind == "length"
+        if truncate:
+            texts = [cut(t) for t in texts]
+        body = self.openai_body(model, system, user, texts, truncate) if api == "openai" \
+            else self.gemini_body(model, system, user, texts, truncate)
+        entry["status"] = 200
+        self.st.record(entry)
+        if kind == "truncated":
+            return self.truncated(body)
+        self.send_json(200, body)
+
+    def api_request(self, api, req, model):
+        if api == "openai":
+            system = "".join(m.get("content") or "" for m in req.get("messages", [])
+                             if m.get("role") == "system")
+            user = "".join(m.get("content") or "" for m in req.get("messages", [])
+                           if m.get("role") == "user")
+            return system, user, int(req.get("n", 1)), req.get("model", "")
+        system = "".join(p.get("text", "") for p in
+                         (req.get("systemInstruction") or {}).get("parts", []))
+        user = "".join(p.get("text", "") for c in req.get("contents", [])
+                       for p in c.get("parts", []))
+        n = int((req.get("generationConfig") or {}).get("candidateCount", 1))
+        return system, user, n, model
+
+    def openai_body(self, model, system, user, texts, truncated):
+        r = self.st.args.reasoning_tokens
+        visible = sum(tokens(t) for t in texts)
+        return {
+            "id": "chatcmpl-" + uuid.uuid4().hex[:24],
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model + "-2026-01-01",
+            "system_fingerprint": "fp_fake",
+            "choices": [{"index": i,
+                         "message": {"role": "assistant", "content": t, "refusal": None},
+                         "logprobs": None,
+                         "finish_reason": "length" if truncated else "stop"}
+                        for i, t in enumerate(texts)],
+            "usage": {"prompt_tokens": tokens(system) + tokens(user),
+                      "completion_tokens": visible + r * len(texts),
+                      "total_tokens": tokens(system) + tokens(user) + visible + r * len(texts),
+                      "prompt_tokens_details": {"cached_tokens": 0},
+                      "completion_tokens_details": {"reasoning_tokens": r * len(texts)}},
+        }
+
+    def gemini_body(self, model, system, user, texts, truncated):
+        r = self.st.args.reasoning_tokens
+        visible = sum(tokens(t) for t in texts)
+        prompt = tokens(system) + tokens(user)
+        return {
+            "candidates": [{"content": {"parts": [{"text": t}], "role": "model"},
+                            "finishReason": "MAX_TOKENS" if truncated else "STOP",
+                            "index": i}
+                           for i, t in enumerate(texts)],
+            "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": visible,
+                              "thoughtsTokenCount": r * len(texts),
+                              "totalTokenCount": prompt + visible + r * len(texts)},
+            "modelVersion": model,
+            "responseId": uuid.uuid4().hex[:20],
+        }
+
+    # -- OpenAI batch -----------------------------------------------------------------------
+
+    def openai_file_upload(self, raw):
+        if not self.auth_ok("openai"):
+            return self.send_json(401, self.error_body("openai", 401, "Incorrect API key"))
+        ctype = self.headers.get("Content-Type", "")
+        m = re.search(r"boundary=([^;]+)", ctype)
+        if not m:
+            return self.send_json(400, self.error_body("openai", 400, "expected multipart"))
+        boundary = m.group(1).strip('"').encode()
+        fields = {}
+        for part in raw.split(b"--" + boundary):
+            if b"\r\n\r\n" not in part:
+                continue
+            head, _, data = part.partition(b"\r\n\r\n")
+            name = re.search(rb'name="([^"]+)"', head)
+            if name:
+                fields[name.group(1).decode()] = data[:-2] if data.endswith(b"\r\n") else data
+        if fields.get("purpose") != b"batch" or "file" not in fields:
+            return self.send_json(400, self.error_body("openai", 400,
+                                                       "purpose must be batch, file required"))
+        fid = "file-" + uuid.uuid4().hex[:24]
+        with self.st.lock:
+            self.st.files[fid] = fields["file"]
+        self.send_json(200, {"id": fid, "object": "file", "bytes": len(fields["file"]),
+                             "created_at": int(time.time()), "filename": "batch.jsonl",
+                             "purpose": "batch"})
+
+    def openai_batch_create(self, raw):
+        if not self.auth_ok("openai"):
+            return self.send_json(401, self.error_body("openai", 401, "Incorrect API key"))
+        req = json.loads(raw)
+        with self.st.lock:
+            data = self.st.files.get(req.get("input_file_id"))
+        if data is None or req.get("endpoint") != "/v1/chat/completions":
+            return self.send_json(400, self.error_body("openai", 400, "bad input_file_id"))
+        bid = "batch_" + uuid.uuid4().hex[:24]
+        lines = [json.loads(l) for l in data.decode().splitlines() if l.strip()]
+        batch = {"id": bid, "object": "batch", "endpoint": "/v1/chat/completions",
+                 "errors": None, "input_file_id": req["input_file_id"],
+                 "completion_window": req.get("completion_window", "24h"),
+                 "status": "validating", "output_file_id": None, "error_file_id": None,
+                 "created_at": int(time.time()), "completed_at": None,
+                 "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+                 "metadata": req.get("metadata"), "_lines": lines,
+                 "_ready": time.monotonic() + self.st.args.batch_ms / 1000.0}
+        with self.st.lock:
+            self.st.batches[bid] = batch
+        self.send_json(200, self.public(batch))
+
+    @staticmethod
+    def public(batch):
+        return {k: v for k, v in batch.items() if not k.startswith("_")}
+
+    def openai_batch_get(self, bid):
+        with self.st.lock:
+            batch = self.st.batches.get(bid)
+        if batch is None:
+            return self.send_json(404, self.error_body("openai", 404, "no such batch"))
+        if batch["status"] != "completed":
+            if time.monotonic() < batch["_ready"]:
+                batch["status"] = "in_progress"
+            else:
+                self.run_openai_batch(batch)
+        self.send_json(200, self.public(batch))
+
+    def run_openai_batch(self, batch):
+        out, err = [], []
+        for line in batch["_lines"]:
+            body = line["body"]
+            system, user, n, model = self.api_request("openai", body, None)
+            sha, texts = self.st.answer_texts(system, user, n, workload_of(user))
+            self.st.record({"api": "openai", "path": "/v1/batches", "batch": True, "n": n,
+                            "model": model, "prompt_sha256": sha, "workload": workload_of(user),
+                            "status": 200, "fault": "ok", "auth": True, "over_limit": False,
+                            "custom_id": line["custom_id"]})
+            out.append({"id": "batch_req_" + uuid.uuid4().hex[:16],
+                        "custom_id": line["custom_id"],
+                        "response": {"status_code": 200, "request_id": uuid.uuid4().hex,
+                                     "body": self.openai_body(model, system, user, texts, False)},
+                        "error": None})
+        fid = "file-" + uuid.uuid4().hex[:24]
+        with self.st.lock:
+            self.st.files[fid] = "".join(json.dumps(o) + "\n" for o in out).encode()
+        batch.update(status="completed", output_file_id=fid, completed_at=int(time.time()),
+                     request_counts={"total": len(out), "completed": len(out),
+                                     "failed": len(err)})
+
+    def openai_file_content(self, fid):
+        with self.st.lock:
+            data = self.st.files.get(fid)
+        if data is None:
+            return self.send_json(404, self.error_body("openai", 404, "no such file"))
+        self.send_raw(200, data, "application/octet-stream")
+
+    # -- Gemini batch -----------------------------------------------------------------------
+
+    def gemini_batch_create(self, model, raw):
+        if not self.auth_ok("gemini"):
+            return self.send_json(400, self.error_body("gemini", 400, "API key not valid."))
+        req = json.loads(raw)
+        try:
+            items = req["batch"]["input_config"]["requests"]["requests"]
+        except (KeyError, TypeError):
+            return self.send_json(400, self.error_body("gemini", 400,
+                                                       "batch.input_config.requests required"))
+        name = "batches/" + uuid.uuid4().hex[:20]
+        op = {"name": name, "_model": model, "_items": items,
+              "_ready": time.monotonic() + self.st.args.batch_ms / 1000.0,
+              "metadata": {"@type": "type.googleapis.com/google.ai.generativelanguage.v1main."
+                                    "GenerateContentBatch",
+                           "model": "models/" + model, "name": name,
+                           "displayName": req["batch"].get("display_name", ""),
+                           "state": "BATCH_STATE_PENDING"}}
+        with self.st.lock:
+            self.st.batches[name] = op
+        self.send_json(200, self.public(op))
+
+    def gemini_batch_get(self, name):
+        with self.st.lock:
+            op = self.st.batches.get(name)
+        if op is None:
+            return self.send_json(404, self.error_body("gemini", 404, "no such batch"))
+        if not op.get("done"):
+            if time.monotonic() < op["_ready"]:
+                op["metadata"]["state"] = "BATCH_STATE_RUNNING"
+            else:
+                responses = []
+                for item in op["_items"]:
+                    system, user, n, model = self.api_request("gemini", item["request"],
+                                                                op["_model"])
+                    sha, texts = self.st.answer_texts(system, user, n, workload_of(user))
+                    self.st.record({"api": "gemini", "path": "batchGenerateContent",
+                                    "batch": True, "n": n, "model": model,
+                                    "prompt_sha256": sha, "workload": workload_of(user),
+                                    "status": 200, "fault": "ok", "auth": True,
+                                    "over_limit": False,
+                                    "custom_id": (item.get("metadata") or {}).get("key")})
+                    responses.append({"response": self.gemini_body(model, system, user, texts,
+                                                                   False),
+                                      "metadata": item.get("metadata") or {}})
+                op["metadata"]["state"] = "BATCH_STATE_SUCCEEDED"
+                op["done"] = True
+                op["response"] = {
+                    "@type": "type.googleapis.com/google.ai.generativelanguage.v1main."
+                             "GenerateContentBatchOutput",
+                    "inlinedResponses": {"inlinedResponses": responses}}
+        self.send_json(200, self.public(op))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--port-file", help="write the listening port here")
+    ap.add_argument("--log", help="append the request log here (JSONL)")
+    ap.add_argument("--api-key", default="", help="the key clients must present")
+    ap.add_argument("--latency-ms", type=float, default=0.0)
+    ap.add_argument("--rpm", type=int, default=0, help="refuse requests beyond this per minute")
+    ap.add_argument("--corpus", help="answer from <corpus>/<workload>/*.md")
+    ap.add_argument("--reasoning-tokens", type=int, default=16)
+    ap.add_argument("--batch-ms", type=float, default=200.0,
+                    help="how long a batch stays in progress")
+    args = ap.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.daemon_threads = True
+    server.state = State(args)
+    if args.port_file:
+        tmp = args.port_file + ".tmp"
+        with open(tmp, "w") as fh:
+            fh.write(str(server.server_address[1]))
+        os.replace(tmp, args.port_file)
+    try:
+        server.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
