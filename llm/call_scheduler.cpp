@@ -1,0 +1,314 @@
+#include "llm/call_scheduler.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace palladium {
+namespace {
+
+// \x1f separates fields that may hold arbitrary text; lengths make the key unambiguous.
+std::string group_key(const ChatRequest& r) {
+  std::string k;
+  auto field = [&k](const std::string& s) {
+    k += std::to_string(s.size());
+    k += '\x1f';
+    k += s;
+  };
+  field(r.workload_id);
+  field(std::string(to_string(r.role)));
+  field(std::to_string(r.seed));
+  char temp[32] = "-";
+  if (r.temperature) std::snprintf(temp, sizeof temp, "%.17g", *r.temperature);
+  field(temp);
+  field(r.system_prompt);
+  field(r.user_prompt);
+  return k;
+}
+
+std::string sample_key(const std::string& group, int sample_index) {
+  return group + '\x1e' + std::to_string(sample_index);
+}
+
+ProviderError with_attempts(const ProviderError& e, int attempts) {
+  if (attempts <= 1) return e;
+  return ProviderError(e.code(), std::string(e.what()) + " (gave up after " +
+                                     std::to_string(attempts) + " attempts)",
+                       e.retry_after(), e.http_status());
+}
+
+}  // namespace
+
+CallScheduler::CallScheduler(SchedulerOptions options, TimePoint now)
+    : o_(std::move(options)),
+      retry_(o_.retry),
+      spend_(o_.max_usd, o_.already_spent_usd) {
+  if (o_.max_concurrent < 1) o_.max_concurrent = 1;
+  if (o_.max_samples_per_call < 1) o_.max_samples_per_call = 1;
+  if (o_.requests_per_minute > 0) {
+    const double cap = std::max(1.0, o_.requests_per_minute / 60.0);
+    // A limit below one per minute still refills (at a tiny rate) rather than never.
+    const double rate = std::max(1e-9, (o_.requests_per_minute - cap) / 60.0);
+    requests_.emplace(cap, rate, now);
+  }
+  if (o_.tokens_per_minute > 0) {
+    const double cap = std::max(1.0, o_.tokens_per_minute / 60.0);
+    const double rate = std::max(1e-9, (o_.tokens_per_minute - cap) / 60.0);
+    tokens_.emplace(cap, rate, now);
+  }
+}
+
+double CallScheduler::estimate_tokens(const ChatRequest& r, int n) const {
+  const double prompt = static_cast<double>(r.system_prompt.size() + r.user_prompt.size() + 3) / 4;
+  return prompt + static_cast<double>(n) * o_.max_output_tokens;
+}
+
+double CallScheduler::estimate_cost(const ChatRequest& r, int n) const {
+  if (!o_.cost) return 0.0;
+  Usage worst;
+  worst.prompt_tokens = static_cast<int64_t>((r.system_prompt.size() + r.user_prompt.size() + 3) / 4);
+  worst.completion_tokens = static_cast<int64_t>(n) * o_.max_output_tokens;
+  return o_.cost(worst);
+}
+
+uint64_t CallScheduler::submit(const ChatRequest& request, TimePoint now) {
+  const uint64_t ticket = next_ticket_++;
+  const std::string group = group_key(request);
+  const std::string key = sample_key(group, request.sample_index);
+  auto found = slot_by_key_.find(key);
+  if (found != slot_by_key_.end()) {
+    slots_.at(found->second).tickets.push_back(ticket);
+    return ticket;
+  }
+  Slot slot;
+  slot.id = next_slot_++;
+  slot.group = group;
+  slot.key = key;
+  slot.request = request;
+  slot.tickets.push_back(ticket);
+  slot.enqueued = slot.not_before = now;
+  queued_by_group_[group].insert(slot.id);
+  slot_by_key_[key] = slot.id;
+  slots_.emplace(slot.id, std::move(slot));
+  stats_.queued++;
+  return ticket;
+}
+
+void CallScheduler::note_wakeup(TimePoint t) {
+  if (!wakeup_ || t < *wakeup_) wakeup_ = t;
+}
+
+void CallScheduler::fail_all_queued(const ProviderError& error, Step& step) {
+  for (auto g = queued_by_group_.begin(); g != queued_by_group_.end();) {
+    for (uint64_t id : g->second) {
+      Slot& s = slots_.at(id);
+      for (uint64_t t : s.tickets) step.fail.push_back({t, error});
+      slot_by_key_.erase(s.key);
+      slots_.erase(id);
+      stats_.queued--;
+    }
+    g = queued_by_group_.erase(g);
+  }
+}
+
+void CallScheduler::requeue(Slot& slot, TimePoint not_before) {
+  slot.in_flight = false;
+  slot.not_before = not_before;
+  queued_by_group_[slot.group].insert(slot.id);
+  stats_.queued++;
+}
+
+CallScheduler::Step CallScheduler::poll(TimePoint now) {
+  Step step;
+  wakeup_.reset();
+  if (refused_) {
+    fail_all_queued(*refused_, step);
+    return step;
+  }
+  if (stopped_) {
+    fail_all_queued(ProviderError(Errc::out_of_range, *stopped_), step);
+    return step;
+  }
+  if (now < paused_until_) {
+    if (!queued_by_group_.empty()) note_wakeup(paused_until_);
+    return step;
+  }
+  // Groups in the order of their oldest ready slot.
+  for (;;) {
+    if (static_cast<int>(calls_.size()) >= o_.max_concurrent) return step;  // a finish wakes us
+    const Slot* head = nullptr;
+    std::vector<uint64_t> members;
+    for (const auto& [group, ids] : queued_by_group_) {
+      std::vector<uint64_t> ready;
+      TimePoint oldest_ready{};
+      for (uint64_t id : ids) {
+        const Slot& s = slots_.at(id);
+        if (s.not_before > now) {
+          note_wakeup(s.not_before);
+          continue;
+        }
+        if (ready.empty()) oldest_ready = s.enqueued;
+        if (static_cast<int>(ready.size()) < o_.max_samples_per_call) ready.push_back(id);
+      }
+      if (ready.empty()) continue;
+      const bool full = static_cast<int>(ready.size()) >= o_.max_samples_per_call;
+      if (!full && oldest_ready + o_.coalesce_window > now) {
+        note_wakeup(oldest_ready + o_.coalesce_window);
+        continue;
+      }
+      const Slot& first = slots_.at(ready.front());
+      if (!head || first.id < head->id) {
+        head = &first;
+        members = std::move(ready);
+      }
+    }
+    if (!head) return step;
+
+    const int n = static_cast<int>(members.size());
+    const ChatRequest& request = head->request;
+    const double est_tokens = estimate_tokens(request, n);
+    const double est_cost = estimate_cost(request, n);
+    if (requests_ && !requests_->can_take(1, now)) {
+      note_wakeup(requests_->available_at(1, now));
+      return step;
+    }
+    if (tokens_ && !tokens_->can_take(est_tokens, now)) {
+      note_wakeup(tokens_->available_at(est_tokens, now));
+      return step;
+    }
+    if (!spend_.fits(est_cost)) {
+      if (!calls_.empty()) return step;  // running calls will settle below their worst case
+      char msg[256];
+      std::snprintf(msg, sizeof msg,
+                    "%s: dollar cap reached: spent $%.4f of the $%.4f cap (llm.max_usd); the "
+                    "next call could cost up to $%.4f, so no more calls are issued",
+                    o_.provider.c_str(), spend_.realised(), spend_.cap().value_or(0.0), est_cost);
+      stopped_ = msg;
+      fail_all_queued(ProviderError(Errc::out_of_range, *stopped_), step);
+      return step;
+    }
+    if (requests_) requests_->take(1, now);
+    if (tokens_) tokens_->take(est_tokens, now);
+
+    const uint64_t call_id = next_call_++;
+    spend_.commit(call_id, est_cost);
+    InFlightCall call;
+    call.est_tokens = est_tokens;
+    call.est_cost = est_cost;
+    Start start;
+    start.call_id = call_id;
+    start.call.request = request;
+    const std::string group = head->group;
+    for (uint64_t id : members) {
+      Slot& s = slots_.at(id);
+      s.in_flight = true;
+      s.attempts++;
+      queued_by_group_[group].erase(id);
+      stats_.queued--;
+      call.slots.push_back(id);
+      start.call.sample_indices.push_back(s.request.sample_index);
+    }
+    if (queued_by_group_[group].empty()) queued_by_group_.erase(group);
+    start.call.request.sample_index = start.call.sample_indices.front();
+    calls_.emplace(call_id, std::move(call));
+    stats_.calls_started++;
+    stats_.in_flight = static_cast<int>(calls_.size());
+    if (n > 1) stats_.samples_coalesced += n;
+    step.start.push_back(std::move(start));
+  }
+}
+
+CallScheduler::Step CallScheduler::finish(uint64_t call_id, const CallOutcome& outcome,
+                                          TimePoint now) {
+  Step step;
+  auto it = calls_.find(call_id);
+  if (it == calls_.end()) return step;
+  InFlightCall call = std::move(it->second);
+  calls_.erase(it);
+  stats_.in_flight = static_cast<int>(calls_.size());
+
+  if (outcome.result && !outcome.result->completions.empty()) {
+    const CallResult& r = *outcome.result;
+    const size_t answered = std::min(r.completions.size(), call.slots.size());
+    const double cost = o_.cost ? o_.cost(r.usage) : 0.0;
+    spend_.settle(call_id, cost);
+    if (tokens_) {
+      const double used = static_cast<double>(r.usage.prompt_tokens + r.usage.output_tokens());
+      if (call.est_tokens > used) tokens_->give_back(call.est_tokens - used, now);
+    }
+    CallResult totals = r;
+    totals.completions.clear();
+    const int64_t k = static_cast<int64_t>(answered);
+    for (size_t i = 0; i < call.slots.size(); ++i) {
+      Slot& s = slots_.at(call.slots[i]);
+      if (i >= answered) {  // the API answered fewer than asked: ask again for the rest
+        requeue(s, now);
+        continue;
+      }
+      // Shares: integer division, the remainder to the first samples, so shares sum to the
+      // call's totals exactly.
+      auto share = [&](int64_t total) {
+        return total / k + (static_cast<int64_t>(i) < total % k ? 1 : 0);
+      };
+      Usage u;
+      u.prompt_tokens = share(r.usage.prompt_tokens);
+      u.completion_tokens = share(r.usage.completion_tokens);
+      u.thinking_tokens = share(r.usage.thinking_tokens);
+      u.estimated = r.usage.estimated;
+      for (size_t t = 0; t < s.tickets.size(); ++t) {
+        Delivery d;
+        d.ticket = s.tickets[t];
+        d.call_id = call_id;
+        d.sample_index = s.request.sample_index;
+        d.completion = r.completions[i];
+        d.paid = t == 0;
+        if (d.paid) {
+          d.usage = u;
+          d.cost_usd = cost / static_cast<double>(k);
+        } else {
+          stats_.samples_shared++;
+        }
+        d.samples_in_call = static_cast<int>(k);
+        d.call = totals;
+        step.deliver.push_back(std::move(d));
+        stats_.samples_delivered++;
+      }
+      slot_by_key_.erase(s.key);
+      slots_.erase(s.id);
+    }
+    return step;
+  }
+
+  // A failure (an empty answer counts as one: nothing was delivered).
+  ProviderError error = outcome.error ? *outcome.error
+                                      : ProviderError(Errc::unavailable,
+                                                      o_.provider + ": the call answered nothing");
+  spend_.settle(call_id, 0.0);  // failed calls are not billed
+  stats_.calls_failed++;
+  if (error.code() == Errc::unauthenticated || error.code() == Errc::permission_denied) {
+    refused_ = error;
+  }
+  std::optional<std::chrono::milliseconds> pause;
+  for (uint64_t id : call.slots) {
+    Slot& s = slots_.at(id);
+    std::optional<std::chrono::milliseconds> delay;
+    if (!refused_) delay = retry_.next_delay(error.code(), s.attempts, error.retry_after());
+    if (delay) {
+      requeue(s, now + *delay);
+      stats_.retries++;
+      if (!pause || *delay > *pause) pause = delay;
+      continue;
+    }
+    const ProviderError final_error = with_attempts(error, s.attempts);
+    for (uint64_t t : s.tickets) step.fail.push_back({t, final_error});
+    slot_by_key_.erase(s.key);
+    slots_.erase(id);
+  }
+  // A rate limit applies to the provider, not to one call: hold every new call back too.
+  if (error.code() == Errc::resource_exhausted && pause) {
+    paused_until_ = std::max(paused_until_, now + *pause);
+  }
+  if (refused_) fail_all_queued(*refused_, step);
+  return step;
+}
+
+}  // namespace palladium
