@@ -1,23 +1,66 @@
 // llm_gateway actor: the one place LLM calls leave the coordinator.
 //
-// It owns the provider, retries errors the provider marks retryable (with
-// exponential backoff), and reports token counts and latency with each
-// response so the store can account for every call. It runs detached (its
-// own thread) because providers block on network I/O.
+// A thin shell over llm/call_scheduler.hpp (the policy: concurrency cap, token buckets,
+// coalescing, retries honouring Retry-After, immediate failure on 400/401/403, the dollar
+// cap) and an llm/call_runner.hpp (the provider call). It never blocks on the network: a
+// remote runner's HTTP runs on the transport's I/O thread (llm/curl_transport.hpp), whose
+// completion comes back to this actor as a message, so many calls are in flight at once.
+// Offline runners (replay, synthetic, hand_tuned) answer inline; the actor is detached so
+// their file reads block only its own thread.
 //
-// Reply to (generate_atom, ChatRequest): ChatResponse, or an error naming the
-// provider's failure after the retries are spent.
+// Contract:
+//   (generate_atom, ChatRequest) -> ChatResponse, or a caf::error made by
+//       actors/errors.hpp make_error() with the call's Errc (retryable bit intact: 429/5xx
+//       exhausted -> unavailable/resource_exhausted, 400 -> invalid_argument, 401 ->
+//       unauthenticated, 403 -> permission_denied, timeout -> deadline_exceeded, the dollar
+//       cap -> out_of_range) and a message naming the provider and the HTTP status. A failure
+//       is never turned into a response; a truncated answer (finish_reason length) is a
+//       response with truncated = true.
+//   (stats_atom) -> LlmGatewayStats
+//
+// Time: the scheduler reads `clock` (injected; steady_clock by default) and the actor
+// wakes itself with delayed messages for rate limits, backoff and the coalescing window.
+
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include <caf/all.hpp>
 
+#include "llm/call_runner.hpp"
+#include "llm/call_scheduler.hpp"
 #include "llm/provider.hpp"
 
 namespace palladium {
 
-caf::actor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<Provider> provider,
-                             int max_attempts = 4);
+struct LlmGatewayOptions {
+  // Caps, limits, retries, the dollar cap and the price function. scheduler.provider is
+  // filled from the runner when empty; max_samples_per_call is bounded by the runner's.
+  SchedulerOptions scheduler;
+  std::function<std::chrono::steady_clock::time_point()> clock = [] {
+    return std::chrono::steady_clock::now();
+  };
+};
+
+struct LlmGatewayStats {
+  CallScheduler::Stats calls;
+  double spent_usd = 0;       // realised cost of finished calls
+  double committed_usd = 0;   // realised + in-flight worst case
+  std::string stopped;        // why no more calls are issued (the dollar cap); "" if running
+};
+
+// Spawns the gateway over `runner`. Thread-safe to call; the actor owns the runner.
+caf::actor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<CallRunner> runner,
+                             LlmGatewayOptions options = {});
+
+// An offline provider behind a local runner, with default options.
+caf::actor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<Provider> provider);
 
 }  // namespace palladium
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::CallOutcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::LlmGatewayStats)

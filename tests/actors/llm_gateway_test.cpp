@@ -1,0 +1,288 @@
+// The llm_gateway actor against tests/llm/fake_llm_server.py over real loopback HTTP: many
+// calls in flight under the concurrency cap, coalescing into one call of n samples, retries
+// that honour Retry-After, immediate failure on 400/401, the per-call timeout, truncated
+// answers delivered (not crashed on), errors keeping their Errc across the actor boundary.
+// The policy's exact rules (token buckets, backoff, the dollar cap) are tested on an injected
+// clock in tests/llm/call_scheduler_test.cpp; here the server's request log is the witness.
+#include "actors/llm_gateway.hpp"
+
+#include <algorithm>
+#include <future>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "actors/errors.hpp"
+#include "actors/messages.hpp"
+#include "llm/curl_transport.hpp"
+#include "llm/gemini_provider.hpp"
+#include "llm/openai_provider.hpp"
+#include "tests/llm/fake_llm_server.hpp"
+
+namespace palladium {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+constexpr const char* kKey = "sk-gateway-test-secret-9f8e7d";
+
+struct Answer {
+  std::optional<ChatResponse> response;
+  caf::error error;
+};
+
+class LlmGatewayTest : public ::testing::Test {
+ protected:
+  LlmGatewayTest() : server_({"--api-key", kKey}) {
+    register_error_category(config_);
+    system_ = std::make_unique<caf::actor_system>(config_);
+    transport_ = make_curl_transport();
+  }
+  ~LlmGatewayTest() override {
+    for (auto& g : gateways_) caf::anon_send_exit(g, caf::exit_reason::user_shutdown);
+    system_->await_all_actors_done();
+  }
+
+  HttpProviderConfig provider_config(const std::string& base, const std::string& key = kKey) {
+    HttpProviderConfig c;
+    c.model = "test-model";
+    c.base_url = base;
+    c.api_key = key;
+    c.sampling.max_output_tokens = 256;
+    c.timeout = 10s;
+    return c;
+  }
+
+  caf::actor gateway(HttpProviderConfig c, SchedulerOptions so, bool gemini = false) {
+    std::shared_ptr<HttpProvider> p =
+        gemini ? make_gemini_provider(std::move(c)) : make_openai_provider(std::move(c));
+    LlmGatewayOptions o;
+    o.scheduler = std::move(so);
+    auto g = spawn_llm_gateway(*system_, std::shared_ptr<CallRunner>(make_http_runner(p, transport_)),
+                               o);
+    gateways_.push_back(g);
+    return g;
+  }
+
+  static SchedulerOptions fast_retries() {
+    SchedulerOptions so;
+    so.max_concurrent = 4;
+    so.coalesce_window = 0ms;
+    so.retry.max_attempts = 3;
+    so.retry.base_delay = 5ms;
+    so.retry.max_delay = 20ms;
+    return so;
+  }
+
+  static ChatRequest request(int sample_index = 0, const std::string& prompt = "make it fast") {
+    ChatRequest r;
+    r.workload_id = "8p";
+    r.sample_index = sample_index;
+    r.seed = 1;
+    r.system_prompt = "You write Pallas kernels.";
+    r.user_prompt = "## Workload 8p\n" + prompt;
+    return r;
+  }
+
+  // Sends every request at once (one asker actor each) and waits for every answer.
+  std::vector<Answer> ask_all(const caf::actor& g, const std::vector<ChatRequest>& requests) {
+    std::vector<std::shared_ptr<std::promise<Answer>>> promises;
+    std::vector<std::future<Answer>> futures;
+    std::vector<caf::actor> askers;
+    for (const auto& r : requests) {
+      auto p = std::make_shared<std::promise<Answer>>();
+      futures.push_back(p->get_future());
+      system_->spawn([g, r, p](caf::event_based_actor* self) {
+        self->request(g, caf::infinite, generate_atom::value, r)
+            .then([p](ChatResponse& resp) { p->set_value(Answer{std::move(resp), {}}); },
+                  [p](caf::error& e) { p->set_value(Answer{std::nullopt, e}); });
+      });
+    }
+    std::vector<Answer> out;
+    for (auto& f : futures) out.push_back(f.get());
+    return out;
+  }
+
+  Answer ask_one(const caf::actor& g, const ChatRequest& r) { return ask_all(g, {r}).front(); }
+
+  LlmGatewayStats stats(const caf::actor& g) {
+    caf::scoped_actor self{*system_};
+    LlmGatewayStats s;
+    self->request(g, caf::infinite, stats_atom::value)
+        .receive([&](LlmGatewayStats& got) { s = got; }, [](caf::error&) {});
+    return s;
+  }
+
+  testing::FakeLlmServer server_;
+  caf::actor_system_config config_;
+  std::unique_ptr<caf::actor_system> system_;
+  std::shared_ptr<HttpTransport> transport_;
+  std::vector<caf::actor> gateways_;
+};
+
+TEST_F(LlmGatewayTest, ManyCallsInFlightButNeverMoreThanTheCap) {
+  server_.configure({{"latency_ms", 300}});
+  SchedulerOptions so = fast_retries();
+  so.max_concurrent = 2;
+  auto g = gateway(provider_config(server_.openai_base_url()), so);
+  std::vector<ChatRequest> reqs;
+  for (int i = 0; i < 6; ++i) reqs.push_back(request(0, "prompt " + std::to_string(i)));
+  auto answers = ask_all(g, reqs);
+  for (auto& a : answers) ASSERT_TRUE(a.response) << to_string(a.error);
+  json log = server_.log();
+  ASSERT_EQ(log.size(), 6u);
+  std::vector<double> t;
+  for (auto& e : log) t.push_back(e["t"].get<double>());
+  std::sort(t.begin(), t.end());
+  // Two calls at a time, each 300 ms: the third can start only after the first ended, and
+  // two start together, so the gateway really had several in flight.
+  for (size_t i = 2; i < t.size(); ++i) EXPECT_GE(t[i] - t[i - 2], 0.28) << i;
+  EXPECT_LT(t[1] - t[0], 0.28);
+}
+
+TEST_F(LlmGatewayTest, SamplesOfOnePromptGoOutAsOneCallOfN) {
+  SchedulerOptions so = fast_retries();
+  so.max_samples_per_call = 4;
+  so.coalesce_window = 5s;  // the group goes as soon as it is full
+  auto g = gateway(provider_config(server_.openai_base_url()), so);
+  auto answers = ask_all(g, {request(0), request(1), request(2), request(3)});
+  std::set<std::string> texts;
+  int64_t prompt_tokens = 0;
+  for (auto& a : answers) {
+    ASSERT_TRUE(a.response) << to_string(a.error);
+    texts.insert(a.response->text);
+    prompt_tokens += a.response->prompt_tokens;
+  }
+  json log = server_.log();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0]["n"], 4);
+  EXPECT_EQ(texts.size(), 4u);  // four different samples, not one answer copied
+  EXPECT_GT(prompt_tokens, 0);
+  EXPECT_EQ(stats(g).calls.samples_coalesced, 4);
+}
+
+TEST_F(LlmGatewayTest, GeminiCoalescesIntoCandidateCount) {
+  SchedulerOptions so = fast_retries();
+  so.max_samples_per_call = 2;
+  so.coalesce_window = 5s;
+  auto g = gateway(provider_config(server_.gemini_base_url()), so, /*gemini=*/true);
+  auto answers = ask_all(g, {request(0), request(1)});
+  for (auto& a : answers) ASSERT_TRUE(a.response) << to_string(a.error);
+  json log = server_.log();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0]["api"], "gemini");
+  EXPECT_EQ(log[0]["n"], 2);
+  EXPECT_GT(answers[0].response->thinking_tokens + answers[1].response->thinking_tokens, 0);
+}
+
+TEST_F(LlmGatewayTest, IdenticalRequestsShareOneAnswer) {
+  SchedulerOptions so = fast_retries();
+  so.coalesce_window = 200ms;
+  auto g = gateway(provider_config(server_.openai_base_url()), so);
+  auto answers = ask_all(g, {request(0), request(0)});
+  ASSERT_TRUE(answers[0].response && answers[1].response);
+  EXPECT_EQ(answers[0].response->text, answers[1].response->text);
+  EXPECT_NE(answers[0].response->cached, answers[1].response->cached);  // one paid, one shared
+  EXPECT_EQ(server_.log().size(), 1u);
+}
+
+TEST_F(LlmGatewayTest, RateLimitedCallWaitsForRetryAfter) {
+  server_.faults({"429:1"});
+  auto g = gateway(provider_config(server_.openai_base_url()), fast_retries());
+  Answer a = ask_one(g, request());
+  ASSERT_TRUE(a.response) << to_string(a.error);
+  json log = server_.log();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0]["status"], 429);
+  EXPECT_EQ(log[1]["status"], 200);
+  // Backoff alone would wait at most 20 ms; the server asked for 1 s.
+  EXPECT_GE(log[1]["t"].get<double>() - log[0]["t"].get<double>(), 0.99);
+}
+
+TEST_F(LlmGatewayTest, ServerErrorIsRetriedThenAnswered) {
+  server_.faults({"500", "503"});
+  auto g = gateway(provider_config(server_.openai_base_url()), fast_retries());
+  Answer a = ask_one(g, request());
+  ASSERT_TRUE(a.response) << to_string(a.error);
+  EXPECT_EQ(server_.log().size(), 3u);
+  EXPECT_EQ(stats(g).calls.retries, 2);
+}
+
+TEST_F(LlmGatewayTest, RetriesSpentIsAnErrorNotAResponse) {
+  server_.faults({"500", "500", "500", "ok"});
+  auto g = gateway(provider_config(server_.openai_base_url()), fast_retries());
+  Answer a = ask_one(g, request());
+  ASSERT_FALSE(a.response);
+  auto code = errc_of(a.error);
+  ASSERT_TRUE(code);
+  EXPECT_TRUE(retryable(*code));  // the retryable bit survives the actor boundary
+  EXPECT_NE(error_message(a.error).find("HTTP 500"), std::string::npos) << error_message(a.error);
+  EXPECT_EQ(server_.log().size(), 3u);
+}
+
+TEST_F(LlmGatewayTest, BadKeyFailsAtOnceNamingProviderAndStatus) {
+  auto g = gateway(provider_config(server_.openai_base_url(), "sk-wrong-key-000"), fast_retries());
+  auto answers = ask_all(g, {request(0, "a"), request(0, "b")});
+  for (auto& a : answers) {
+    ASSERT_FALSE(a.response);
+    EXPECT_EQ(errc_of(a.error), Errc::unauthenticated);
+    const std::string msg = error_message(a.error);
+    EXPECT_NE(msg.find("openai"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("401"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("sk-wrong-key"), std::string::npos) << msg;
+  }
+  // No retry, and after the 401 nothing more is sent with the refused key.
+  EXPECT_LE(server_.log().size(), 2u);
+  Answer later = ask_one(g, request(0, "c"));
+  EXPECT_EQ(errc_of(later.error), Errc::unauthenticated);
+  EXPECT_LE(server_.log().size(), 2u);
+}
+
+TEST_F(LlmGatewayTest, BadRequestFailsAtOnceAndOnlyThatCall) {
+  server_.faults({"400"});
+  auto g = gateway(provider_config(server_.openai_base_url()), fast_retries());
+  Answer bad = ask_one(g, request(0, "a"));
+  EXPECT_EQ(errc_of(bad.error), Errc::invalid_argument);
+  EXPECT_NE(error_message(bad.error).find("HTTP 400"), std::string::npos);
+  EXPECT_EQ(server_.log().size(), 1u);
+  Answer next = ask_one(g, request(0, "b"));
+  EXPECT_TRUE(next.response) << to_string(next.error);
+}
+
+TEST_F(LlmGatewayTest, SlowCallHitsThePerCallTimeout) {
+  server_.faults({"slow:3000"});
+  auto c = provider_config(server_.openai_base_url());
+  c.timeout = 300ms;
+  SchedulerOptions so = fast_retries();
+  so.retry.max_attempts = 1;
+  auto g = gateway(c, so);
+  Answer a = ask_one(g, request());
+  ASSERT_FALSE(a.response);
+  EXPECT_EQ(errc_of(a.error), Errc::deadline_exceeded) << to_string(a.error);
+}
+
+TEST_F(LlmGatewayTest, TruncatedAnswerIsDeliveredAndMarked) {
+  server_.faults({"length"});
+  auto g = gateway(provider_config(server_.openai_base_url()), fast_retries());
+  Answer a = ask_one(g, request());
+  ASSERT_TRUE(a.response) << to_string(a.error);
+  EXPECT_TRUE(a.response->truncated);
+  EXPECT_EQ(a.response->finish_reason, "length");
+  EXPECT_EQ(server_.log().size(), 1u);  // a truncated answer is an answer: not retried
+}
+
+TEST_F(LlmGatewayTest, MalformedAndDroppedAnswersAreRetried) {
+  server_.faults({"malformed", "drop", "truncated"});
+  SchedulerOptions so = fast_retries();
+  so.retry.max_attempts = 4;
+  auto g = gateway(provider_config(server_.openai_base_url()), so);
+  Answer a = ask_one(g, request());
+  ASSERT_TRUE(a.response) << to_string(a.error);
+  EXPECT_EQ(server_.log().size(), 4u);
+}
+
+}  // namespace
+}  // namespace palladium
