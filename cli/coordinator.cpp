@@ -72,6 +72,12 @@ void Coordinator::start_services(std::shared_ptr<RunStore> store,
   llm_gateway_ = spawn_llm_gateway(*system_, std::move(provider));
 }
 
+void Coordinator::start_services(std::shared_ptr<RunStore> store,
+                                 std::shared_ptr<CallRunner> runner, LlmGatewayOptions gateway) {
+  store_ = spawn_store(*system_, std::move(store));
+  llm_gateway_ = spawn_llm_gateway(*system_, std::move(runner), std::move(gateway));
+}
+
 void Coordinator::start_local_agents() {
   LocalAgentSpec spec = options_.agent;
   spec.connect = local_connect_endpoint(bridge_->endpoint());

@@ -36,6 +36,7 @@
 #include <caf/all.hpp>
 
 #include "actors/eval_dispatcher.hpp"
+#include "actors/llm_gateway.hpp"
 #include "actors/zmq_bridge.hpp"
 #include "cli/agent_link.hpp"
 #include "cli/local_agents.hpp"
@@ -101,6 +102,9 @@ class Coordinator {
 
   // Spawns the store actor over `store` and the LLM gateway over `provider`.
   void start_services(std::shared_ptr<RunStore> store, std::shared_ptr<Provider> provider);
+  // ... and over `runner`, with the gateway's limits, retries and dollar cap.
+  void start_services(std::shared_ptr<RunStore> store, std::shared_ptr<CallRunner> runner,
+                      LlmGatewayOptions gateway);
   caf::actor store() const { return store_; }
   caf::actor llm_gateway() const { return llm_gateway_; }
 

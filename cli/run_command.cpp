@@ -53,7 +53,7 @@ int run_command(const std::vector<std::string>& args) {
   fs::path home = palladium_home();
   RunConfig config;
   std::vector<WorkloadSearchSpec> searches;
-  std::shared_ptr<Provider> provider;
+  LlmBackend llm;
   try {
     config = load_run_config(config_path);
     if (agents >= 0) config.agents.local = agents;
@@ -62,7 +62,7 @@ int run_command(const std::vector<std::string>& args) {
     if (!allow.empty()) config.agents.allow = allow;
     if (insecure_plaintext) config.agents.insecure_plaintext = true;
     searches = search_specs(config, config_path, home);
-    provider = make_provider(config.llm, config_path, home);
+    llm = make_llm_backend(config.llm, config_path, home);
   } catch (const ConfigError& e) {
     std::cerr << "palladium run: " << e.what() << "\n";
     return 2;
@@ -89,7 +89,7 @@ int run_command(const std::vector<std::string>& args) {
     std::cerr << "palladium run: " << config_path << ": " << e.key() << ": " << e.what() << "\n";
     return 2;
   }
-  coordinator->start_services(store, provider);
+  coordinator->start_services(store, llm.runner, llm.options);
   coordinator->start_local_agents();
 
   RunPlan plan;

@@ -2,11 +2,16 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <sstream>
 
+#include "llm/curl_transport.hpp"
+#include "llm/gemini_provider.hpp"
 #include "llm/hand_tuned_provider.hpp"
+#include "llm/openai_provider.hpp"
+#include "llm/price_table.hpp"
 #include "llm/replay_provider.hpp"
 
 namespace fs = std::filesystem;
@@ -64,6 +69,58 @@ std::shared_ptr<Provider> make_provider(const LlmConfig& llm, const std::string&
   if (llm.provider == "replay") return make_replay_provider(home / llm.corpus);
   if (llm.provider == "hand_tuned") return make_hand_tuned_provider(home / "workloads" / "hand_tuned");
   throw ConfigError(origin + ": llm.provider: '" + llm.provider + "' is not implemented");
+}
+
+LlmBackend make_llm_backend(const LlmConfig& llm, const std::string& origin,
+                            const fs::path& home) {
+  LlmBackend b;
+  SchedulerOptions& so = b.options.scheduler;
+  so.provider = llm.provider;
+  so.max_concurrent = llm.max_concurrent;
+  so.requests_per_minute = llm.requests_per_minute;
+  so.tokens_per_minute = llm.tokens_per_minute;
+  so.max_output_tokens = llm.sampling.max_output_tokens;
+  so.retry.max_attempts = llm.max_attempts;
+  so.max_usd = llm.max_usd;
+  if (!llm.remote()) {
+    b.runner = make_local_runner(make_provider(llm, origin, home));
+    so.max_samples_per_call = 1;  // offline answers cost nothing to ask for one by one
+    return b;
+  }
+  HttpProviderConfig pc;
+  pc.model = llm.model;
+  pc.base_url = llm.base_url;
+  pc.sampling = llm.sampling;
+  pc.max_samples_per_call = llm.samples_per_call;
+  pc.max_tokens_field = llm.max_tokens_field;
+  pc.timeout = std::chrono::milliseconds(static_cast<int64_t>(llm.timeout_s * 1000));
+  if (!llm.api_key_env.empty()) {
+    const char* key = std::getenv(llm.api_key_env.c_str());
+    if (key == nullptr || *key == '\0')
+      throw ConfigError(origin + ": llm.api_key_env: the environment variable " + llm.api_key_env +
+                        " is not set (it must hold the " + llm.provider +
+                        " API key; api_key_env: \"\" sends none, for a local server)");
+    pc.api_key = key;
+  }
+  const fs::path prices = home / llm.prices;
+  std::optional<Price> price;
+  if (fs::is_regular_file(prices)) {
+    try {
+      price = PriceTable::load(prices.string()).find(llm.provider, llm.model);
+    } catch (const PriceTableError& e) {
+      throw ConfigError(origin + ": llm.prices: " + e.what());
+    }
+  }
+  if (llm.max_usd && !price)
+    throw ConfigError(origin + ": llm.max_usd: no price for " + llm.provider + " model '" +
+                      llm.model + "' in " + prices.string() + ", so the cap cannot be enforced");
+  if (price) so.cost = [p = *price](const Usage& u) { return cost_usd(p, u); };
+  std::shared_ptr<HttpProvider> provider = llm.provider == "openai"
+                                               ? make_openai_provider(std::move(pc))
+                                               : make_gemini_provider(std::move(pc));
+  so.max_samples_per_call = provider->max_samples_per_call();
+  b.runner = make_http_runner(std::move(provider), make_curl_transport());
+  return b;
 }
 
 CoordinatorOptions coordinator_options(const RunConfig& config, const std::string& log_dir) {

@@ -14,6 +14,8 @@
 #include "actors/workload_search_actor.hpp"
 #include "cli/coordinator.hpp"
 #include "cli/run_config.hpp"
+#include "actors/llm_gateway.hpp"
+#include "llm/call_runner.hpp"
 #include "llm/provider.hpp"
 
 namespace palladium {
@@ -27,6 +29,18 @@ std::vector<WorkloadSearchSpec> search_specs(const RunConfig& config, const std:
 // The provider the llm section names. Throws ConfigError naming `origin`.
 std::shared_ptr<Provider> make_provider(const LlmConfig& llm, const std::string& origin,
                                         const std::filesystem::path& home);
+
+// What the llm section asks the gateway to drive: the runner (offline provider, or an HTTP
+// provider over the libcurl transport) and the gateway's limits, retries, prices and dollar
+// cap. The API key is read here from the environment variable llm.api_key_env and goes only
+// into the provider's request headers. Throws ConfigError naming `origin` and the key (an
+// unset key variable, a missing price when llm.max_usd is set, an unreadable price table).
+struct LlmBackend {
+  std::shared_ptr<CallRunner> runner;
+  LlmGatewayOptions options;
+};
+LlmBackend make_llm_backend(const LlmConfig& llm, const std::string& origin,
+                            const std::filesystem::path& home);
 
 // Coordinator options from the agents, evaluation and coordinator sections;
 // local agents log under `log_dir`.

@@ -6,14 +6,61 @@ namespace palladium {
 
 LlmConfig parse_llm_config(const ConfigReader& r, const YAML::Node& node) {
   LlmConfig c;
-  if (!node) return c;
-  r.check_keys(node, "llm", {"provider", "corpus"});
-  r.get(node, "provider", "llm.provider", c.provider);
-  r.get(node, "corpus", "llm.corpus", c.corpus);
-  if (c.provider != "replay" && c.provider != "hand_tuned")
+  if (node) {
+    r.check_keys(node, "llm",
+                 {"provider", "corpus", "model", "base_url", "api_key_env", "temperature", "top_p",
+                  "max_output_tokens", "thinking_budget", "thinking_level", "reasoning_effort",
+                  "max_tokens_field", "samples_per_call", "max_concurrent", "requests_per_minute",
+                  "tokens_per_minute", "max_attempts", "timeout_s", "max_usd", "prices"});
+    r.get(node, "provider", "llm.provider", c.provider);
+    r.get(node, "corpus", "llm.corpus", c.corpus);
+    r.get(node, "model", "llm.model", c.model);
+    r.get(node, "base_url", "llm.base_url", c.base_url);
+    r.get(node, "api_key_env", "llm.api_key_env", c.api_key_env);
+    auto optional_number = [&](const char* key, std::optional<double>& out, double lo, double hi) {
+      if (!node[key]) return;
+      double v = 0;
+      r.get_number(node, key, std::string("llm.") + key, v, lo, hi);
+      out = v;
+    };
+    optional_number("temperature", c.sampling.temperature, 0, 2);
+    optional_number("top_p", c.sampling.top_p, 0, 1);
+    r.get_int(node, "max_output_tokens", "llm.max_output_tokens", c.sampling.max_output_tokens, 1,
+              1000000);
+    if (node["thinking_budget"]) {
+      int b = 0;
+      r.get_int(node, "thinking_budget", "llm.thinking_budget", b, -1, 1000000);
+      c.sampling.thinking_budget = b;
+    }
+    r.get(node, "thinking_level", "llm.thinking_level", c.sampling.thinking_level);
+    r.get(node, "reasoning_effort", "llm.reasoning_effort", c.sampling.reasoning_effort);
+    r.get(node, "max_tokens_field", "llm.max_tokens_field", c.max_tokens_field);
+    r.get_int(node, "samples_per_call", "llm.samples_per_call", c.samples_per_call, 0, 64);
+    r.get_int(node, "max_concurrent", "llm.max_concurrent", c.max_concurrent, 1, 1024);
+    r.get_number(node, "requests_per_minute", "llm.requests_per_minute", c.requests_per_minute, 0,
+                 1e7);
+    r.get_number(node, "tokens_per_minute", "llm.tokens_per_minute", c.tokens_per_minute, 0, 1e12);
+    r.get_int(node, "max_attempts", "llm.max_attempts", c.max_attempts, 1, 100);
+    r.get_number(node, "timeout_s", "llm.timeout_s", c.timeout_s, 0.001, 86400);
+    optional_number("max_usd", c.max_usd, 0, 1e9);
+    r.get(node, "prices", "llm.prices", c.prices);
+  }
+  const bool offline = c.provider == "replay" || c.provider == "hand_tuned";
+  if (!offline && !c.remote())
     r.fail("llm.provider",
-           "'" + c.provider + "' is not implemented (available: replay, hand_tuned)");
+           "'" + c.provider + "' is not implemented (available: replay, hand_tuned, openai, gemini)");
   if (c.corpus.empty()) r.fail("llm.corpus", "must name a directory");
+  if (c.remote()) {
+    if (c.model.empty()) r.fail("llm.model", "is required for provider " + c.provider);
+    if (!node || !node["api_key_env"])
+      c.api_key_env = c.provider == "openai" ? "OPENAI_API_KEY" : "GEMINI_API_KEY";
+    if (c.max_tokens_field != "max_completion_tokens" && c.max_tokens_field != "max_tokens")
+      r.fail("llm.max_tokens_field",
+             "'" + c.max_tokens_field + "' is neither max_completion_tokens nor max_tokens");
+    if (!c.base_url.empty() && c.base_url.rfind("http://", 0) != 0 &&
+        c.base_url.rfind("https://", 0) != 0)
+      r.fail("llm.base_url", "'" + c.base_url + "' must start with http:// or https://");
+  }
   return c;
 }
 

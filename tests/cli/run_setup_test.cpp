@@ -81,3 +81,76 @@ TEST(RunSetup, HandTunedReferencesNeedAReferencePerWorkload) {
 
 }  // namespace
 }  // namespace palladium
+
+namespace palladium {
+namespace {
+
+std::string backend_error(const std::string& llm_yaml) {
+  try {
+    auto c = parse_run_config("name: t\nworkloads: [8p]\nllm: " + llm_yaml + "\n", "t.yaml");
+    make_llm_backend(c.llm, "t.yaml", kHome);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RunSetup, RemoteProvidersReadEveryGatewayKey) {
+  auto c = parse_run_config(
+      "name: t\nworkloads: [8p]\nllm: {provider: openai, model: gpt-5-mini, base_url: "
+      "'http://127.0.0.1:9/v1', api_key_env: '', max_concurrent: 3, requests_per_minute: 60, "
+      "tokens_per_minute: 9000, max_attempts: 2, max_usd: 1.5, temperature: 0.5, "
+      "max_output_tokens: 1000, samples_per_call: 2}\n",
+      "t.yaml");
+  auto b = make_llm_backend(c.llm, "t.yaml", kHome);
+  EXPECT_EQ(b.runner->provider(), "openai");
+  EXPECT_EQ(b.runner->model(), "gpt-5-mini");
+  EXPECT_EQ(b.runner->max_samples_per_call(), 2);
+  const SchedulerOptions& so = b.options.scheduler;
+  EXPECT_EQ(so.max_concurrent, 3);
+  EXPECT_EQ(so.requests_per_minute, 60);
+  EXPECT_EQ(so.tokens_per_minute, 9000);
+  EXPECT_EQ(so.retry.max_attempts, 2);
+  EXPECT_EQ(so.max_output_tokens, 1000);
+  EXPECT_EQ(so.max_usd, 1.5);
+  ASSERT_TRUE(so.cost) << "configs/prices.yaml prices gpt-5-mini";
+  Usage u;
+  u.completion_tokens = 1000000;
+  EXPECT_GT(so.cost(u), 0.0);
+}
+
+TEST(RunSetup, RemoteProviderMistakesAreNamed) {
+  EXPECT_NE(backend_error("{provider: gemini}").find("llm.model: is required"), std::string::npos);
+  ::unsetenv("PALLADIUM_TEST_NO_SUCH_KEY");
+  auto err = backend_error("{provider: gemini, model: gemini-2.5-flash, api_key_env: "
+                           "PALLADIUM_TEST_NO_SUCH_KEY}");
+  EXPECT_NE(err.find("llm.api_key_env: the environment variable PALLADIUM_TEST_NO_SUCH_KEY is not "
+                     "set"),
+            std::string::npos)
+      << err;
+  err = backend_error("{provider: openai, model: my-local-model, api_key_env: '', max_usd: 1}");
+  EXPECT_NE(err.find("llm.max_usd: no price for openai model 'my-local-model'"), std::string::npos)
+      << err;
+  EXPECT_NE(backend_error("{provider: openai, model: m, base_url: 'ftp://x'}").find("llm.base_url"),
+            std::string::npos);
+  EXPECT_NE(backend_error("{provider: claude}").find("llm.provider: 'claude' is not implemented"),
+            std::string::npos);
+  EXPECT_NE(backend_error("{provider: openai, model: m, api_key_env: '', temperature: 7}")
+                .find("llm.temperature"),
+            std::string::npos);
+}
+
+TEST(RunSetup, TheKeyComesFromTheNamedVariableAndNeverFromTheConfig) {
+  ::setenv("PALLADIUM_TEST_KEY", "sk-from-env-77", 1);
+  auto c = parse_run_config(
+      "name: t\nworkloads: [8p]\nllm: {provider: openai, model: m, api_key_env: PALLADIUM_TEST_KEY}\n",
+      "t.yaml");
+  EXPECT_EQ(c.llm.api_key_env, "PALLADIUM_TEST_KEY");
+  EXPECT_NO_THROW(make_llm_backend(c.llm, "t.yaml", kHome));
+  auto d = parse_run_config("name: t\nworkloads: [8p]\nllm: {provider: gemini, model: m}\n", "t.yaml");
+  EXPECT_EQ(d.llm.api_key_env, "GEMINI_API_KEY");
+  ::unsetenv("PALLADIUM_TEST_KEY");
+}
+
+}  // namespace
+}  // namespace palladium

@@ -140,7 +140,7 @@ class State:
 
 
 def workload_of(text):
-    m = re.search(r"## Workload (\S+)", text) or re.search(r'^ID = "([^"]+)"', text, re.M)
+    m = re.search(r"## Workload ([A-Za-z0-9_]+)", text) or re.search(r'^ID = "([^"]+)"', text, re.M)
     return m.group(1) if m else ""
 
 
