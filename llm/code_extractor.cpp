@@ -11,6 +11,7 @@ namespace {
 struct Block {
   std::string info;  // lower-cased first word of the info string
   std::string body;
+  bool closed = false;
 };
 
 std::vector<std::string_view> split_lines(std::string_view text) {
@@ -119,6 +120,7 @@ std::vector<Block> fenced_blocks(std::string_view text) {
       block.body += '\n';
       ++i;
     }
+    block.closed = i < lines.size();
     ++i;  // the closing fence, if any
     if (!is_blank(block.body)) blocks.push_back(std::move(block));
   }
@@ -129,16 +131,84 @@ bool is_python(const std::string& info) {
   return info == "python" || info == "py" || info == "python3";
 }
 
-}  // namespace
+bool defines_workload(const std::string& body) {
+  for (std::string_view line : split_lines(body)) {
+    if (indent_of(line) != 0) continue;  // the module's own workload, not a nested helper
+    if (line.rfind("def workload(", 0) == 0 || line.rfind("def workload (", 0) == 0 ||
+        line.rfind("workload = ", 0) == 0 || line.rfind("workload=", 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
 
-std::string extract_code(std::string_view response) {
-  const std::string text = normalize_newlines(response);
-  const std::vector<Block> blocks = fenced_blocks(text);
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Splits `text` into what is outside thinking tags and what is inside them.
+void split_thinking(const std::string& text, std::string& answer, std::string& thinking) {
+  static const char* kTags[] = {"think", "thinking", "reasoning"};
+  const std::string low = lower(text);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t open = std::string::npos, open_len = 0;
+    std::string close_tag;
+    for (const char* tag : kTags) {
+      const std::string o = std::string("<") + tag + ">";
+      const size_t at = low.find(o, pos);
+      if (at < open) {
+        open = at;
+        open_len = o.size();
+        close_tag = std::string("</") + tag + ">";
+      }
+    }
+    if (open == std::string::npos) {
+      answer.append(text, pos, std::string::npos);
+      return;
+    }
+    answer.append(text, pos, open - pos);
+    answer += '\n';
+    const size_t start = open + open_len;
+    const size_t close = low.find(close_tag, start);
+    if (close == std::string::npos) {  // cut off while thinking
+      thinking.append(text, start, std::string::npos);
+      return;
+    }
+    thinking.append(text, start, close - start);
+    thinking += '\n';
+    pos = close + close_tag.size();
+  }
+}
+
+std::string choose(const std::vector<Block>& blocks) {
+  const Block* last_closed = nullptr;
+  const Block* last_any = nullptr;
+  for (const Block& b : blocks) {
+    if (!defines_workload(b.body)) continue;
+    last_any = &b;
+    if (b.closed) last_closed = &b;
+  }
+  if (last_closed) return last_closed->body;
+  if (last_any) return last_any->body;
   for (const Block& b : blocks) {
     if (is_python(b.info)) return b.body;
   }
   if (!blocks.empty()) return blocks.front().body;
   return "";
+}
+
+}  // namespace
+
+std::string extract_code(std::string_view response) {
+  const std::string text = normalize_newlines(response);
+  std::string answer, thinking;
+  split_thinking(text, answer, thinking);
+  std::string code = choose(fenced_blocks(answer));
+  if (code.empty() && !thinking.empty()) code = choose(fenced_blocks(thinking));
+  return code;
 }
 
 }  // namespace palladium

@@ -91,5 +91,70 @@ TEST(CodeExtractorTest, BlankLinesInsideTheBlockAreKept) {
   EXPECT_EQ(extract_code("```python\na = 1\n\n\nb = 2\n```"), "a = 1\n\n\nb = 2\n");
 }
 
+// -- Shapes of real model answers (issue 7 item 6) -------------------------------------------
+
+TEST(CodeExtractorTest, TheBlockThatDefinesWorkloadBeatsAHelperSnippet) {
+  const char* r =
+      "First a helper:\n```python\ndef _tile(n):\n    return 128\n```\n"
+      "The full module:\n```python\nimport jax\n\ndef workload(x):\n    return x\n```\n";
+  EXPECT_EQ(extract_code(r), "import jax\n\ndef workload(x):\n    return x\n");
+}
+
+TEST(CodeExtractorTest, TheFinalAnswerAfterADraftIsChosen) {
+  const char* r =
+      "Draft:\n```python\ndef workload(x):\n    return x + 0\n```\nOn second thought, fuse it:\n"
+      "```python\ndef workload(x):\n    return x\n```\n";
+  EXPECT_EQ(extract_code(r), "def workload(x):\n    return x\n");
+}
+
+TEST(CodeExtractorTest, ANestedWorkloadDoesNotCount) {
+  const char* r =
+      "```python\nclass K:\n    def workload(self):\n        pass\n```\n"
+      "```python\nworkload = jax.jit(_impl)\n```\n";
+  EXPECT_EQ(extract_code(r), "workload = jax.jit(_impl)\n");
+}
+
+TEST(CodeExtractorTest, NoLanguageTagStillFindsTheWorkload) {
+  const char* r = "```json\n{\"a\": 1}\n```\n```\ndef workload(x):\n    return x\n```\n";
+  EXPECT_EQ(extract_code(r), "def workload(x):\n    return x\n");
+}
+
+// 22 of 50 answers of one real model never closed their fence.
+TEST(CodeExtractorTest, AnUnclosedFinalFenceIsTakenToTheEnd) {
+  const char* r = "Here is the kernel:\n\n```python\nimport jax\n\ndef workload(x):\n    return x\n";
+  EXPECT_EQ(extract_code(r), "import jax\n\ndef workload(x):\n    return x\n");
+}
+
+TEST(CodeExtractorTest, AClosedBlockBeatsALaterOneCutOffByTheTokenLimit) {
+  const char* r =
+      "```python\ndef workload(x):\n    return x\n```\nA faster variant:\n"
+      "```python\ndef workload(x):\n    y = pl.pallas_call(";
+  EXPECT_EQ(extract_code(r), "def workload(x):\n    return x\n");
+}
+
+TEST(CodeExtractorTest, ProseAroundTheCodeIsDropped) {
+  const char* r =
+      "Sure! I analysed the roofline first.\n\n```python\ndef workload(x):\n    return x\n```\n\n"
+      "This should be about 2x faster because it avoids a round trip to HBM.";
+  EXPECT_EQ(extract_code(r), "def workload(x):\n    return x\n");
+}
+
+TEST(CodeExtractorTest, CodeInsideThinkingIsIgnoredWhenTheAnswerHasCode) {
+  const char* r =
+      "<think>Maybe:\n```python\ndef workload(x):\n    return x * 1\n```\nno, simpler.</think>\n"
+      "```python\ndef workload(x):\n    return x\n```\n";
+  EXPECT_EQ(extract_code(r), "def workload(x):\n    return x\n");
+}
+
+TEST(CodeExtractorTest, AnswerCutOffWhileThinkingFallsBackToTheThoughtCode) {
+  const char* r = "<THINKING>Try:\n```python\ndef workload(x):\n    return x\n```\nthen bench";
+  EXPECT_EQ(extract_code(r), "def workload(x):\n    return x\n");
+}
+
+TEST(CodeExtractorTest, ATruncatedResponseWithNoCodeYetIsNoCode) {
+  EXPECT_EQ(extract_code("Let me think about the tiling. The matrix is 4096 x 40"), "");
+  EXPECT_EQ(extract_code("<think>The matrix is 4096 x 4096, so"), "");
+}
+
 }  // namespace
 }  // namespace palladium

@@ -69,24 +69,73 @@ def _fenced_blocks(text):
         while i < len(lines) and not _closes_fence(lines[i], ticks):
             body.append(_dedent(lines[i], indent) + "\n")
             i += 1
+        closed = i < len(lines)
         i += 1  # the closing fence, if any
         body = "".join(body)
         if body.strip():
-            blocks.append((info, body))
+            blocks.append((info, body, closed))
     return blocks
 
 
-def extract_code(response):
-    """Mirrors palladium::extract_code (llm/code_extractor.cpp): the body of the first fenced
-    block tagged python/py/python3, else of the first fenced block of any kind, else "" (no code).
-    CRLF and lone CR become LF; unclosed fences run to the end; whitespace-only blocks are skipped.
-    """
-    text = response.replace("\r\n", "\n").replace("\r", "\n")
-    blocks = _fenced_blocks(text)
-    for info, body in blocks:
+def _defines_workload(body):
+    for line in body.split("\n"):
+        if _indent_of(line) != 0:
+            continue
+        if line.startswith(("def workload(", "def workload (", "workload = ", "workload=")):
+            return True
+    return False
+
+
+_THINK_TAGS = ("think", "thinking", "reasoning")
+
+
+def _split_thinking(text):
+    """(answer, thinking): text outside and inside <think>-style tags (case-insensitive)."""
+    low = text.lower()
+    answer, thinking, pos = [], [], 0
+    while pos < len(text):
+        found = [(low.find("<" + t + ">", pos), t) for t in _THINK_TAGS]
+        found = [(at, t) for at, t in found if at >= 0]
+        if not found:
+            answer.append(text[pos:])
+            break
+        at, tag = min(found)
+        answer.append(text[pos:at] + "\n")
+        start = at + len(tag) + 2
+        close = low.find("</" + tag + ">", start)
+        if close < 0:  # cut off while thinking
+            thinking.append(text[start:])
+            break
+        thinking.append(text[start:close] + "\n")
+        pos = close + len(tag) + 3
+    return "".join(answer), "".join(thinking)
+
+
+def _choose(blocks):
+    defining = [b for b in blocks if _defines_workload(b[1])]
+    closed = [b for b in defining if b[2]]
+    if closed:
+        return closed[-1][1]
+    if defining:
+        return defining[-1][1]
+    for info, body, _ in blocks:
         if info in _PYTHON_INFOS:
             return body
     return blocks[0][1] if blocks else ""
+
+
+def extract_code(response):
+    """Mirrors palladium::extract_code (llm/code_extractor.cpp; its header has the rules):
+    thinking set aside; the last closed (else last) block defining `workload`; else the first
+    python/py/python3 block; else the first block of any kind; else "" (no code). CRLF and lone
+    CR become LF; unclosed fences run to the end; whitespace-only blocks are skipped.
+    """
+    text = response.replace("\r\n", "\n").replace("\r", "\n")
+    answer, thinking = _split_thinking(text)
+    code = _choose(_fenced_blocks(answer))
+    if not code and thinking:
+        code = _choose(_fenced_blocks(thinking))
+    return code
 
 
 def corpus_files():
