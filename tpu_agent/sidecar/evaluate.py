@@ -52,7 +52,7 @@ from tpu_agent.sidecar import baseline_cache, interpret, sandbox, tpu_timing
 from tpu_agent.sidecar.audit import static_argnums
 from tpu_agent.sidecar.capture import captured_output
 from tpu_agent.sidecar.lint import lint
-from tpu_agent.sidecar.verdicts import classify, error_signature, format_error, truncate
+from tpu_agent.sidecar.verdicts import describe, error_signature, format_error, truncate
 from workloads import registry
 
 TIMING_RUNS = 3
@@ -210,8 +210,9 @@ class Evaluator:
                         self._fail(result, state["stage"], "runtime_error", "SandboxViolation",
                                    refused[0], "\n".join(refused[:5]) + "\n\n" + format_error(exc))
                     else:
-                        self._fail(result, state["stage"], classify(state["stage"], exc),
-                                   type(exc).__name__, str(exc), format_error(exc))
+                        verdict, kind = describe(state["stage"], exc)
+                        self._fail(result, state["stage"], verdict, kind, str(exc),
+                                   format_error(exc))
                 finally:
                     sandbox.take_violations()
                     self._forget_candidate(state)

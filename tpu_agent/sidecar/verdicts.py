@@ -16,16 +16,67 @@ MAX_SIGNATURE_CHARS = 240
 # XLA and the TPU runtime report memory exhaustion as a status string, not as MemoryError.
 _RESOURCE_MARKERS = ("RESOURCE_EXHAUSTED", "Out of memory", "out of memory", "OOM")
 
-# libtpu's Mosaic compiler (TPU backend only; on CPU hosts the Python lowering is the last step
-# that runs, so compile_error cannot occur there). VMEM exhaustion is a property of the kernel's
-# blocks, found at compile time, so it is compile_error, not resource_exhausted.
-_COMPILE_MARKERS = ("Mosaic failed to compile", "failed to compile TPU kernel")
-_VMEM_OOM = re.compile(r"(?i)(ran out of memory in memory space vmem|vmem.{0,40}(exceed|oom|"
-                       r"out of memory|limit))")
+# libtpu's messages, as the deviceless compile tier (compile_tier.py) and a TPU's first call
+# raise them. Which memory ran out is part of the evidence: VMEM comes from the kernel's block
+# sizes (physical 128 MiB, or E1001 against the 32 MiB default scoped limit that
+# vmem_limit_bytes raises), HBM from the whole program's buffers, SMEM from scalar prefetch.
+_MEMORY_SPACES = (
+    ("vmem", re.compile(r"(?i)memory space vmem|space=vmem|ScopedVmemOom|scoped vmem|"
+                        r"vmem (capacity|limit)")),
+    ("smem", re.compile(r"(?i)memory space smem|space=smem|smem (capacity|limit)")),
+    ("hbm", re.compile(r"(?i)memory on HBM|available HBM|space=hbm|HBM (capacity|limit)|"
+                       r"allocating device buffer")),
+)
+_MOSAIC_MARKERS = ("Mosaic failed to compile", "failed to compile TPU kernel")
 
 # A missing name inside jax is an API-version problem (the LLM remembered an old Pallas), which
 # the feedback should call an import problem, not misuse of an API that exists.
 _MISSING_JAX_NAME = re.compile(r"module '(jax|jaxlib)[\w.]*' has no attribute")
+
+
+def classify_compiler_message(message):
+    """(verdict, kind) for a libtpu/XLA:TPU compile or allocation message, or None.
+
+    kind is the error-signature kind: "resource_exhausted:vmem", ":smem", ":hbm" (or bare
+    "resource_exhausted" when the message names no memory space), or "mosaic" for a kernel the
+    Mosaic compiler rejects (shape casts, i8 vectors, E2003 unaligned dynamic lane access).
+    """
+    exhausted = any(m in message for m in _RESOURCE_MARKERS) or "E1001" in message
+    for space, pattern in _MEMORY_SPACES:
+        if pattern.search(message) and (exhausted or space == "vmem"):
+            return "resource_exhausted", f"resource_exhausted:{space}"
+    if any(m in message for m in _MOSAIC_MARKERS):
+        return "compile_error", "mosaic"
+    if exhausted:
+        return "resource_exhausted", "resource_exhausted"
+    return None
+
+
+def describe(stage, exc):
+    """(verdict, signature kind) for an exception raised while running `stage` on a candidate.
+
+    The kind is the exception type name, except for libtpu messages in the stages that compile
+    for or run on a TPU, whose kind says what the compiler found (classify_compiler_message).
+    """
+    if type(exc).__name__ != "SandboxViolation" and stage in _COMPILING_STAGES:
+        found = classify_compiler_message(f"{type(exc).__name__}: {exc}")
+        if found:
+            return found
+    return classify(stage, exc), type(exc).__name__
+
+
+# The stages in which libtpu compiles (the compile tier; the first call on a TPU) or allocates.
+_COMPILING_STAGES = ("compile", "numerics", "timing")
+
+
+def classify_compiler_error(stage, exc):
+    """(verdict, kind) for the compile tier: stage "lower" (the Python Mosaic lowering at full
+    shapes) or "compile" (libtpu). Anything libtpu raises that names no known cause is still
+    compile_error: the program did not compile for the TPU."""
+    verdict, kind = describe(stage, exc)
+    if stage == "compile" and verdict == "runtime_error":
+        verdict = "compile_error"
+    return verdict, kind
 
 
 def classify(stage, exc):
@@ -33,9 +84,10 @@ def classify(stage, exc):
     message = f"{type(exc).__name__}: {exc}"
     if type(exc).__name__ == "SandboxViolation":
         return "runtime_error"  # a refused fork/socket/ctypes/outside write, at any stage
-    if stage in ("numerics", "timing") and (
-            any(m in message for m in _COMPILE_MARKERS) or _VMEM_OOM.search(message)):
-        return "compile_error"
+    if stage in _COMPILING_STAGES:
+        found = classify_compiler_message(message)
+        if found:
+            return found[0]
     if isinstance(exc, MemoryError) or any(m in message for m in _RESOURCE_MARKERS):
         return "resource_exhausted"
     if isinstance(exc, SyntaxError):
@@ -53,6 +105,8 @@ def classify(stage, exc):
         return "api_misuse"
     if stage == "lower":
         return "lowering_error"
+    if stage == "compile":
+        return "compile_error"
     return "runtime_error"
 
 
@@ -86,24 +140,44 @@ def truncate(text, limit):
     return f"{text[:head]}\n... [{len(text) - head - tail} chars omitted] ...\n{text[-tail:]}"
 
 
+# A URL is evidence as written (an issue link, a doc page): kept whole, digits and all.
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()]+")
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:/[\w.+\-@]+)+/([\w.+\-]+)")
 _LINE = re.compile(r"\bline \d+")
-_HEX = re.compile(r"0x[0-9a-fA-F]+")
-_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?(?:e[+-]?\d+)?")
+_HEX = re.compile(r"(?<![\w.])0x[0-9a-fA-F]+")
+# MLIR/XLA shapes: 8x128xf32, 3x3, vector<64x8192xbf16>. Each extent becomes N; the element
+# type after the last x (f32, bf16, i8) is an identifier and stays.
+_DIMS = re.compile(r"(?<![\w.])\d+(?:x\d+)+(?=x[A-Za-z]|(?![\w.]))")
+# A number is a token that does not continue an identifier: bfloat16, float32, f32, E2003,
+# x128 and conv3d keep their digits. Units may follow (96.00M, 32MiB). After an underscore it
+# is a serial (candidate_12_3), which differs per candidate and is replaced.
+_NUMBER = re.compile(r"(?<![A-Za-z0-9.])[-+]?\d+(?:\.\d+)*(?:[eE][+-]?\d+)?")
 _SPACE = re.compile(r"\s+")
+_PLACEHOLDER = "\x00url{}\x00"  # NUL never occurs in an error message; url keeps digits safe
+_RESTORE = re.compile(r"\x00url(\d+)\x00")
 
 
 def error_signature(stage, kind, message):
     """Short normalised form of a failure, stable across candidates that fail the same way.
 
-    `kind` is the exception type name (or a check name such as "tolerance"). Paths keep their
-    basename, and line numbers, numbers and hex ids are replaced, so "Block shape (8, 100)" and
-    "Block shape (16, 36)" group together.
+    `kind` is the exception type name, a check name such as "tolerance", or a compiler kind
+    from classify_compiler_message ("resource_exhausted:vmem"). Paths keep their basename, and
+    line numbers, numbers, shape extents and hex ids are replaced, so "Block shape (8, 100)" and
+    "Block shape (16, 36)" group together. Digits inside identifiers (bfloat16, float32, E1001)
+    and URLs are kept as written.
     """
     first = next((line for line in str(message).splitlines() if line.strip()), "")
+    urls = []
+
+    def keep_url(match):
+        urls.append(match.group(0))
+        return _PLACEHOLDER.format(len(urls) - 1)
+    first = _URL.sub(keep_url, first)
     first = _PATH.sub(r"\1", first)
     first = _LINE.sub("line N", first)
     first = _HEX.sub("<hex>", first)
+    first = _DIMS.sub(lambda m: "x".join("N" for _ in m.group(0).split("x")), first)
     first = _NUMBER.sub("N", first)
+    first = _RESTORE.sub(lambda m: urls[int(m.group(1))], first)
     first = _SPACE.sub(" ", first).strip()
     return f"{stage}:{kind}: {first}"[:MAX_SIGNATURE_CHARS]
