@@ -1,0 +1,78 @@
+#include "cli/status_file.hpp"
+
+#include <signal.h>
+
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace palladium {
+
+std::filesystem::path status_file_path(const std::string& db_path) {
+  return db_path + ".status.json";
+}
+
+void write_status_file(const std::filesystem::path& path, const CoordinatorStatus& s) {
+  auto optional_count = [](int64_t v) { return v < 0 ? nlohmann::json() : nlohmann::json(v); };
+  nlohmann::json j{{"version", 1},
+                   {"pid", s.pid},
+                   {"updated_unix_ms", s.updated_unix_ms},
+                   {"command", s.command},
+                   {"dispatcher",
+                    {{"agents", s.agents},
+                     {"slots", optional_count(s.slots)},
+                     {"queued", optional_count(s.queued)},
+                     {"in_flight", optional_count(s.in_flight)}}},
+                   {"running_runs", s.running_runs},
+                   {"sample_cap", s.sample_cap},
+                   {"usd_cap", s.usd_cap ? nlohmann::json(*s.usd_cap) : nlohmann::json()}};
+  auto tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << j.dump() << "\n";
+    if (!out.flush()) throw std::runtime_error(tmp.string() + ": cannot write the status file");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+std::optional<CoordinatorStatus> read_status_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    auto j = nlohmann::json::parse(in);
+    if (j.at("version").get<int>() != 1) return std::nullopt;
+    CoordinatorStatus s;
+    auto count = [](const nlohmann::json& v) { return v.is_null() ? int64_t{-1} : v.get<int64_t>(); };
+    s.pid = j.at("pid").get<int64_t>();
+    s.updated_unix_ms = j.at("updated_unix_ms").get<int64_t>();
+    s.command = j.at("command").get<std::string>();
+    const auto& d = j.at("dispatcher");
+    s.agents = d.at("agents").get<int>();
+    s.slots = count(d.at("slots"));
+    s.queued = count(d.at("queued"));
+    s.in_flight = count(d.at("in_flight"));
+    s.running_runs = j.at("running_runs").get<std::vector<int64_t>>();
+    s.sample_cap = j.at("sample_cap").get<int64_t>();
+    if (!j.at("usd_cap").is_null()) s.usd_cap = j.at("usd_cap").get<double>();
+    return s;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+bool status_is_live(const CoordinatorStatus& s, int64_t now_unix_ms, int64_t max_age_ms) {
+  if (s.pid <= 0 || now_unix_ms - s.updated_unix_ms > max_age_ms) return false;
+  return kill(static_cast<pid_t>(s.pid), 0) == 0 || errno == EPERM;
+}
+
+int64_t unix_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace palladium
