@@ -47,16 +47,9 @@ std::string timing_of(const std::vector<const ReportCandidate*>& cands) {
 
 bool is_seed_axis(const std::string& axis) { return axis == "seed" || axis == "seeds"; }
 
-struct Condition {
-  std::string key, label, method, model;
-  ordered params = ordered::object();
-  std::vector<const ReportCell*> cells;
-  std::vector<std::string> suite;
-  std::vector<const ReportCandidate*> evaluated;
-  std::string timing;
-};
+}  // namespace
 
-std::vector<SeedTrajectories> trajectories(const Condition& c) {
+std::vector<SeedTrajectories> condition_trajectories(const ReportCondition& c) {
   std::map<int64_t, std::vector<const ReportCandidate*>> by_seed;
   for (const auto* k : c.evaluated) by_seed[k->seed].push_back(k);
   std::vector<SeedTrajectories> out;
@@ -73,6 +66,8 @@ std::vector<SeedTrajectories> trajectories(const Condition& c) {
   return out;
 }
 
+namespace {
+
 int longest(const std::vector<SeedTrajectories>& seeds) {
   size_t n = 0;
   for (const auto& s : seeds)
@@ -86,8 +81,8 @@ std::vector<CandidateResult> results_of(const std::vector<const ReportCandidate*
   return out;
 }
 
-ordered condition_json(const Condition& c) {
-  auto seeds = trajectories(c);
+ordered condition_json(const ReportCondition& c) {
+  auto seeds = condition_trajectories(c);
   std::vector<int64_t> seed_ids;
   for (const auto& s : seeds) seed_ids.push_back(s.seed);
   ordered cells = ordered::array();
@@ -122,8 +117,10 @@ ordered condition_json(const Condition& c) {
     for (const auto* k : c.evaluated) count += *k->verdict == v;
     if (count) outcomes[std::string(to_string(v))] = count;
   }
+  ordered params = ordered::object();
+  for (const auto& [k, v] : c.params) params[k] = v;
   return {{"key", c.key},     {"label", c.label},   {"method", c.method},
-          {"model", c.model}, {"params", c.params}, {"cells", cells},
+          {"model", c.model}, {"params", params}, {"cells", cells},
           {"seeds", seed_ids}, {"table2", table2},  {"outcomes", outcomes},
           {"curve", curve}};
 }
@@ -135,7 +132,7 @@ double geomean_clipped(const std::vector<double>& v) {
   return std::exp(s / v.size());
 }
 
-ordered table3_json(const std::vector<Condition>& conds, const std::string& timing,
+ordered table3_json(const std::vector<ReportCondition>& conds, const std::string& timing,
                     const std::map<std::string, ReportCandidate>& hand_tuned) {
   std::vector<std::string> columns;
   for (const auto& w : kPriorityWorkloads)
@@ -175,7 +172,7 @@ ordered table3_json(const std::vector<Condition>& conds, const std::string& timi
     for (const auto& w : columns)
       if (std::count(c.suite.begin(), c.suite.end(), w)) subset.push_back(w);
     if (subset.empty()) continue;
-    auto seeds = trajectories(c);
+    auto seeds = condition_trajectories(c);
     std::map<std::string, std::vector<double>> per_w;
     std::vector<double> suites;
     for (const auto& s : seeds) {
@@ -314,21 +311,20 @@ std::string warning_for(const std::string& timing) {
 
 }  // namespace
 
-nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
-  // Conditions, in the order their first cell appears.
-  std::vector<Condition> conds;
+std::vector<ReportCondition> report_conditions(const SweepReportInput& input) {
+  std::vector<ReportCondition> conds;
   for (const auto& cell : input.cells) {
     std::string key;
-    ordered params = ordered::object();
+    std::vector<std::pair<std::string, std::string>> params;
     for (const auto& [axis, label] : cell.params) {
       if (is_seed_axis(axis)) continue;
       key += (key.empty() ? "" : ",") + axis + "=" + label;
-      params[axis] = label;
+      params.emplace_back(axis, label);
     }
     if (key.empty()) key = input.cells.size() > 1 && cell.params.empty() ? cell.key : "all";
-    auto it = std::find_if(conds.begin(), conds.end(), [&](const Condition& c) { return c.key == key; });
+    auto it = std::find_if(conds.begin(), conds.end(), [&](const ReportCondition& c) { return c.key == key; });
     if (it == conds.end()) {
-      Condition c;
+      ReportCondition c;
       c.key = key;
       c.label = key == "all" ? "method=" + cell.method : key;
       c.method = cell.method;
@@ -345,6 +341,12 @@ nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
   }
   for (auto& c : conds) c.timing = timing_of(c.evaluated);
 
+  return conds;
+}
+
+nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
+  std::vector<ReportCondition> conds = report_conditions(input);
+
   // Groups by timing kind, strongest first.
   std::vector<std::string> timings;
   for (const auto& t : {kTpuProfiler, kTpuWallFallback, kCpuWall})
@@ -357,7 +359,7 @@ nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
   ordered groups = ordered::array();
   std::map<std::string, std::pair<const ReportCandidate*, const ReportCell*>> best_by;  // timing|w
   for (const auto& t : timings) {
-    std::vector<Condition> mine;
+    std::vector<ReportCondition> mine;
     std::set<std::string> group_models;
     for (const auto& c : conds)
       if (c.timing == t) {

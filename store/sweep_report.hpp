@@ -71,6 +71,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "search/trajectory.hpp"
 #include "search/verdict.hpp"
 #include "store/run_report.hpp"
 
@@ -122,6 +123,27 @@ struct SweepReportInput {
   std::map<std::string, ReportCandidate> hand_tuned;
   InputSensitivity sensitivity;
 };
+
+// Cells that differ only by their seed axis, as one condition.
+struct ReportCondition {
+  std::string key;    // the cell key without its seed axis ("all" when nothing else varies)
+  std::string label;  // key, or "method=M" for "all"
+  std::string method;
+  std::string model;  // "mixed" if its cells differ
+  std::vector<std::pair<std::string, std::string>> params;
+  std::vector<const ReportCell*> cells;  // into the input
+  std::vector<std::string> suite;        // its first cell's
+  std::vector<const ReportCandidate*> evaluated;
+  std::string timing;  // decided by its timed candidates (see above)
+};
+
+// The conditions of `input`, in the order their first cell appears. They
+// point into `input`, which must outlive them.
+std::vector<ReportCondition> report_conditions(const SweepReportInput& input);
+
+// A condition's evaluated candidates per seed, in issue order per workload:
+// what budget curves and policy replay read.
+std::vector<SeedTrajectories> condition_trajectories(const ReportCondition& condition);
 
 // The metric definitions every rendering states.
 extern const char* const kSweepMetricDefinitions;
