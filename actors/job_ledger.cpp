@@ -14,7 +14,8 @@ struct JobLedger::Agent {
   int slots = 1;
   int busy = 0;  // live leases plus expired leases whose late result has not come
   uint64_t incarnation = 0;
-  bool in_free_list = false;
+  bool in_free_list = false;   // has an entry in its pool's `free`
+  bool in_spare_list = false;  // has an entry in its pool's `spare`
   int strikes = 0;
   TimePoint last_seen;
   TimePoint last_sent;
@@ -26,9 +27,11 @@ struct JobLedger::Agent {
 struct JobLedger::Pool {
   Capabilities caps;
   int agents = 0;
-  // Agents with at least one free slot, as (peer, incarnation). An entry whose agent is gone,
-  // re-registered or full is stale and skipped.
+  // Agents with at least one idle slot, as (peer, incarnation); and agents whose slots are all
+  // busy but whose prefetch queue has room. An entry whose agent is gone, re-registered or
+  // full is stale and skipped. Idle slots are always used first.
   std::deque<std::pair<std::string, uint64_t>> free;
+  std::deque<std::pair<std::string, uint64_t>> spare;
 };
 
 struct JobLedger::Entry {
@@ -141,11 +144,21 @@ void JobLedger::on_bye(const std::string& peer) {
 
 void JobLedger::free_slot(Agent& a) {
   --a.busy;
-  if (!a.in_free_list && a.busy < a.slots) {
-    pools_[a.pool]->free.emplace_back(a.peer, a.incarnation);
-    a.in_free_list = true;
-  }
+  offer(a);
   dirty_ = true;
+}
+
+void JobLedger::offer(Agent& a) {
+  Pool& pool = *pools_[a.pool];
+  if (a.busy < a.slots) {
+    if (!a.in_free_list) {
+      pool.free.emplace_back(a.peer, a.incarnation);
+      a.in_free_list = true;
+    }
+  } else if (a.busy < a.slots + options_.prefetch && !a.in_spare_list) {
+    pool.spare.emplace_back(a.peer, a.incarnation);
+    a.in_spare_list = true;
+  }
 }
 
 JobLedger::ResultDisposition JobLedger::on_result(const std::string& peer,
@@ -272,16 +285,22 @@ std::vector<JobLedger::Assignment> JobLedger::assign(TimePoint now) {
       if (q.need.satisfied_by(pools_[q.pools_checked]->caps))
         q.pools.push_back(static_cast<int>(q.pools_checked));
     }
+    // Idle slots of every matching pool first; only then the agents' prefetch queues.
+    for (int pass = 0; pass < 2; ++pass)
     for (int p : q.pools) {
       Pool& pool = *pools_[p];
-      while (!q.jobs.empty() && !pool.free.empty()) {
-        auto [peer, incarnation] = pool.free.front();
-        pool.free.pop_front();
+      auto& list = pass == 0 ? pool.free : pool.spare;
+      while (!q.jobs.empty() && !list.empty()) {
+        auto [peer, incarnation] = list.front();
+        list.pop_front();
         auto ait = agents_.find(peer);
         if (ait == agents_.end() || ait->second->incarnation != incarnation) continue;
         Agent& a = *ait->second;
-        a.in_free_list = false;
-        if (a.busy >= a.slots) continue;
+        (pass == 0 ? a.in_free_list : a.in_spare_list) = false;
+        if (a.busy >= (pass == 0 ? a.slots : a.slots + options_.prefetch)) {
+          offer(a);
+          continue;
+        }
         int64_t job_id = q.jobs.front();
         q.jobs.pop_front();
         --queued_;
@@ -290,19 +309,18 @@ std::vector<JobLedger::Assignment> JobLedger::assign(TimePoint now) {
         entry.lease = next_lease_++;
         entry.holder = peer;
         leases_.emplace(entry.lease, job_id);
-        auto lease_for = std::chrono::duration_cast<Clock::duration>(
-                             std::chrono::duration<double>(std::max(0.0, entry.timeout_s))) +
+        // A prefetched job may first wait for the one ahead of it on the agent.
+        double runs = pass == 0 ? 1.0 : 2.0;
+        auto lease_for = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                             runs * std::max(0.0, entry.timeout_s))) +
                          options_.lease_grace;
         deadlines_.emplace(now + lease_for, entry.lease);
         a.jobs.push_back(job_id);
         ++a.busy;
         a.last_sent = now;
         by_sent_.splice(by_sent_.end(), by_sent_, a.sent_it);
-        if (a.busy < a.slots) {
-          // Round robin: the agent goes to the back, so load spreads across hosts.
-          pool.free.emplace_back(peer, a.incarnation);
-          a.in_free_list = true;
-        }
+        // Round robin: the agent goes to the back of its list, so load spreads across hosts.
+        offer(a);
         out.push_back(Assignment{peer, job_id, entry.lease, entry.frame.with_lease(entry.lease)});
       }
     }

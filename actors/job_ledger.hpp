@@ -55,6 +55,9 @@ class JobLedger {
     // Heartbeats per second the coordinator is willing to send (and receive) for the whole
     // fleet: the interval stretches to agents / heartbeat_rate when the fleet outgrows it.
     int heartbeat_rate = 2000;
+    // Jobs an agent may hold beyond its slots, queued on the agent, so it starts the next one
+    // the moment one ends instead of waiting a round trip. Used only when no slot is idle.
+    int prefetch = 1;
   };
 
   enum class ResultDisposition {
@@ -138,6 +141,7 @@ class JobLedger {
   void end_lease(Entry& entry);
   void drop_agent(const std::string& peer, const std::string& why, SweepOutcome* out);
   void free_slot(Agent& agent);
+  void offer(Agent& agent);  // puts the agent in its pool's free or spare list if it has room
   NeedQueue& queue_for(const Requirement& need);
   int pool_for(const Capabilities& caps);
   void recompute_interval();

@@ -183,7 +183,7 @@ int bench_command(const std::vector<std::string>& args) {
   int agents = 100, eval_ms = 200, procs = 0, threads = 2;
   double seconds = 10, warmup = 3;
   bool external = false, header = true;
-  std::string listen = "tcp://127.0.0.1:0", allow, server_key;
+  std::string listen = "tcp://127.0.0.1:0", allow, server_key, policy = "stealing";
   po::options_description opts("palladium bench dispatch");
   opts.add_options()("help,h", "show this help")("agents", po::value(&agents), "simulated agents")(
       "eval-ms", po::value(&eval_ms), "evaluation time of each simulated job")(
@@ -191,6 +191,7 @@ int bench_command(const std::vector<std::string>& args) {
       "warmup", po::value(&warmup), "seconds between the last join and the window")(
       "procs", po::value(&procs), "swarm processes (default: one per 1,250 agents, at least 2)")(
       "threads", po::value(&threads), "CAF scheduler threads of the coordinator")(
+      "scheduler", po::value(&policy), "CAF scheduler policy: stealing or sharing")(
       "listen", po::value(&listen), "coordinator endpoint")(
       "external", po::bool_switch(&external),
       "start no swarm: wait for N agents from elsewhere (keys from --allow)")(
@@ -226,6 +227,7 @@ int bench_command(const std::vector<std::string>& args) {
   caf::actor_system_config cfg;
   register_error_category(cfg);
   cfg.set("scheduler.max-threads", threads);
+  if (policy == "sharing") cfg.set("scheduler.policy", caf::atom("sharing"));
   caf::actor_system sys{cfg};
   std::shared_ptr<ZmqBridge> bridge;
   try {
@@ -274,7 +276,9 @@ int bench_command(const std::vector<std::string>& args) {
   double join_s = std::chrono::duration<double>(Clock::now() - join_start).count();
 
   auto answered = std::make_shared<std::atomic<int64_t>>(0);
-  int outstanding = agents + agents / 4 + 16;
+  // Enough to back every slot and every agent's one prefetched job (JobLedger::Options), the
+  // way pipelined searches keep the queue fed in a run.
+  int outstanding = agents * (1 + dopt.ledger.prefetch) + 16;
   auto feed = sys.spawn(feeder, dispatcher, outstanding, answered);
   std::this_thread::sleep_for(std::chrono::duration<double>(warmup));
 

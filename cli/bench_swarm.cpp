@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <iostream>
 #include <queue>
 #include <string>
@@ -35,6 +36,7 @@ struct SimAgent {
   std::string name;
   bool busy = false;
   wire::Job job;  // only job_id and lease are used
+  std::deque<std::pair<int64_t, int64_t>> waiting;  // prefetched (job id, lease), in order
   Clock::time_point started;
   Clock::time_point last_sent;
   long interval_ms = 500;
@@ -138,6 +140,10 @@ int bench_swarm_command(const std::vector<std::string>& args) {
         auto d = wire::decode(msg.to_string_view());
         if (!d.ok()) continue;
         if (auto* job = std::get_if<wire::Job>(&*d.message)) {
+          if (a.busy) {
+            a.waiting.emplace_back(job->job_id, job->lease);  // like the real agent's queue
+            continue;
+          }
           a.busy = true;
           a.job.job_id = job->job_id;
           a.job.lease = job->lease;
@@ -158,6 +164,15 @@ int bench_swarm_command(const std::vector<std::string>& args) {
       a.busy = false;
       busy_us += std::chrono::duration_cast<std::chrono::microseconds>(now - a.started).count();
       ++jobs;
+      if (!a.waiting.empty()) {
+        // The next one starts at once, as a real agent's next sidecar job would.
+        a.busy = true;
+        a.job.job_id = a.waiting.front().first;
+        a.job.lease = a.waiting.front().second;
+        a.waiting.pop_front();
+        a.started = now;
+        due.push(Due{now + std::chrono::milliseconds(eval_ms), static_cast<size_t>(&a - agents.data())});
+      }
     }
     if (now >= next_beat_check) {
       std::string beat;

@@ -339,7 +339,9 @@ void Agent::Impl::dispatch(wire::Job job) {
   }
   std::size_t in_flight = queue_.size() + 1;
   for (const Slot& s : slots_) in_flight += s.job ? 1 : 0;
-  if (in_flight > slots_.size()) {
+  // The coordinator prefetches one job beyond the slots (actors/job_ledger.hpp) so a slot
+  // never waits a round trip; more than that is over-assignment.
+  if (in_flight > slots_.size() + 1) {
     log()->warn("job {} arrived with all {} slots busy (coordinator over-assigned); queued "
                 "locally ({} waiting)",
                 job.job_id, slots_.size(), queue_.size() + 1);

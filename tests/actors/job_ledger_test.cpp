@@ -64,6 +64,7 @@ class JobLedgerTest : public ::testing::Test {
     o.lease_grace = 1000ms;
     o.max_attempts = 2;
     o.max_strikes = 2;
+    o.prefetch = 0;  // PrefetchFillsIdleSlotsFirst covers it
     return o;
   }
   void hello(JobLedger& l, const std::string& peer, int slots, TP at,
@@ -94,6 +95,31 @@ TEST_F(JobLedgerTest, AssignsUpToFreeSlotsAndSpreadsLoad) {
   std::set<int64_t> leases;
   for (auto& x : a) leases.insert(x.lease);
   EXPECT_EQ(leases.size(), 3u) << "every dispatch has its own lease";
+}
+
+TEST_F(JobLedgerTest, PrefetchFillsIdleSlotsFirstThenQueuesOneMorePerAgent) {
+  JobLedger::Options o = opts();
+  o.prefetch = 1;
+  JobLedger l(o);
+  hello(l, "A", 1, t0);
+  hello(l, "B", 1, t0);
+  l.submit(job(1), need());
+  auto first = l.assign(t0);
+  ASSERT_EQ(first.size(), 1u);
+  l.submit(job(2), need());
+  auto second = l.assign(t0);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_NE(second[0].peer, first[0].peer) << "an idle agent beats a prefetch queue";
+  for (int i = 3; i <= 6; ++i) l.submit(job(i), need());
+  auto more = l.assign(t0);
+  EXPECT_EQ(more.size(), 2u) << "one prefetched job each, no more";
+  EXPECT_EQ(l.queued(), 2u);
+  // A prefetched job's lease allows for the job ahead of it: 2 x 10 s + 1 s.
+  l.on_seen("A", t0 + 15s);
+  l.on_seen("B", t0 + 15s);
+  auto s = l.sweep(t0 + 15s);
+  EXPECT_EQ(s.requeued.size(), 2u) << "the running jobs' leases (11 s) expired";
+  EXPECT_TRUE(s.struck_out.empty());
 }
 
 TEST_F(JobLedgerTest, TheFrameIsTheJobWithItsLease) {
