@@ -33,3 +33,15 @@ def test_the_table_has_a_row_per_shape_and_ratios_to_the_targets():
             assert 0 < util <= 101, r
     assert "+ build/palladium bench dispatch --agents 3 --eval-ms 50" in out.stderr, \
         "each row's exact command is shown"
+
+
+def test_a_failing_shape_is_a_row_that_says_so_and_the_table_goes_on():
+    # --agents 0 is refused by the bench at once: a stand-in for a shape that cannot run.
+    out = subprocess.run(
+        ["bash", str(SCRIPT), "--agents", "0 1", "--eval-ms", "0", "--seconds", "0.5",
+         "--warmup", "0.2"],
+        capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stderr[-3000:]
+    lines = [l.split() for l in out.stdout.splitlines() if l.strip()]
+    assert lines[0][:3] == ["0", "0", "failed"], out.stdout
+    assert lines[1][0] == "agents" and lines[2][:2] == ["1", "0"], out.stdout
