@@ -197,7 +197,7 @@ int bench_command(const std::vector<std::string>& args) {
     return 2;
   }
   int agents = 100, eval_ms = 200, procs = 0, threads = 0;
-  double seconds = 10, warmup = 3;
+  double seconds = 10, warmup = 3, join_timeout = 0;
   bool external = false, header = true;
   std::string listen = "tcp://127.0.0.1:0", allow, server_key, policy = "stealing";
   po::options_description opts("palladium bench dispatch");
@@ -205,6 +205,9 @@ int bench_command(const std::vector<std::string>& args) {
       "eval-ms", po::value(&eval_ms), "evaluation time of each simulated job")(
       "seconds", po::value(&seconds), "length of the measured window")(
       "warmup", po::value(&warmup), "seconds between the last join and the window")(
+      "join-timeout", po::value(&join_timeout),
+      "seconds to wait for every agent to join (default: 600 with --external, else 180 + 30 "
+      "ms per agent: each CURVE handshake costs the loaded coordinator milliseconds)")(
       "procs", po::value(&procs), "swarm processes (default: one per 1,250 agents, at least 2)")(
       "threads", po::value(&threads), "CAF scheduler threads of the coordinator (default: one per core)")(
       "scheduler", po::value(&policy), "CAF scheduler policy: stealing or sharing")(
@@ -230,6 +233,7 @@ int bench_command(const std::vector<std::string>& args) {
     std::cerr << "palladium bench dispatch: --agents >= 1, --eval-ms >= 0, --seconds > 0\n";
     return 2;
   }
+  if (join_timeout <= 0) join_timeout = external ? 600 : 180 + 0.03 * agents;
   if (procs <= 0) procs = std::max(2, (agents + 1249) / 1250);
   procs = std::min(procs, agents);
   rlimit lim{};
@@ -281,9 +285,9 @@ int bench_command(const std::vector<std::string>& args) {
   while (true) {
     s = ask_stats(sys, dispatcher);
     if (s.agents >= agents) break;
-    if (Clock::now() - join_start > std::chrono::seconds(external ? 600 : 180)) {
+    if (Clock::now() - join_start > std::chrono::duration<double>(join_timeout)) {
       std::cerr << "palladium bench dispatch: only " << s.agents << " of " << agents
-                << " agents joined\n";
+                << " agents joined within " << join_timeout << " s (--join-timeout)\n";
       for (auto& c : children) kill(c.pid, SIGTERM);
       _exit(1);
     }

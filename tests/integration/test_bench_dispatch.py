@@ -45,3 +45,13 @@ def test_a_failing_shape_is_a_row_that_says_so_and_the_table_goes_on():
     lines = [l.split() for l in out.stdout.splitlines() if l.strip()]
     assert lines[0][:3] == ["0", "0", "failed"], out.stdout
     assert lines[1][0] == "agents" and lines[2][:2] == ["1", "0"], out.stdout
+
+
+def test_agents_that_do_not_join_in_time_end_the_bench_with_a_clear_error(palladium_bin):
+    out = subprocess.run(
+        [str(palladium_bin), "bench", "dispatch", "--external", "--agents", "1",
+         "--join-timeout", "1"],
+        capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert "only 0 of 1 agents joined within 1 s (--join-timeout)" in out.stderr, out.stderr
+    assert out.stdout == "", "no row is printed for a shape that did not run"
