@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import pathlib
+import resource
 import statistics
 import subprocess
 import sys
@@ -50,6 +51,17 @@ def _extract(name):
     sys.path.insert(0, str(REPO / "tests" / "llm"))
     from corpus_util import extract_code, read_response
     return extract_code(read_response(name))
+
+
+def _process_cpu_ms(pid):
+    """utime + stime of a live process (all its threads), from /proc/<pid>/stat."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1e3 / os.sysconf("SC_CLK_TCK")
+
+
+def _children_cpu_ms():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (usage.ru_utime + usage.ru_stime) * 1e3
 
 
 def _own_ms(result):
@@ -77,16 +89,17 @@ def run_fresh(workload_id, code, seeds, workdir):
     code_path.write_text(code, encoding="utf-8")
     cmd = [PYTHON, str(REPO / "scripts" / "bench_eval.py"), "--child", workload_id,
            str(code_path), "--seeds", *map(str, seeds)]
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), _children_cpu_ms()
     proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     total_ms = (time.perf_counter() - start) * 1e3
+    cpu_ms = _children_cpu_ms() - cpu_start
     code_path.unlink(missing_ok=True)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"fresh child failed ({proc.returncode}): {proc.stderr[-2000:]}")
     info = json.loads(lines[-1])
-    info["total_ms"] = total_ms
+    info["total_ms"], info["cpu_ms"] = total_ms, cpu_ms
     return info
 
 
@@ -107,12 +120,13 @@ class Sidecar:
         self._job += 1
         message = {"type": "eval", "version": 1, "job_id": self._job, "workload_id": workload_id,
                    "code": code, "check_level": "full", "seeds": list(seeds)}
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), _process_cpu_ms(self._client.proc.pid)
         self._client.send(message)
         result = self._client.receive(timeout_s)
         if result is None:
             raise RuntimeError("sidecar exited")
         result["total_ms"] = (time.perf_counter() - start) * 1e3
+        result["cpu_ms"] = _process_cpu_ms(self._client.proc.pid) - cpu_start
         assert result.get("job_id") == self._job, result
         return result
 
@@ -172,10 +186,12 @@ def main(argv=None):
                 p_own, f_own = _own_ms(persistent), _own_ms(fresh)
                 row = {"candidate": name,
                        "persistent": {"total_ms": persistent["total_ms"], "own_ms": p_own,
+                                      "cpu_ms": persistent["cpu_ms"],
                                       "overhead_ms": persistent["total_ms"] - p_own,
                                       "verdict": persistent["verdict"],
                                       "stage_ms": persistent["stage_ms"]},
                        "fresh": {"total_ms": fresh["total_ms"], "own_ms": f_own,
+                                 "cpu_ms": fresh["cpu_ms"],
                                  "overhead_ms": fresh["total_ms"] - f_own,
                                  "import_ms": fresh["import_ms"], "verdict": fresh["verdict"],
                                  "stage_ms": fresh["stage_ms"]}}
@@ -208,6 +224,8 @@ def main(argv=None):
     print(f"median per candidate, overhead (total - own work): persistent "
           f"{med('persistent', 'overhead_ms'):.0f} ms, fresh {med('fresh', 'overhead_ms'):.0f} ms "
           f"; ratio of sums {f_ovh / max(p_ovh, 1e-3):.0f}x less overhead per candidate")
+    print(f"median per candidate, CPU time (all processes of the side): persistent "
+          f"{med('persistent', 'cpu_ms'):.0f} ms, fresh {med('fresh', 'cpu_ms'):.0f} ms")
     print(f"candidate's own work (trace+lower+numerics+timing), median: persistent "
           f"{med('persistent', 'own_ms'):.0f} ms, fresh {med('fresh', 'own_ms'):.0f} ms "
           f"(the fresh process also pays JAX's first-compile warm-up here)")
