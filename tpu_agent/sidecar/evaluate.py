@@ -14,9 +14,9 @@ kernel_ms, baseline_ms, timing_kind. Stages run in order and stop at the first f
            (no_pallas only when require_pallas; STATIC_ARGNUMS are passed as Python values)
   lower    TPU (Mosaic) lowering under a v6e abstract mesh        -> lowering_error
   numerics TPU interpret mode on CPU, every seed of the request,
-           float32 compare to the cached XLA reference: NaN (the
-           poison of unwritten output blocks), elementwise
-           atol+rtol*|want|, and norm-relative error <= NORM_RTOL -> shape_mismatch,
+           compare.py against the cached high-precision reference
+           and the bf16 baseline: NaN (the poison of unwritten
+           output blocks), elementwise and norm-relative bounds   -> shape_mismatch,
                                                                      numerics_mismatch,
                                                                      runtime_error,
                                                                      compile_error (tpu backend)
@@ -46,9 +46,8 @@ import time
 import types
 
 import jax
-import numpy as np
 
-from tpu_agent.sidecar import baseline_cache, interpret, sandbox, tpu_timing
+from tpu_agent.sidecar import baseline_cache, compare, interpret, sandbox, tpu_timing
 from tpu_agent.sidecar.audit import static_argnums
 from tpu_agent.sidecar.capture import captured_output
 from tpu_agent.sidecar.lint import lint
@@ -57,16 +56,6 @@ from workloads import registry
 
 TIMING_RUNS = 3
 TPU_TIMING_RUNS = 20
-
-# Norm-relative bound: ||got - want||_2 / ||want||_2 over each output leaf, in float32. The
-# elementwise atol alone lets outputs whose values are all far below atol (softmax probabilities,
-# 38k/43k/50k) pass with noise or zeros. 2e-2 is ~5 bf16 ulps (2^-8 relative) and ~4x the largest
-# value measured on correct kernels at CPU shapes (5.2e-3, 9p SwiGLU; docs/verification.md).
-NORM_RTOL = 2e-2
-# Below this reference norm (per element, rms) the norm-relative check is skipped: an all-zero
-# reference has no magnitude to be relative to, and the elementwise check decides alone.
-NORM_FLOOR_RMS = 1e-6
-
 
 def baseline_cache_dir():
     """$PALLADIUM_SIDECAR_CACHE (shared with the audit cache), else ~/.cache/palladium/sidecar."""
@@ -169,7 +158,8 @@ class Evaluator:
         return module.CONFIG if self.backend == "tpu" else module.CPU_CONFIG
 
     def reference(self, module, seed):
-        """(inputs, reference output as a float32 numpy tree) at config(module) for this seed."""
+        """(inputs, compare.Reference) at config(module) for this seed: the bf16 baseline's
+        output and the same inputs computed in float64 (compare.make_reference)."""
         config = self.config(module)
         shapes_key = tuple(sorted((k, v) for k, v in config.items()
                                   if isinstance(v, (int, float))))
@@ -177,7 +167,7 @@ class Evaluator:
         if key not in self._references:
             inputs = module.create_inputs(config, seed)
             out = self._baseline(module)(*inputs)
-            self._references[key] = (inputs, jax.tree.map(lambda a: np.asarray(a, np.float32), out))
+            self._references[key] = (inputs, compare.make_reference(module, inputs, out))
         return self._references[key]
 
     # -- the pipeline --------------------------------------------------------------------------
@@ -377,55 +367,20 @@ class Evaluator:
 
     @staticmethod
     def _check_structure(out, reference):
-        out_tree, ref_tree = jax.tree.structure(out), jax.tree.structure(reference)
-        if out_tree != ref_tree or _shapes(out) != _shapes(reference):
+        out_tree = jax.tree.structure(out)
+        if out_tree != reference.treedef or _shapes(out) != reference.shapes:
             raise _Failed("shape_mismatch", "shape",
                           f"output structure/shapes {out_tree} {_shapes(out)} differ from the "
-                          f"baseline's {ref_tree} {_shapes(reference)}")
+                          f"baseline's {reference.treedef} {reference.shapes}")
 
     def _compare(self, module, out, reference, seed, result):
         self._check_structure(out, reference)
-        max_abs, max_rel = result["max_abs_err"] or 0.0, result["max_rel_err"] or 0.0
-        for got, want in zip(jax.tree.leaves(out), jax.tree.leaves(reference)):
-            got = np.asarray(got, np.float32)
-            nan_count = int(np.isnan(got).sum())
-            if nan_count:
-                raise _Failed("numerics_mismatch", "nan",
-                              f"seed {seed}: {nan_count} of {got.size} output elements are NaN "
-                              f"(in interpret mode an output block the kernel never writes is NaN)")
-            diff = np.abs(got - want)
-            max_abs = max(max_abs, float(diff.max(initial=0.0)))
-            # Relative error against max(|want|, atol) so near-zero references do not explode.
-            max_rel = max(max_rel, float((diff / np.maximum(np.abs(want), module.ATOL)).max(initial=0.0)))
-            bad = ~(diff <= module.ATOL + module.RTOL * np.abs(want))  # inf/NaN diff is bad
-            result["max_abs_err"], result["max_rel_err"] = max_abs, max_rel
-            if bad.any():
-                index = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
-                raise _Failed(
-                    "numerics_mismatch", "tolerance",
-                    f"seed {seed}: {int(bad.sum())} of {bad.size} elements exceed "
-                    f"atol={module.ATOL} rtol={module.RTOL}; max abs error {max_abs:.4g} at "
-                    f"{index} (got {got[index]:.4g}, expected {want[index]:.4g})")
-            norm_rel = norm_relative_error(got, want)
-            if norm_rel is not None and not norm_rel <= NORM_RTOL:
-                raise _Failed(
-                    "numerics_mismatch", "norm",
-                    f"seed {seed}: ||got - want|| / ||want|| = {norm_rel:.4g} exceeds "
-                    f"{NORM_RTOL} (every element is within atol={module.ATOL} rtol={module.RTOL}, "
-                    f"but the error is large relative to the output's own magnitude, rms "
-                    f"{float(np.sqrt(np.mean(np.square(want)))):.4g})")
-
-
-def norm_relative_error(got, want):
-    """||got - want||_2 / ||want||_2 in float64, or None when want's rms is below NORM_FLOOR_RMS."""
-    got = np.asarray(got, np.float64).ravel()
-    want = np.asarray(want, np.float64).ravel()
-    if want.size == 0:
-        return None
-    scale = float(np.linalg.norm(want))
-    if scale <= NORM_FLOOR_RMS * np.sqrt(want.size):
-        return None
-    return float(np.linalg.norm(got - want)) / scale
+        outcome = compare.compare(out, reference, module.ATOL, module.RTOL, seed=seed)
+        result["max_abs_err"] = max(result["max_abs_err"] or 0.0, outcome.max_abs_err)
+        result["max_rel_err"] = max(result["max_rel_err"] or 0.0, outcome.max_rel_err)
+        if not outcome.ok:
+            raise _Failed("shape_mismatch" if outcome.kind == "shape" else "numerics_mismatch",
+                          outcome.kind, outcome.message)
 
 
 _default = None
