@@ -23,6 +23,7 @@ commands:
   context WORKLOAD [--sizes]    the context blocks a prompt carries for a workload
   keys new NAME [--dir DIR]     make a CURVE key pair for the authenticated agent link
   bench dispatch --agents N     the dispatch path under N simulated agents (real ZeroMQ + CURVE)
+  synthetic variants WORKLOAD   the kernels the offline synthetic model can write
 
 'palladium <command> --help' shows a command's options.
 )";
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
     if (cmd == "context") return palladium::context_command(args);
     if (cmd == "keys") return palladium::keys_command(args);
     if (cmd == "bench") return palladium::bench_command(args);
+    if (cmd == "synthetic") return palladium::synthetic_command(args);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       std::cout << kUsage;
       return 0;

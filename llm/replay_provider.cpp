@@ -10,6 +10,7 @@
 #include <system_error>
 #include <utility>
 
+#include "llm/splitmix64.hpp"
 #include "llm/token_estimate.hpp"
 #include "search/fnv1a.hpp"
 
@@ -18,23 +19,6 @@ namespace palladium {
 namespace {
 
 namespace fs = std::filesystem;
-
-// splitmix64 (Steele, Lea, Flood 2014): tiny, full-period, and specified
-// bit-for-bit, unlike std::mt19937 + std::uniform_int_distribution whose
-// outputs differ between standard libraries.
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-
- private:
-  uint64_t state_;
-};
 
 class ReplayProvider : public Provider {
  public:
