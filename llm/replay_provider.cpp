@@ -10,7 +10,7 @@
 #include <system_error>
 #include <utility>
 
-#include "llm/splitmix64.hpp"
+#include "search/rng.hpp"
 #include "llm/token_estimate.hpp"
 #include "search/fnv1a.hpp"
 

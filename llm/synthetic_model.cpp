@@ -6,7 +6,7 @@
 #include <set>
 
 #include "llm/context_blocks.hpp"
-#include "llm/splitmix64.hpp"
+#include "search/rng.hpp"
 #include "llm/token_estimate.hpp"
 #include "search/fnv1a.hpp"
 
@@ -38,6 +38,8 @@ constexpr double kOptimiseSlipFactor = 0.65;
 // otherwise one tile parameter; a parameter moves up with kUpBias.
 constexpr double kSwitchTemplate = 0.15;
 constexpr double kUpBias = 0.65;
+// From a partial translation (work left in XLA), the next step completes it this often.
+constexpr double kCompleteTranslation = 0.7;
 
 double rate(const SlipRates& r, Slip s) {
   switch (s) {
@@ -129,9 +131,12 @@ std::optional<Variant> planned_variant(const KernelFamily& fam, std::string_view
 
 // -- choosing ---------------------------------------------------------------------------------
 
+// Uniform in [0, n); n > 0. The modulo bias is below 2^-40 for the n used here.
+size_t below(SplitMix64& rng, size_t n) { return static_cast<size_t>(rng.next() % n); }
+
 template <class T>
 const T& pick(SplitMix64& rng, const std::vector<T>& items) {
-  return items[rng.below(items.size())];
+  return items[below(rng, items.size())];
 }
 
 const KernelTemplate& pick_template(SplitMix64& rng, const KernelFamily& fam,
@@ -188,24 +193,42 @@ void add_slips(SplitMix64& rng, const KernelFamily& fam, const SlipRates& rates,
   }
 }
 
+// The templates whose clean code runs everything inside kernels.
+std::vector<std::string> full_templates(const KernelFamily& fam) {
+  std::vector<std::string> out;
+  for (const auto& t : fam.templates()) {
+    Variant v;
+    v.tmpl = t.name;
+    for (const auto& p : t.params) v.params[p.name] = p.first.front();
+    if (translation_score(fam.render(v)) >= 10) out.push_back(t.name);
+  }
+  return out;
+}
+
+// Starts `other` from `from`: shared tile sizes carry over where `other` allows them.
+Variant carry_over(SplitMix64& rng, const KernelTemplate& other, const Variant& from) {
+  Variant v = first_attempt(rng, other);
+  for (const auto& p : other.params) {
+    auto it = from.params.find(p.name);
+    if (it != from.params.end() &&
+        std::find(p.values.begin(), p.values.end(), it->second) != p.values.end()) {
+      v.params[p.name] = it->second;
+    }
+  }
+  return v;
+}
+
 // One step to a neighbouring variant: another layout, or one parameter moved.
+// From a partial translation the step usually completes it.
 Variant neighbour(SplitMix64& rng, const KernelFamily& fam, const Variant& from) {
   const KernelTemplate* t = fam.find_template(from.tmpl);
+  const auto full = full_templates(fam);
+  const bool partial = std::find(full.begin(), full.end(), from.tmpl) == full.end();
+  if (partial && !full.empty() && rng.uniform() < kCompleteTranslation) {
+    return carry_over(rng, *fam.find_template(pick(rng, full)), from);
+  }
   if (fam.templates().size() > 1 && rng.uniform() < kSwitchTemplate) {
-    const KernelTemplate& other = pick_template(rng, fam, from.tmpl);
-    Variant v = first_attempt(rng, other);
-    for (auto& [name, value] : v.params) {  // keep shared tile sizes where they exist
-      auto it = from.params.find(name);
-      if (it != from.params.end()) {
-        for (const auto& p : other.params) {
-          if (p.name == name &&
-              std::find(p.values.begin(), p.values.end(), it->second) != p.values.end()) {
-            value = it->second;
-          }
-        }
-      }
-    }
-    return v;
+    return carry_over(rng, pick_template(rng, fam, from.tmpl), from);
   }
   Variant v = from;
   v.mistakes.clear();
@@ -340,6 +363,25 @@ int translation_score(std::string_view code) {
 
 std::vector<std::string> strategies_in(std::string_view prompt) {
   static const std::regex item(R"(^\s*(?:\d+[.)]|[-*])\s+(.+?)\s*$)");
+  // docs/prompts.md: menus sit between <strategies> tags; read the last tagged list.
+  const size_t open = prompt.rfind("<strategies>");
+  if (open != std::string_view::npos) {
+    size_t close = prompt.find("</strategies>", open);
+    std::string_view inside = prompt.substr(open + 12, close == std::string_view::npos
+                                                           ? std::string_view::npos
+                                                           : close - open - 12);
+    std::vector<std::string> tagged;
+    size_t start = 0;
+    while (start < inside.size()) {
+      size_t end = inside.find('\n', start);
+      std::string line(inside.substr(start, end == std::string_view::npos ? inside.npos
+                                                                           : end - start));
+      start = end == std::string_view::npos ? inside.size() : end + 1;
+      std::smatch m;
+      if (std::regex_match(line, m, item)) tagged.push_back(m[1].str());
+    }
+    return tagged;
+  }
   std::vector<std::string> all, after_mention;
   bool in_fence = false, mentioned = false, list_done = false;
   size_t start = 0;
@@ -432,16 +474,17 @@ SyntheticAnswer SyntheticModel::answer(const ChatRequest& req) {
       for (const auto& s : menu_pool()) {
         if (std::find(quoted.begin(), quoted.end(), s) == quoted.end()) pool.push_back(s);
       }
-      for (size_t i = pool.size(); i-- > 1;) std::swap(pool[i], pool[rng.below(i + 1)]);
-      pool.resize(std::min<size_t>(pool.size(), 8 + rng.below(3)));
-      out.text = "New strategies for this kernel:\n";
+      for (size_t i = pool.size(); i-- > 1;) std::swap(pool[i], pool[below(rng, i + 1)]);
+      pool.resize(std::min<size_t>(pool.size(), 8 + below(rng, 3)));
+      out.text = "New strategies for this kernel:\n<strategies>\n";
       for (const auto& s : pool) out.text += "- " + s + "\n";
+      out.text += "</strategies>\n";
       break;
     }
     case SampleRole::plan: {
       const auto strategies = strategies_in(req.user_prompt);
       const std::string strategy =
-          strategies.empty() ? "Loop tiling" : strategies[rng.below(strategies.size())];
+          strategies.empty() ? "Loop tiling" : strategies[below(rng, strategies.size())];
       if (!fam) {
         out.text = "Strategy: " + strategy + "\n\nPlan: apply it to the workload as written.\n";
         break;

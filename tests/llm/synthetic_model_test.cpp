@@ -100,35 +100,40 @@ struct Tally {
 };
 
 // The iterative loop with the model's intended outcomes, over every covered workload.
-Tally simulate_iterative(bool with_context, int seeds, int budget) {
+void simulate_iterative(bool with_context, int seeds, int budget, Tally* t) {
   SyntheticModel model(kSynthetic);
-  Tally t;
   for (const auto& w : synthetic_workloads(kSynthetic)) {
     const KernelFamily& fam = *model.family(w);
     for (int seed = 0; seed < seeds; ++seed) {
-      IterativeSearch search(brief_for(w, with_context), budget, with_context);
-      while (auto req = search.next()) {
-        SyntheticAnswer a = model.answer(request(w, SampleRole::code, req->system_prompt,
-                                                 req->user_prompt, req->sample_index,
-                                                 static_cast<uint64_t>(seed)));
-        EvalOutcome o = intended(fam, a.variant);
-        if (req->user_prompt.find("Verdict: correct") != std::string::npos) {
-          ++t.after_correct;
-          t.correct_after_correct += o.verdict == Verdict::correct;
+      IterativeConfig config;
+      config.with_context = with_context;
+      IterativeSearch search(brief_for(w, with_context), Budget(budget), config);
+      while (!search.done()) {
+        auto reqs = search.propose(1);
+        ASSERT_FALSE(reqs.empty());
+        for (const auto& req : reqs) {
+          SyntheticAnswer a = model.answer(request(w, req.role, req.system_prompt,
+                                                   req.user_prompt, req.sample_index,
+                                                   static_cast<uint64_t>(seed)));
+          EvalOutcome o = intended(fam, a.variant);
+          if (req.user_prompt.find("Verdict: correct") != std::string::npos) {
+            ++t->after_correct;
+            t->correct_after_correct += o.verdict == Verdict::correct;
+          }
+          t->correct += o.verdict == Verdict::correct;
+          ++t->total;
+          search.observe(req.sample_index, Observation{a.text, extract_code(a.text), o});
         }
-        t.correct += o.verdict == Verdict::correct;
-        ++t.total;
-        search.record(req->sample_index, extract_code(a.text), o);
       }
     }
   }
-  return t;
 }
 
 TEST(SyntheticModelTest, SlipRatesLandNearTheStudy) {
   // The study: 5.8% per-sample correctness without context, 37.3% with it.
-  Tally plain = simulate_iterative(false, 12, 8);
-  Tally context = simulate_iterative(true, 12, 8);
+  Tally plain, context;
+  simulate_iterative(false, 12, 8, &plain);
+  simulate_iterative(true, 12, 8, &context);
   std::cout << "iterative: " << plain.correct << "/" << plain.total << " correct ("
             << plain.correct_after_correct << "/" << plain.after_correct
             << " after a correct one); iterative + context: " << context.correct << "/"
@@ -235,7 +240,7 @@ TEST(SyntheticModelTest, RepairMovesTowardAWorkingVariant) {
     const auto& mb = b.variant->mistakes;
     fixed_ctx += std::find(mb.begin(), mb.end(), "bias_each_k_step") == mb.end();
   }
-  EXPECT_GT(fixed_plain, n * 0.3);
+  EXPECT_GT(fixed_plain, n * 0.18);  // each slip is fixed with p = 0.27 without context
   EXPECT_GT(fixed_ctx, fixed_plain);
   EXPECT_EQ(same_tiling, n);  // a repair keeps the layout and tiling it was given
 }
@@ -294,6 +299,10 @@ TEST(SyntheticModelTest, PlansComeFromTheMenuAndImplementationsFollowThem) {
       "Rules:\n1. Keep the workload signature.\n";
   const std::vector<std::string> menu{"Loop tiling", "Fuse operations", "Double buffering"};
   EXPECT_EQ(strategies_in(plan_prompt), menu);
+  // docs/prompts.md puts menus between <strategies> tags; other lists around them are not menus.
+  EXPECT_EQ(strategies_in("Rules:\n1. Keep it.\n<strategies>\n1. Loop tiling\n2. Fuse operations\n"
+                          "3. Double buffering\n</strategies>\n1. Another rule\n"),
+            menu);
   std::set<std::string> chosen;
   for (int i = 0; i < 30; ++i) {
     auto plan = model.answer(request("8p", SampleRole::plan, "", plan_prompt, i));
@@ -327,11 +336,14 @@ TEST(SyntheticModelTest, MenusListNewStrategiesOnePerLine) {
   std::istringstream in(a.text);
   std::string line;
   std::getline(in, line);  // the lead-in
-  while (std::getline(in, line)) {
+  std::getline(in, line);
+  EXPECT_EQ(line, "<strategies>");
+  while (std::getline(in, line) && line != "</strategies>") {
     ASSERT_EQ(line.rfind("- ", 0), 0u) << line;
     EXPECT_NE(line.substr(2), quoted);
     ++lines;
   }
+  EXPECT_EQ(line, "</strategies>");
   EXPECT_GE(lines, 8);
   EXPECT_LE(lines, 10);
 }
