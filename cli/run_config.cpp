@@ -17,6 +17,7 @@ std::set<std::string> top_level_keys() {
       "workloads",
       "seeds",
       "llm",
+      "context",
       "evaluation",
       "agents",
       "coordinator",
@@ -51,6 +52,7 @@ RunConfig parse_run_config(const std::string& yaml_text, const std::string& orig
 
   c.search = parse_search_config(r, root);
   c.llm = parse_llm_config(r, root["llm"]);
+  c.context = parse_context_config(r, root["context"], c.search.method);
   c.evaluation = parse_evaluation_config(r, root["evaluation"]);
   c.agents = parse_agents_config(r, root["agents"]);
   c.coordinator = parse_coordinator_config(r, root["coordinator"]);

@@ -18,6 +18,7 @@
 
 #include "cli/config/agents_config.hpp"
 #include "cli/config/config_reader.hpp"
+#include "cli/config/context_config.hpp"
 #include "cli/config/coordinator_config.hpp"
 #include "cli/config/evaluation_config.hpp"
 #include "cli/config/llm_config.hpp"
@@ -32,6 +33,7 @@ struct RunConfig {
 
   SearchConfig search;
   LlmConfig llm;
+  ContextConfig context;
   EvaluationConfig evaluation;
   AgentsConfig agents;
   CoordinatorConfig coordinator;

@@ -13,6 +13,7 @@
 #include "llm/openai_provider.hpp"
 #include "llm/price_table.hpp"
 #include "llm/replay_provider.hpp"
+#include "llm/synthetic_provider.hpp"
 
 namespace fs = std::filesystem;
 
@@ -42,12 +43,16 @@ std::string module_name(const std::string& source, const std::string& fallback) 
 std::vector<WorkloadSearchSpec> search_specs(const RunConfig& config, const std::string& origin,
                                              const fs::path& home) {
   check_run_config_files(config, origin, home);
+  const ContextLibrary context =
+      load_context_library(ConfigReader(origin), home, config.workloads);
   std::vector<WorkloadSearchSpec> searches;
   for (const auto& id : config.workloads) {
     WorkloadBrief brief;
     brief.id = id;
     brief.baseline_source = read_file(home / "workloads" / ("wl_" + id + ".py"));
     brief.name = module_name(brief.baseline_source, id);
+    // Methods that use context carry it; the others ignore it.
+    brief.context = context.assemble(id, config.context.blocks).text;
     for (auto seed : config.seeds) {
       WorkloadSearchSpec spec;
       spec.brief = brief;
@@ -68,6 +73,7 @@ std::shared_ptr<Provider> make_provider(const LlmConfig& llm, const std::string&
                                         const fs::path& home) {
   if (llm.provider == "replay") return make_replay_provider(home / llm.corpus);
   if (llm.provider == "hand_tuned") return make_hand_tuned_provider(home / "workloads" / "hand_tuned");
+  if (llm.provider == "synthetic") return make_synthetic_provider(home / "llm" / "synthetic");
   throw ConfigError(origin + ": llm.provider: '" + llm.provider + "' is not implemented");
 }
 

@@ -1,6 +1,9 @@
 #include "cli/config/llm_config.hpp"
 
+#include <algorithm>
+
 #include "llm/hand_tuned_provider.hpp"
+#include "llm/synthetic_family.hpp"
 
 namespace palladium {
 
@@ -45,10 +48,12 @@ LlmConfig parse_llm_config(const ConfigReader& r, const YAML::Node& node) {
     optional_number("max_usd", c.max_usd, 0, 1e9);
     r.get(node, "prices", "llm.prices", c.prices);
   }
-  const bool offline = c.provider == "replay" || c.provider == "hand_tuned";
+  const bool offline =
+      c.provider == "replay" || c.provider == "hand_tuned" || c.provider == "synthetic";
   if (!offline && !c.remote())
-    r.fail("llm.provider",
-           "'" + c.provider + "' is not implemented (available: replay, hand_tuned, openai, gemini)");
+    r.fail("llm.provider", "'" + c.provider +
+                               "' is not implemented (available: replay, hand_tuned, synthetic, "
+                               "openai, gemini)");
   if (c.corpus.empty()) r.fail("llm.corpus", "must name a directory");
   if (c.remote()) {
     if (c.model.empty()) r.fail("llm.model", "is required for provider " + c.provider);
@@ -71,6 +76,19 @@ void check_llm_files(const ConfigReader& r, const LlmConfig& c, const std::files
       auto ref = hand_tuned_path(home / "workloads" / "hand_tuned", w);
       if (!std::filesystem::is_regular_file(ref))
         r.fail("workloads", "'" + w + "' has no hand-tuned reference (expected " + ref.string() + ")");
+    }
+    return;
+  }
+  if (c.provider == "synthetic") {
+    const auto dir = home / "llm" / "synthetic";
+    const auto covered = synthetic_workloads(dir);
+    for (const auto& w : workloads) {
+      if (std::find(covered.begin(), covered.end(), w) == covered.end()) {
+        std::string list;
+        for (const auto& c : covered) list += (list.empty() ? "" : ", ") + c;
+        r.fail("workloads", "the synthetic model has no kernel family for '" + w +
+                                "' (it covers: " + list + "; see " + dir.string() + ")");
+      }
     }
     return;
   }

@@ -6,6 +6,8 @@
 //                                 # hand_tuned: each workload's hand-tuned reference
 //                                 # openai: an OpenAI-compatible chat-completions API
 //                                 # gemini: the Gemini generateContent API
+//                                 # synthetic: the offline model of llm/synthetic/ (labelled
+//                                 # model "synthetic" in every report; its workloads only)
 //     corpus: llm/replay_corpus   # relative to PALLADIUM_HOME (replay only)
 //     model: ""                   # required for openai and gemini
 //     base_url: ""                # "" = the public API; e.g. http://127.0.0.1:8000/v1
@@ -66,7 +68,8 @@ struct LlmConfig {
 LlmConfig parse_llm_config(const ConfigReader& r, const YAML::Node& node);
 
 // Checks what the section names on disk before anything is started or
-// stored: for the replay provider, that the corpus directory exists under
+// stored: for the synthetic provider, that it has a family for each of
+// `workloads`; for the replay provider, that the corpus directory exists under
 // `home` and holds a directory for each of `workloads`; for hand_tuned, that
 // each workload has a reference. Throws ConfigError
 // naming llm.corpus and the missing path.
