@@ -36,6 +36,7 @@ constexpr const char* kTpuWallWarning =
 // Everything the two renderings share.
 struct ReportData {
   RunRecord run;
+  std::vector<std::string> models;  // distinct llm_calls.model, in first-call order
   std::vector<WorkloadSummary> workloads;
   SuiteSummary suite;
   std::string timing;
@@ -80,6 +81,11 @@ ReportData collect(const RunStore& store, int64_t run_id,
 
   ReportData data;
   data.run = std::move(*run);
+  for (const auto& call : store.llm_calls(run_id)) {
+    if (std::find(data.models.begin(), data.models.end(), call.model) == data.models.end()) {
+      data.models.push_back(call.model);
+    }
+  }
   data.workloads = summarize_workloads(workload_ids, results);
   data.suite = summarize_suite(data.workloads);
   // The weakest timing present names the whole report: one CPU number makes
@@ -90,6 +96,17 @@ ReportData collect(const RunStore& store, int64_t run_id,
     data.timing = all_tpu ? kTpuProfiler : kTpuWallFallback;
   data.pending = static_cast<int>(candidates.size() - results.size());
   return data;
+}
+
+// How the text report names a model: the offline ones say what they are, so their results
+// are never read as an LLM's.
+std::string model_line(const std::string& model) {
+  if (model == "synthetic") {
+    return "model: synthetic (the offline synthetic model of llm/synthetic/, not an LLM; its "
+           "slip rates are set to mimic the study)";
+  }
+  if (model == "replay") return "model: replay (recorded responses of llm/replay_corpus/)";
+  return "model: " + model;
 }
 
 std::string fmt(const char* format, double value) {
@@ -143,7 +160,10 @@ nlohmann::json report_json(const RunStore& store, int64_t run_id,
   }
   return {
       {"run",
-       {{"id", d.run.id}, {"name", d.run.name}, {"status", d.run.status}}},
+       {{"id", d.run.id},
+        {"name", d.run.name},
+        {"status", d.run.status},
+        {"models", d.models}}},
       {"suite",
        {{"workloads", d.suite.workloads},
         {"candidates", d.suite.candidates},
@@ -162,7 +182,9 @@ std::string report_text(const RunStore& store, int64_t run_id,
                         const InputSensitivity& sensitivity) {
   const ReportData d = collect(store, run_id, workload_ids);
   std::string out = "Run " + std::to_string(d.run.id) + " \"" + d.run.name +
-                    "\" (" + d.run.status + ")\n\n";
+                    "\" (" + d.run.status + ")\n";
+  for (const auto& m : d.models) out += model_line(m) + "\n";
+  out += "\n";
 
   size_t id_width = 8;
   for (const auto& w : d.workloads) id_width = std::max(id_width, w.id.size() + 1);

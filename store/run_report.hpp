@@ -7,7 +7,7 @@
 // of the run are pooled.
 //
 // JSON shape:
-//   {"run": {"id", "name", "status"},
+//   {"run": {"id", "name", "status", "models"},
 //    "suite": {"workloads", "candidates", "correct",
 //              "per_sample_correctness", "solved", "geomean_speedup",
 //              "timing"},
@@ -15,6 +15,10 @@
 //    "workloads": [{"id", "candidates", "correct", "best_speedup",
 //                   "verdicts": {VERDICT: COUNT}, "degenerate",
 //                   "insensitive_inputs"}]}
+//
+// "models" lists the models that answered the run's LLM calls (llm_calls.model);
+// the text report names the offline ones for what they are (model: synthetic is
+// the offline synthetic model, never an LLM).
 //
 // "timing" is decided by the timed evaluations only (those with a kernel
 // time): "tpu-profiler" only when every one says "tpu-profiler" (and at

@@ -93,7 +93,7 @@ TEST_F(RunReportTest, JsonNumbersEqualWhatWasInserted) {
 
   // Exactly these keys, nothing else.
   EXPECT_EQ(r.size(), 3u);
-  EXPECT_EQ(r["run"].size(), 3u);
+  EXPECT_EQ(r["run"].size(), 4u);  // id, name, status, models
   EXPECT_EQ(s.size(), 8u);      // the seven + degenerate_workloads
   EXPECT_EQ(ws[0].size(), 7u);  // the five + degenerate, insensitive_inputs
 }
@@ -186,6 +186,25 @@ TEST_F(RunReportTest, DegenerateWorkloadsAreFlaggedNotDropped) {
   EXPECT_NE(t.find("26k*"), std::string::npos) << t;
   EXPECT_NE(t.find("26k is degenerate: its reference ignores x, bmm_weight"), std::string::npos)
       << t;
+}
+
+TEST_F(RunReportTest, NamesTheModelsAndSaysTheSyntheticOneIsNoLlm) {
+  add("8p", 0, Verdict::correct, 1.5);
+  for (const char* model : {"synthetic", "synthetic", "replay"}) {
+    LlmCallRecord call;
+    call.run_id = run_;
+    call.provider = model;
+    call.model = model;
+    call.tokens_estimated = true;
+    store_->insert_llm_call(call);
+  }
+  const nlohmann::json r = report_json(*store_, run_, {"8p"});
+  EXPECT_EQ(r["run"]["models"], (std::vector<std::string>{"synthetic", "replay"}));
+  const std::string text = report_text(*store_, run_, {"8p"});
+  EXPECT_NE(text.find("\nmodel: synthetic (the offline synthetic model of llm/synthetic/, not an LLM"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nmodel: replay (recorded responses"), std::string::npos);
 }
 
 TEST(InputSensitivityTable, LoadsTheStoredAuditAndRejectsContradictions) {
