@@ -10,10 +10,7 @@
 //
 // Who sends what:
 //   workload_search -> llm_gateway:     (generate_atom, ChatRequest)            -> ChatResponse
-//   workload_search -> store:           (find_cand_atom, CandidateKey)          -> MaybeCandidate
-//                                       (put_cand_atom, CandidateRecord, LlmCallRecord) -> int64_t
-//                                       (find_eval_atom, int64_t candidate_id)  -> MaybeEvaluation
-//                                       (put_eval_atom, EvaluationRecord)       -> bool
+//   workload_search -> store:           StoreActor (actors/store_actor.hpp)
 //   workload_search -> eval_dispatcher: (eval_atom, wire::Job)                  -> wire::Result
 //   workload_search -> run:             (progress_atom, ProgressEvent)
 //   zmq bridge      -> eval_dispatcher: (ZmqInboundBatch)
@@ -32,16 +29,11 @@
 #include "actors/zmq_bridge.hpp"
 #include "protocol/wire_protocol.hpp"
 #include "llm/provider.hpp"
-#include "store/run_store.hpp"
+#include "actors/store_actor.hpp"
 
 namespace palladium {
 
 using generate_atom = caf::atom_constant<caf::atom("generate")>;
-using find_cand_atom = caf::atom_constant<caf::atom("find_cand")>;
-using put_cand_atom = caf::atom_constant<caf::atom("put_cand")>;
-using find_eval_atom = caf::atom_constant<caf::atom("find_eval")>;
-using put_eval_atom = caf::atom_constant<caf::atom("put_eval")>;
-using finish_atom = caf::atom_constant<caf::atom("finish")>;
 using eval_atom = caf::atom_constant<caf::atom("eval")>;
 using progress_atom = caf::atom_constant<caf::atom("progress")>;
 using agents_atom = caf::atom_constant<caf::atom("agents")>;
@@ -49,21 +41,6 @@ using start_atom = caf::atom_constant<caf::atom("start")>;
 using beat_atom = caf::atom_constant<caf::atom("beat")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
 
-struct CandidateKey {
-  int64_t run_id = 0;
-  std::string workload;
-  std::string method;
-  int64_t seed = 0;
-  int sample_index = 0;
-};
-
-struct MaybeCandidate {
-  std::optional<CandidateRecord> record;
-};
-
-struct MaybeEvaluation {
-  std::optional<EvaluationRecord> record;
-};
 
 // Frames from agents, as the bridge read them in one turn (actors/zmq_bridge.hpp).
 using ZmqInbound = InboundFrame;
@@ -82,12 +59,6 @@ struct ProgressEvent {
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ChatRequest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ChatResponse)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::CandidateKey)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::CandidateRecord)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::EvaluationRecord)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::LlmCallRecord)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::MaybeCandidate)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::MaybeEvaluation)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ZmqInboundBatch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ProgressEvent)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::wire::Job)

@@ -13,7 +13,8 @@ namespace {
 
 struct RunState {
   RunPlan plan;
-  caf::actor store, llm_gateway, dispatcher;
+  StoreActor store;
+  caf::actor llm_gateway, dispatcher;
   caf::typed_response_promise<std::string> done;
   std::set<caf::actor_addr> running;
   int generated = 0, reused = 0, evaluated = 0, correct = 0, agents = 0;
@@ -57,7 +58,7 @@ void maybe_finish(Self self) {
             });
 }
 
-caf::behavior run_actor(Self self, RunPlan plan, caf::actor store, caf::actor llm_gateway,
+caf::behavior run_actor(Self self, RunPlan plan, StoreActor store, caf::actor llm_gateway,
                         caf::actor dispatcher) {
   auto& st = self->state;
   st.plan = std::move(plan);
@@ -116,7 +117,7 @@ caf::behavior run_actor(Self self, RunPlan plan, caf::actor store, caf::actor ll
 
 }  // namespace
 
-caf::actor spawn_run(caf::actor_system& sys, RunPlan plan, caf::actor store, caf::actor llm_gateway,
+caf::actor spawn_run(caf::actor_system& sys, RunPlan plan, StoreActor store, caf::actor llm_gateway,
                      caf::actor dispatcher) {
   return sys.spawn(run_actor, std::move(plan), std::move(store), std::move(llm_gateway),
                    std::move(dispatcher));

@@ -23,7 +23,7 @@ struct RunPlan {
   bool live_progress = true;  // rewrite one terminal line instead of printing lines
 };
 
-caf::actor spawn_run(caf::actor_system& sys, RunPlan plan, caf::actor store, caf::actor llm_gateway,
+caf::actor spawn_run(caf::actor_system& sys, RunPlan plan, StoreActor store, caf::actor llm_gateway,
                      caf::actor dispatcher);
 
 }  // namespace palladium

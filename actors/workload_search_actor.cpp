@@ -10,6 +10,7 @@
 #include "actors/record_conversions.hpp"
 #include "llm/code_extractor.hpp"
 #include "search/iterative_search.hpp"
+#include "store/content_hash.hpp"
 
 namespace palladium {
 namespace {
@@ -91,7 +92,7 @@ void generate(Self self, SampleRequest req) {
       .then(
           [=](ChatResponse& response) {
             auto& st = self->state;
-            CandidateRecord cand;
+            SampleRecord cand;
             cand.run_id = st.spec.run_id;
             cand.workload = st.spec.brief.id;
             cand.method = st.spec.method;
@@ -102,10 +103,12 @@ void generate(Self self, SampleRequest req) {
             cand.prompt_user = req.user_prompt;
             cand.response = response.text;
             cand.code = extract_code(response.text);
-            auto call = llm_call_record(st.spec.run_id, st.spec.llm_provider, response);
-            self->request(st.peers.store, caf::infinite, put_cand_atom::value, cand, call)
+            auto call = llm_call_record(st.spec.run_id, st.spec.llm_provider, chat, response);
+            auto cached = llm_response_record(st.spec.llm_provider, chat, response);
+            self->request(st.peers.store, caf::infinite, put_sample_atom::value, cand, call, cached)
                 .then(
-                    [=](int64_t candidate_id) {
+                    [=](const PutSampleResult& put) {
+                      const int64_t candidate_id = put.id;
                       self->state.candidate_ids[req.sample_index] = candidate_id;
                       self->send(self->state.peers.run, progress_atom::value,
                                  ProgressEvent{ProgressEvent::generated, cand.workload, false, false});
@@ -129,12 +132,16 @@ void step(Self self) {
     }
     return;
   }
-  CandidateKey key{st.spec.run_id, st.spec.brief.id, st.spec.method,
-                   static_cast<int64_t>(st.spec.seed), req->sample_index};
-  self->request(st.peers.store, caf::infinite, find_cand_atom::value, key)
+  SampleKey key{st.spec.run_id, st.spec.brief.id, st.spec.method,
+                static_cast<int64_t>(st.spec.seed), req->sample_index};
+  self->request(st.peers.store, caf::infinite, find_sample_atom::value, key)
       .then(
-          [=](MaybeCandidate& found) {
-            if (found.record) {
+          [=](MaybeSample& found) {
+            // Resume identity includes the prompt: a stored answer to a
+            // different prompt is not reused (storing the new sample
+            // supersedes it).
+            if (found.record &&
+                found.record->prompt_hash == prompt_hash(req->system_prompt, req->user_prompt)) {
               // Already paid for in an earlier attempt at this run: reuse it.
               self->send(self->state.peers.run, progress_atom::value,
                          ProgressEvent{ProgressEvent::generated, found.record->workload, false, true});

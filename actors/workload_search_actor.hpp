@@ -18,6 +18,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/store_actor.hpp"
 #include "search/workload_brief.hpp"
 
 namespace palladium {
@@ -35,7 +36,7 @@ struct WorkloadSearchSpec {
 };
 
 struct SearchPeers {
-  caf::actor store;
+  StoreActor store;
   caf::actor llm_gateway;
   caf::actor dispatcher;
   caf::actor run;

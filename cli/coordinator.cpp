@@ -108,12 +108,12 @@ Coordinator::WaitEnd Coordinator::wait(const std::function<bool()>& ready, Agent
   return WaitEnd::ready;
 }
 
-bool Coordinator::mark_run(int64_t run_id, const std::string& status,
+bool Coordinator::mark_run(int64_t run_id, const std::string& status, const std::string& reason,
                            std::chrono::milliseconds timeout) {
   if (!store_) return false;
   bool ok = false;
   caf::scoped_actor self{*system_};
-  self->request(store_, timeout, finish_atom::value, run_id, status)
+  self->request(store_, timeout, finish_atom::value, run_id, status, reason)
       .receive([&](bool) { ok = true; },
                [&](caf::error& e) {
                  spdlog::error("could not mark run {} {}: {}", run_id, status, to_string(e));
@@ -125,8 +125,9 @@ void Coordinator::shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
   local_.stop();
-  for (auto* a : {&dispatcher_, &llm_gateway_, &store_})
+  for (auto* a : {&dispatcher_, &llm_gateway_})
     if (*a) caf::anon_send_exit(*a, caf::exit_reason::user_shutdown);
+  if (store_) caf::anon_send_exit(store_, caf::exit_reason::user_shutdown);
   system_->await_all_actors_done();
   bridge_->stop();
 }

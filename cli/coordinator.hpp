@@ -37,6 +37,7 @@
 
 #include "actors/eval_dispatcher.hpp"
 #include "actors/llm_gateway.hpp"
+#include "actors/store_actor.hpp"
 #include "actors/zmq_bridge.hpp"
 #include "cli/agent_link.hpp"
 #include "cli/local_agents.hpp"
@@ -105,7 +106,7 @@ class Coordinator {
   // ... and over `runner`, with the gateway's limits, retries and dollar cap.
   void start_services(std::shared_ptr<RunStore> store, std::shared_ptr<CallRunner> runner,
                       LlmGatewayOptions gateway);
-  caf::actor store() const { return store_; }
+  StoreActor store() const { return store_; }
   caf::actor llm_gateway() const { return llm_gateway_; }
 
   // Starts options.local_agents agent processes. Throws std::runtime_error if
@@ -122,7 +123,7 @@ class Coordinator {
   // Asks the store actor to mark run `run_id` with `status`, waiting at most
   // `timeout`. Returns false (and logs why) if there is no store actor or it
   // did not confirm in time.
-  bool mark_run(int64_t run_id, const std::string& status,
+  bool mark_run(int64_t run_id, const std::string& status, const std::string& reason = "",
                 std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   // An orderly stop of everything; idempotent.
@@ -137,7 +138,8 @@ class Coordinator {
   std::unique_ptr<caf::actor_system_config> config_;  // outlives system_
   std::unique_ptr<caf::actor_system> system_;
   std::shared_ptr<ZmqBridge> bridge_;
-  caf::actor dispatcher_, store_, llm_gateway_;
+  caf::actor dispatcher_, llm_gateway_;
+  StoreActor store_;
   LocalAgents local_;
   int local_alive_ = 0;
   bool shut_down_ = false;

@@ -33,7 +33,9 @@ int report_command(const std::vector<std::string>& args) {
     return 2;
   }
   try {
-    auto store = RunStore::open(db);
+    // Read-only: a report never changes the file, and one that is not a
+    // Palladium store is refused before anything is written to it.
+    auto store = RunStore::open(db, RunStore::Mode::read_only);
     if (run_id == 0) {
       auto latest = store->latest_run_id();
       if (!latest) {

@@ -122,7 +122,9 @@ int run_command(const std::vector<std::string>& args) {
                               : std::string("no local agents left"))
               << "; stopping. Everything so far is stored: rerun with --db " << db_path
               << " to resume.\n";
-    coordinator->mark_run(run_id, interrupted ? "interrupted" : "incomplete");
+    coordinator->mark_run(run_id, interrupted ? "interrupted" : "incomplete",
+                          interrupted ? "signal " + std::to_string(interrupt_signal())
+                                      : std::string("no local agents left"));
     coordinator->abandon(interrupted ? 128 + interrupt_signal() : 1);
   }
   std::string status = finished.get();
@@ -131,7 +133,7 @@ int run_command(const std::vector<std::string>& args) {
   std::cerr << "[palladium] run " << run_id << " " << status << "; database " << db_path << "\n";
   if (!no_report) {
     try {
-      auto reader = RunStore::open(db_path);
+      auto reader = RunStore::open(db_path, RunStore::Mode::read_only);
       std::cout << report_text(
           *reader, run_id, config.workloads,
           load_input_sensitivity(home / "workloads" / "input_sensitivity.json"));

@@ -50,7 +50,7 @@ ReportData collect(const RunStore& store, int64_t run_id,
     throw StoreError("run store '" + store.path() + "': no run " +
                      std::to_string(run_id));
   }
-  const std::vector<CandidateRecord> candidates = store.candidates(run_id);
+  const std::vector<SampleRecord> candidates = store.candidates(run_id, RunStore::Texts::none);
   const std::vector<EvaluationRecord> evaluations = store.evaluations(run_id);
 
   if (workload_ids.empty()) {
@@ -60,7 +60,7 @@ ReportData collect(const RunStore& store, int64_t run_id,
     }
   }
 
-  std::unordered_map<int64_t, const CandidateRecord*> by_id;
+  std::unordered_map<int64_t, const SampleRecord*> by_id;
   for (const auto& c : candidates) by_id[c.id] = &c;
 
   std::vector<CandidateResult> results;

@@ -1,10 +1,18 @@
 #include "store/run_store.hpp"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <set>
 #include <utility>
 
-#include "search/fnv1a.hpp"
+#include <nlohmann/json.hpp>
+
+#include "store/content_hash.hpp"
+#include "store/run_lock.hpp"
 #include "store/schema_sql.hpp"
 #include "store/sqlite.hpp"
 
@@ -12,57 +20,180 @@ namespace palladium {
 
 namespace {
 
-// Bump with any schema.sql change that needs more than IF NOT EXISTS.
-constexpr int kSchemaVersion = 1;
+// Bump with any schema.sql change that needs more than IF NOT EXISTS and
+// added nullable/defaulted columns.
+constexpr int kSchemaVersion = 2;
+// "PALD": marks the file as ours, so a foreign SQLite file is recognised
+// before anything is written to it.
+constexpr int64_t kApplicationId = 0x50414C44;
 
 // How long a writer waits for another connection's lock before SQLITE_BUSY.
 constexpr int kBusyTimeoutMs = 10000;
 
-constexpr const char* kNow = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+bool is_memory(const std::string& path) { return path == ":memory:"; }
 
-constexpr const char* kCandidateColumns =
-    "id, run_id, workload, method, seed, sample_index, parent_id, "
-    "prompt_system, prompt_user, response, code, code_hash, created_at";
+std::string where(const sqlite::Db& db) { return "run store '" + db.path() + "'"; }
 
-constexpr const char* kEvaluationColumns =
-    "e.id, e.candidate_id, e.verdict, e.stage, e.error_text, "
-    "e.error_signature, e.stdout, e.stderr, e.stage_ms_json, e.max_abs_err, "
-    "e.max_rel_err, e.kernel_ms, e.baseline_ms, e.speedup, e.timing_kind, "
-    "e.agent_id, e.backend, e.attempts, e.created_at";
-
-constexpr const char* kLlmCallColumns =
-    "id, run_id, candidate_id, provider, model, prompt_tokens, "
-    "completion_tokens, tokens_estimated, latency_ms, created_at";
-
-CandidateRecord read_candidate(const sqlite::Statement& st) {
-  CandidateRecord c;
-  c.id = st.int64(0);
-  c.run_id = st.int64(1);
-  c.workload = st.text(2);
-  c.method = st.text(3);
-  c.seed = st.int64(4);
-  c.sample_index = static_cast<int>(st.int64(5));
-  c.parent_id = st.opt_int64(6);
-  c.prompt_system = st.text(7);
-  c.prompt_user = st.text(8);
-  c.response = st.text(9);
-  c.code = st.text(10);
-  c.code_hash = st.text(11);
-  c.created_at = st.text(12);
-  return c;
+// The store, its file or its schema is not in a state to do this.
+[[noreturn]] void fail(const sqlite::Db& db, const std::string& what) {
+  throw StoreError(where(db) + ": " + what, Errc::failed_precondition);
 }
 
-EvaluationRecord read_evaluation(const sqlite::Statement& st,
-                                 const std::string& db_path) {
+// The caller asked for something that cannot be (an unknown id, a bad value).
+[[noreturn]] void bad(const sqlite::Db& db, const std::string& what) {
+  throw StoreError(where(db) + ": " + what, Errc::invalid_argument);
+}
+
+int64_t query_int(sqlite::Db& db, const std::string& sql) {
+  sqlite::Statement st(db, sql);
+  return st.step() ? st.int64(0) : 0;
+}
+
+// What the file at hand is, found by reading only.
+void check_identity(sqlite::Db& db, bool* is_new) {
+  const int64_t app_id = query_int(db, "PRAGMA application_id");
+  const int64_t version = query_int(db, "PRAGMA user_version");
+  const int64_t objects = query_int(db, "SELECT count(*) FROM sqlite_master");
+  *is_new = false;
+  if (app_id == kApplicationId) {
+    if (version == kSchemaVersion) return;
+    if (version > kSchemaVersion) {
+      fail(db, "schema version " + std::to_string(version) + " is newer than this build's " +
+                   std::to_string(kSchemaVersion) + "; use a newer palladium");
+    }
+    fail(db, "unknown schema version " + std::to_string(version) + " (this build reads " +
+                 std::to_string(kSchemaVersion) + ")");
+  }
+  if (app_id == 0 && version == 0 && objects == 0) {
+    *is_new = true;
+    return;
+  }
+  if (app_id == 0 && version == 1 &&
+      query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                    "name IN ('runs', 'candidates', 'evaluations', 'llm_calls')") == 4) {
+    fail(db,
+         "schema version 1, written by an older palladium; this build reads version " +
+             std::to_string(kSchemaVersion) +
+             " only and leaves the file untouched. Start the run again into a new database "
+             "(--db NEW.db), or read this one with the palladium that wrote it");
+  }
+  char id[16];
+  std::snprintf(id, sizeof id, "0x%08llx", static_cast<unsigned long long>(app_id));
+  fail(db, "not a Palladium run store (application_id " + std::string(id) + ", user_version " +
+               std::to_string(version) + ", " + std::to_string(objects) +
+               " schema objects); refusing to read or change it");
+}
+
+// The columns schema.sql declares that `db` lacks, added in place: a column
+// added to a CREATE TABLE reaches databases made before it. ALTER TABLE
+// keeps type, NOT NULL and DEFAULT; REFERENCES and CHECK clauses of an
+// added column hold in new databases only.
+void add_missing_columns(sqlite::Db& db) {
+  sqlite::Db ref(":memory:", sqlite::Db::Mode::read_write);
+  ref.exec(kSchemaSql);
+  sqlite::Statement tables(ref, "SELECT name FROM sqlite_master WHERE type = 'table'");
+  while (tables.step()) {
+    const std::string table = tables.text(0);
+    std::set<std::string> have;
+    {
+      sqlite::Statement cols(db, "SELECT name FROM pragma_table_info(?1)");
+      cols.bind_text(1, table);
+      while (cols.step()) have.insert(cols.text(0));
+    }
+    sqlite::Statement want(ref,
+                           "SELECT name, type, \"notnull\", dflt_value FROM pragma_table_info(?1)");
+    want.bind_text(1, table);
+    while (want.step()) {
+      const std::string column = want.text(0);
+      if (have.count(column)) continue;
+      const bool not_null = want.int64(2) != 0;
+      const std::optional<std::string> dflt = want.opt_text(3);
+      if (not_null && !dflt) {
+        fail(db, "store/schema.sql adds column " + table + "." + column +
+                     " as NOT NULL without a DEFAULT, which existing databases cannot get; "
+                     "give it a DEFAULT");
+      }
+      std::string sql = "ALTER TABLE " + table + " ADD COLUMN " + column + " " + want.text(1);
+      if (not_null) sql += " NOT NULL";
+      if (dflt) sql += " DEFAULT " + *dflt;
+      db.exec(sql);
+    }
+  }
+}
+
+SampleRole parse_role(const sqlite::Db& db, const std::string& text, int64_t id) {
+  auto role = sample_role_from_string(text);
+  if (!role) fail(db, "sample " + std::to_string(id) + " has unknown role '" + text + "'");
+  return *role;
+}
+
+Phase parse_phase(const sqlite::Db& db, const std::string& text, int64_t id) {
+  auto phase = phase_from_string(text);
+  if (!phase) fail(db, "sample " + std::to_string(id) + " has unknown phase '" + text + "'");
+  return *phase;
+}
+
+// -- samples ---------------------------------------------------------------
+
+// The columns read_sample() expects, for FROM samples s with its texts
+// joined (the `_TEXTS` variant) or without (texts read as '').
+#define PALLADIUM_SAMPLE_COLUMNS                                                              \
+  "s.id, s.run_id, s.workload, s.method, s.seed, s.sample_index, s.role, s.phase, "           \
+  "s.generation, s.parent_id, s.plan_id, s.score, s.response_id, s.prompt_hash, s.code_hash, " \
+  "s.superseded, s.created_at, "
+#define PALLADIUM_SAMPLE_TEXTS                                                                 \
+  PALLADIUM_SAMPLE_COLUMNS                                                                     \
+  "(SELECT text FROM blobs WHERE hash = s.plan_hash), "                                        \
+  "(SELECT text FROM blobs WHERE hash = s.system_hash), "                                      \
+  "(SELECT text FROM blobs WHERE hash = s.user_hash), "                                        \
+  "(SELECT text FROM blobs WHERE hash = s.response_hash), "                                    \
+  "(SELECT text FROM blobs WHERE hash = s.code_hash) FROM samples s "
+#define PALLADIUM_SAMPLE_NO_TEXTS PALLADIUM_SAMPLE_COLUMNS "'', '', '', '', '' FROM samples s "
+
+SampleRecord read_sample(const sqlite::Db& db, const sqlite::Statement& st) {
+  SampleRecord s;
+  s.id = st.int64(0);
+  s.run_id = st.int64(1);
+  s.workload = st.text(2);
+  s.method = st.text(3);
+  s.seed = st.int64(4);
+  s.sample_index = static_cast<int>(st.int64(5));
+  s.role = parse_role(db, st.text(6), s.id);
+  s.phase = parse_phase(db, st.text(7), s.id);
+  s.generation = static_cast<int>(st.int64(8));
+  s.parent_id = st.opt_int64(9);
+  s.plan_id = st.opt_int64(10);
+  s.score = st.opt_double(11);
+  s.response_id = st.opt_int64(12);
+  s.prompt_hash = st.text(13);
+  s.code_hash = st.text(14);
+  s.superseded = st.int64(15) != 0;
+  s.created_at = st.text(16);
+  s.plan = st.text(17);
+  s.prompt_system = st.text(18);
+  s.prompt_user = st.text(19);
+  s.response = st.text(20);
+  s.code = st.text(21);
+  return s;
+}
+
+// -- evaluations -------------------------------------------------------------
+
+constexpr const char* kEvaluationColumns =
+    "e.id, e.candidate_id, e.verdict, e.stage, e.error_text, e.error_signature, e.stdout, "
+    "e.stderr, e.stage_ms_json, e.max_abs_err, e.max_rel_err, e.kernel_ms, e.baseline_ms, "
+    "e.speedup, e.timing_kind, e.agent_id, e.agent_key, e.backend, e.device_kind, "
+    "e.jax_version, e.libtpu_version, e.attempts, e.input_seeds_json, "
+    "e.outside_pallas_flops_share, e.structure_json, e.created_at";
+
+EvaluationRecord read_evaluation(const sqlite::Db& db, const sqlite::Statement& st) {
   EvaluationRecord e;
   e.id = st.int64(0);
   e.candidate_id = st.int64(1);
   const std::string verdict = st.text(2);
   auto v = verdict_from_string(verdict);
   if (!v) {
-    throw StoreError("run store '" + db_path + "': evaluation " +
-                     std::to_string(e.id) + " has unknown verdict '" +
-                     verdict + "'");
+    fail(db, "evaluation " + std::to_string(e.id) + " has unknown verdict '" + verdict + "'");
   }
   e.verdict = *v;
   e.stage = st.text(3);
@@ -78,190 +209,605 @@ EvaluationRecord read_evaluation(const sqlite::Statement& st,
   e.speedup = st.opt_double(13);
   e.timing_kind = st.text(14);
   e.agent_id = st.text(15);
-  e.backend = st.text(16);
-  e.attempts = static_cast<int>(st.int64(17));
-  e.created_at = st.text(18);
+  e.agent_key = st.text(16);
+  e.backend = st.text(17);
+  e.device_kind = st.text(18);
+  e.jax_version = st.text(19);
+  e.libtpu_version = st.text(20);
+  e.attempts = static_cast<int>(st.int64(21));
+  try {
+    e.input_seeds = nlohmann::json::parse(st.text(22)).get<std::vector<int64_t>>();
+  } catch (const nlohmann::json::exception& ex) {
+    fail(db, "evaluation " + std::to_string(e.id) + " has malformed input_seeds_json: " +
+                 ex.what());
+  }
+  e.outside_pallas_flops_share = st.opt_double(23);
+  e.structure_json = st.text(24);
+  e.created_at = st.text(25);
   return e;
 }
 
-LlmCallRecord read_llm_call(const sqlite::Statement& st) {
+// -- LLM -------------------------------------------------------------------
+
+constexpr const char* kLlmCallColumns =
+    "id, run_id, provider, model, role, samples, status, error_code, error_text, http_status, "
+    "prompt_tokens, completion_tokens, thinking_tokens, tokens_estimated, latency_ms, cost_usd, "
+    "batch_id, created_at";
+
+LlmCallRecord read_llm_call(const sqlite::Db& db, const sqlite::Statement& st) {
   LlmCallRecord c;
   c.id = st.int64(0);
-  c.run_id = st.int64(1);
-  c.candidate_id = st.opt_int64(2);
-  c.provider = st.text(3);
-  c.model = st.text(4);
-  c.prompt_tokens = static_cast<int>(st.int64(5));
-  c.completion_tokens = static_cast<int>(st.int64(6));
-  c.tokens_estimated = st.int64(7) != 0;
-  c.latency_ms = st.real(8);
-  c.created_at = st.text(9);
+  c.run_id = st.opt_int64(1);
+  c.provider = st.text(2);
+  c.model = st.text(3);
+  auto role = sample_role_from_string(st.text(4));
+  if (!role) fail(db, "llm call " + std::to_string(c.id) + " has unknown role '" + st.text(4) + "'");
+  c.role = *role;
+  c.samples = static_cast<int>(st.int64(5));
+  c.status = st.text(6);
+  c.error_code = st.text(7);
+  c.error_text = st.text(8);
+  c.http_status = static_cast<int>(st.int64(9));
+  c.prompt_tokens = st.int64(10);
+  c.completion_tokens = st.int64(11);
+  c.thinking_tokens = st.int64(12);
+  c.tokens_estimated = st.int64(13) != 0;
+  c.latency_ms = st.real(14);
+  c.cost_usd = st.opt_double(15);
+  c.batch_id = st.text(16);
+  c.created_at = st.text(17);
   return c;
 }
 
-}  // namespace
+#define PALLADIUM_RESPONSE_SELECT                                                              \
+  "SELECT r.id, r.provider, r.model, r.params_json, r.sample_index, r.seed, "                  \
+  "(SELECT text FROM blobs WHERE hash = r.system_hash), "                                      \
+  "(SELECT text FROM blobs WHERE hash = r.user_hash), "                                        \
+  "(SELECT text FROM blobs WHERE hash = r.response_hash), r.model_reported, r.finish_reason, " \
+  "r.prompt_tokens, r.completion_tokens, r.thinking_tokens, r.tokens_estimated, r.latency_ms, " \
+  "r.cost_usd, r.batch_id, r.call_id, r.prompt_hash, r.params_hash, r.created_at "             \
+  "FROM llm_responses r "
 
-std::unique_ptr<RunStore> RunStore::open(const std::string& path) {
-  auto db = std::make_unique<sqlite::Db>(path);
-  // Errors below already name the path (Db::exec / describe).
-  sqlite3_busy_timeout(db->handle(), kBusyTimeoutMs);
-  const std::string mode = db->query_text("PRAGMA journal_mode=WAL");
-  if (mode != "wal" && !(path == ":memory:" && mode == "memory")) {
-    throw StoreError("run store '" + path +
-                     "': cannot enable WAL (journal_mode is '" + mode + "')");
-  }
-  db->exec("PRAGMA foreign_keys=ON");
-
-  const int version = std::stoi(db->query_text("PRAGMA user_version"));
-  if (version > kSchemaVersion) {
-    throw StoreError("run store '" + path + "': schema version " +
-                     std::to_string(version) + " is newer than this build's " +
-                     std::to_string(kSchemaVersion));
-  }
-  sqlite::Transaction tx(*db);
-  db->exec(kSchemaSql);
-  db->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
-  tx.commit();
-  return std::unique_ptr<RunStore>(new RunStore(std::move(db)));
+LlmResponseRecord read_response(const sqlite::Statement& st) {
+  LlmResponseRecord r;
+  r.id = st.int64(0);
+  r.provider = st.text(1);
+  r.model = st.text(2);
+  r.params_json = st.text(3);
+  r.sample_index = static_cast<int>(st.int64(4));
+  r.seed = st.int64(5);
+  r.prompt_system = st.text(6);
+  r.prompt_user = st.text(7);
+  r.text = st.text(8);
+  r.model_reported = st.text(9);
+  r.finish_reason = st.text(10);
+  r.prompt_tokens = st.int64(11);
+  r.completion_tokens = st.int64(12);
+  r.thinking_tokens = st.int64(13);
+  r.tokens_estimated = st.int64(14) != 0;
+  r.latency_ms = st.real(15);
+  r.cost_usd = st.opt_double(16);
+  r.batch_id = st.text(17);
+  r.call_id = st.opt_int64(18);
+  r.prompt_hash = st.text(19);
+  r.params_hash = st.text(20);
+  r.created_at = st.text(21);
+  return r;
 }
 
-RunStore::RunStore(std::unique_ptr<sqlite::Db> db) : db_(std::move(db)) {}
-
-RunStore::~RunStore() = default;
-
-const std::string& RunStore::path() const { return db_->path(); }
-
-int64_t RunStore::begin_or_resume_run(const std::string& name,
-                                      const std::string& config_text) {
-  const std::string hash = fnv1a64_hex(config_text);
-  sqlite::Transaction tx(*db_);
-  std::optional<int64_t> id;
-  {
-    sqlite::Statement find(
-        *db_, "SELECT max(id) FROM runs WHERE config_hash = ?1");
-    find.bind_text(1, hash);
-    if (find.step()) id = find.opt_int64(0);
-  }
-  if (id) {
-    sqlite::Statement resume(
-        *db_,
-        "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?1");
-    resume.bind_int64(1, *id).run();
-  } else {
-    sqlite::Statement insert(
-        *db_,
-        "INSERT INTO runs (name, config_text, config_hash) VALUES (?1, ?2, ?3)");
-    insert.bind_text(1, name).bind_text(2, config_text).bind_text(3, hash);
-    insert.run();
-    id = sqlite3_last_insert_rowid(db_->handle());
-  }
-  tx.commit();
-  return *id;
-}
-
-void RunStore::finish_run(int64_t run_id, const std::string& status) {
-  sqlite::Transaction tx(*db_);
-  sqlite::Statement st(*db_, std::string("UPDATE runs SET status = ?1, "
-                                         "finished_at = ") +
-                                 kNow + " WHERE id = ?2");
-  st.bind_text(1, status).bind_int64(2, run_id).run();
-  if (sqlite3_changes(db_->handle()) != 1) {
-    throw StoreError("run store '" + path() + "': finish_run: no run " +
-                     std::to_string(run_id));
-  }
-  tx.commit();
-}
-
-std::optional<RunRecord> RunStore::find_run(int64_t run_id) const {
-  sqlite::Statement st(*db_,
-                       "SELECT id, name, config_text, config_hash, "
-                       "started_at, finished_at, status FROM runs WHERE id = ?1");
-  st.bind_int64(1, run_id);
-  if (!st.step()) return std::nullopt;
+RunRecord read_run(const sqlite::Statement& st) {
   RunRecord r;
   r.id = st.int64(0);
   r.name = st.text(1);
   r.config_text = st.text(2);
   r.config_hash = st.text(3);
-  r.started_at = st.text(4);
-  r.finished_at = st.opt_text(5);
-  r.status = st.text(6);
+  r.cell_id = st.opt_int64(4);
+  r.started_at = st.text(5);
+  r.finished_at = st.opt_text(6);
+  r.status = st.text(7);
+  r.status_reason = st.text(8);
   return r;
 }
 
-std::optional<int64_t> RunStore::latest_run_id() const {
-  sqlite::Statement st(*db_, "SELECT max(id) FROM runs");
-  if (!st.step()) return std::nullopt;
-  return st.opt_int64(0);
+constexpr const char* kRunSelect =
+    "SELECT id, name, config_text, config_hash, cell_id, started_at, finished_at, status, "
+    "status_reason FROM runs ";
+
+CellRecord read_cell(const sqlite::Statement& st) {
+  CellRecord c;
+  c.id = st.int64(0);
+  c.sweep_id = st.int64(1);
+  c.cell_key = st.text(2);
+  c.ordinal = static_cast<int>(st.int64(3));
+  c.params_json = st.text(4);
+  c.config_text = st.text(5);
+  c.created_at = st.text(6);
+  return c;
 }
 
-int64_t RunStore::insert_candidate(const CandidateRecord& c) {
-  sqlite::Transaction tx(*db_);
-  {
-    sqlite::Statement st(
-        *db_,
-        "INSERT INTO candidates (run_id, workload, method, seed, "
-        "sample_index, parent_id, prompt_system, prompt_user, response, "
-        "code, code_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-        "?11) ON CONFLICT (run_id, workload, method, seed, sample_index) "
-        "DO NOTHING");
-    st.bind_int64(1, c.run_id)
-        .bind_text(2, c.workload)
-        .bind_text(3, c.method)
-        .bind_int64(4, c.seed)
-        .bind_int64(5, c.sample_index)
-        .bind_opt_int64(6, c.parent_id)
-        .bind_text(7, c.prompt_system)
-        .bind_text(8, c.prompt_user)
-        .bind_text(9, c.response)
-        .bind_text(10, c.code)
-        .bind_text(11, fnv1a64_hex(c.code));
-    st.run();
+constexpr const char* kCellSelect =
+    "SELECT id, sweep_id, cell_key, ordinal, params_json, config_text, created_at FROM cells ";
+
+int64_t last_rowid(const sqlite::Db& db) { return sqlite3_last_insert_rowid(db.handle()); }
+int changes(const sqlite::Db& db) { return sqlite3_changes(db.handle()); }
+
+}  // namespace
+
+ResponseKey response_key(const std::string& provider, const std::string& model,
+                         const std::string& system_prompt, const std::string& user_prompt,
+                         const std::string& params_json, int sample_index, int64_t seed) {
+  return {provider, model, prompt_hash(system_prompt, user_prompt), sha256_hex(params_json),
+          sample_index, seed};
+}
+
+ResponseKey LlmResponseRecord::key() const {
+  return response_key(provider, model, prompt_system, prompt_user, params_json, sample_index,
+                      seed);
+}
+
+// A write: its own transaction, or a savepoint inside the open one (the
+// batch, or the write this one is part of).
+class RunStore::WriteScope {
+ public:
+  WriteScope(RunStore& store, const char* what) {
+    if (store.db_->read_only()) fail(*store.db_, std::string(what) + ": opened read-only");
+    if (!sqlite3_get_autocommit(store.db_->handle())) {
+      savepoint_.emplace(*store.db_);
+    } else {
+      transaction_.emplace(*store.db_);
+    }
   }
-  sqlite::Statement id(*db_,
-                       "SELECT id FROM candidates WHERE run_id = ?1 AND "
-                       "workload = ?2 AND method = ?3 AND seed = ?4 AND "
-                       "sample_index = ?5");
-  id.bind_int64(1, c.run_id)
-      .bind_text(2, c.workload)
-      .bind_text(3, c.method)
-      .bind_int64(4, c.seed)
-      .bind_int64(5, c.sample_index);
-  if (!id.step()) {
-    throw StoreError("run store '" + path() + "': candidate vanished");
+  void commit() {
+    if (savepoint_) savepoint_->release();
+    if (transaction_) transaction_->commit();
   }
-  const int64_t result = id.int64(0);
+
+ private:
+  std::optional<sqlite::Savepoint> savepoint_;
+  std::optional<sqlite::Transaction> transaction_;
+};
+
+std::unique_ptr<RunStore> RunStore::open(const std::string& path, Mode mode) {
+  const bool memory = is_memory(path);
+  const bool read_only = mode == Mode::read_only;
+  if (read_only && !memory && !std::filesystem::is_regular_file(path)) {
+    throw StoreError("run store '" + path + "': no such database file");
+  }
+  auto db = std::make_unique<sqlite::Db>(
+      path, read_only ? sqlite::Db::Mode::read_only : sqlite::Db::Mode::read_write);
+  // Errors below already name the path (Db::exec / describe / fail).
+  sqlite3_busy_timeout(db->handle(), kBusyTimeoutMs);
+
+  // Nothing is written before the file is known to be ours (or empty).
+  bool is_new = false;
+  check_identity(*db, &is_new);
+  if (read_only) {
+    if (is_new) fail(*db, "empty file, not a Palladium run store");
+    db->exec("PRAGMA query_only=ON");
+    return std::unique_ptr<RunStore>(new RunStore(std::move(db), nullptr));
+  }
+
+  std::shared_ptr<RunLock> lock;
+  bool took_lock = false;
+  if (!memory) lock = RunLock::acquire(path, &took_lock);
+
+  const std::string mode_text = db->query_text("PRAGMA journal_mode=WAL");
+  if (mode_text != "wal" && !(memory && mode_text == "memory")) {
+    fail(*db, "cannot enable WAL (journal_mode is '" + mode_text + "')");
+  }
+  // FULL: in WAL mode, one fsync of the log per commit, so a committed batch
+  // survives a power loss too (docs/architecture.md, "Run store").
+  db->exec("PRAGMA synchronous=FULL");
+  db->exec("PRAGMA foreign_keys=ON");
+
+  sqlite::Transaction tx(*db);
+  if (!is_new) add_missing_columns(*db);
+  db->exec(kSchemaSql);
+  if (is_new) {
+    db->exec("PRAGMA application_id=" + std::to_string(kApplicationId));
+    db->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+  }
+  if (took_lock) {
+    // We hold the one writer's lock, so no process is running these runs:
+    // theirs died without finishing (SIGKILL, power loss, a crash).
+    sqlite::Statement stale(*db,
+                            "UPDATE runs SET status = 'interrupted', finished_at = "
+                            "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), status_reason = ?1 "
+                            "WHERE status = 'running'");
+    stale.bind_text(1, "its process ended without finishing; found by pid " +
+                           std::to_string(getpid()));
+    stale.run();
+  }
   tx.commit();
+  return std::unique_ptr<RunStore>(new RunStore(std::move(db), std::move(lock)));
+}
+
+RunStore::RunStore(std::unique_ptr<sqlite::Db> db, std::shared_ptr<RunLock> lock)
+    : db_(std::move(db)), lock_(std::move(lock)) {}
+
+RunStore::~RunStore() {
+  // An unfinished batch is not committed: its senders were never answered.
+  if (batch_open_) sqlite3_exec(db_->handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+const std::string& RunStore::path() const { return db_->path(); }
+
+bool RunStore::read_only() const { return db_->read_only(); }
+
+std::optional<pid_t> RunStore::writer_pid() const {
+  if (is_memory(path())) return std::nullopt;
+  return RunLock::holder(path());
+}
+
+// -- group commit -------------------------------------------------------------
+
+void RunStore::begin_batch() {
+  if (read_only()) fail(*db_, "begin_batch: opened read-only");
+  if (batch_open_) fail(*db_, "begin_batch: a batch is already open");
+  sqlite::CachedUse(*db_, "BEGIN IMMEDIATE")->run();
+  batch_open_ = true;
+}
+
+void RunStore::commit_batch() {
+  if (!batch_open_) return;
+  batch_open_ = false;
+  try {
+    sqlite::CachedUse(*db_, "COMMIT")->run();
+  } catch (...) {
+    sqlite3_exec(db_->handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+void RunStore::rollback_batch() {
+  if (!batch_open_) return;
+  batch_open_ = false;
+  sqlite3_exec(db_->handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+bool RunStore::in_batch() const { return batch_open_; }
+
+// -- blobs -------------------------------------------------------------------
+
+std::string RunStore::put_blob(const std::string& text) {
+  WriteScope w(*this, "put_blob");
+  std::string hash = write_blob(text);
+  w.commit();
+  return hash;
+}
+
+std::string RunStore::write_blob(const std::string& text) {
+  std::string hash = sha256_hex(text);
+  sqlite::CachedUse st(*db_,
+                       "INSERT INTO blobs (hash, bytes, text) VALUES (?1, ?2, ?3) "
+                       "ON CONFLICT (hash) DO NOTHING");
+  st->bind_text(1, hash).bind_int64(2, static_cast<int64_t>(text.size())).bind_text(3, text);
+  st->run();
+  return hash;
+}
+
+std::optional<std::string> RunStore::blob(const std::string& hash) const {
+  sqlite::CachedUse st(*db_, "SELECT text FROM blobs WHERE hash = ?1");
+  st->bind_text(1, hash);
+  if (!st->step()) return std::nullopt;
+  return st->text(0);
+}
+
+// -- sweeps and cells -----------------------------------------------------------
+
+int64_t RunStore::begin_or_resume_sweep(const std::string& name, const std::string& config_text) {
+  WriteScope w(*this, "begin_or_resume_sweep");
+  const std::string hash = sha256_hex(config_text);
+  {
+    sqlite::CachedUse st(*db_,
+                         "INSERT INTO sweeps (name, config_text, config_hash) VALUES (?1, ?2, ?3) "
+                         "ON CONFLICT (config_hash) DO NOTHING");
+    st->bind_text(1, name).bind_text(2, config_text).bind_text(3, hash).run();
+  }
+  sqlite::CachedUse id(*db_, "SELECT id FROM sweeps WHERE config_hash = ?1");
+  id->bind_text(1, hash);
+  if (!id->step()) fail(*db_, "sweep vanished");
+  const int64_t result = id->int64(0);
+  w.commit();
   return result;
 }
 
-std::optional<CandidateRecord> RunStore::find_candidate(
-    int64_t run_id, const std::string& workload, const std::string& method,
-    int64_t seed, int sample_index) const {
-  sqlite::Statement st(*db_, std::string("SELECT ") + kCandidateColumns +
-                                 " FROM candidates WHERE run_id = ?1 AND "
-                                 "workload = ?2 AND method = ?3 AND seed = ?4 "
-                                 "AND sample_index = ?5");
-  st.bind_int64(1, run_id)
-      .bind_text(2, workload)
-      .bind_text(3, method)
-      .bind_int64(4, seed)
-      .bind_int64(5, sample_index);
-  if (!st.step()) return std::nullopt;
-  return read_candidate(st);
+std::optional<SweepRecord> RunStore::find_sweep(int64_t sweep_id) const {
+  sqlite::CachedUse st(*db_,
+                       "SELECT id, name, config_text, config_hash, created_at FROM sweeps "
+                       "WHERE id = ?1");
+  st->bind_int64(1, sweep_id);
+  if (!st->step()) return std::nullopt;
+  return SweepRecord{st->int64(0), st->text(1), st->text(2), st->text(3), st->text(4)};
 }
 
-bool RunStore::insert_evaluation(const EvaluationRecord& e) {
-  sqlite::Transaction tx(*db_);
-  sqlite::Statement st(
+std::vector<SweepRecord> RunStore::sweeps() const {
+  sqlite::CachedUse st(*db_,
+                       "SELECT id, name, config_text, config_hash, created_at FROM sweeps "
+                       "ORDER BY id");
+  std::vector<SweepRecord> out;
+  while (st->step())
+    out.push_back({st->int64(0), st->text(1), st->text(2), st->text(3), st->text(4)});
+  return out;
+}
+
+int64_t RunStore::put_cell(const CellRecord& c) {
+  WriteScope w(*this, "put_cell");
+  if (!find_sweep(c.sweep_id)) bad(*db_, "put_cell: no sweep " + std::to_string(c.sweep_id));
+  {
+    sqlite::CachedUse st(*db_,
+                         "INSERT INTO cells (sweep_id, cell_key, ordinal, params_json, "
+                         "config_text) VALUES (?1, ?2, ?3, ?4, ?5) "
+                         "ON CONFLICT (sweep_id, cell_key) DO NOTHING");
+    st->bind_int64(1, c.sweep_id)
+        .bind_text(2, c.cell_key)
+        .bind_int64(3, c.ordinal)
+        .bind_text(4, c.params_json)
+        .bind_text(5, c.config_text)
+        .run();
+  }
+  sqlite::CachedUse id(*db_, "SELECT id FROM cells WHERE sweep_id = ?1 AND cell_key = ?2");
+  id->bind_int64(1, c.sweep_id).bind_text(2, c.cell_key);
+  if (!id->step()) fail(*db_, "cell vanished");
+  const int64_t result = id->int64(0);
+  w.commit();
+  return result;
+}
+
+std::optional<CellRecord> RunStore::find_cell(int64_t cell_id) const {
+  static const std::string sql = std::string(kCellSelect) + "WHERE id = ?1";
+  sqlite::CachedUse st(*db_, sql.c_str());
+  st->bind_int64(1, cell_id);
+  if (!st->step()) return std::nullopt;
+  return read_cell(*st);
+}
+
+std::vector<CellRecord> RunStore::cells(int64_t sweep_id) const {
+  static const std::string sql = std::string(kCellSelect) + "WHERE sweep_id = ?1 ORDER BY ordinal, id";
+  sqlite::CachedUse st(*db_, sql.c_str());
+  st->bind_int64(1, sweep_id);
+  std::vector<CellRecord> out;
+  while (st->step()) out.push_back(read_cell(*st));
+  return out;
+}
+
+// -- runs ----------------------------------------------------------------------
+
+int64_t RunStore::begin_or_resume_run(const std::string& name, const std::string& config_text,
+                                      std::optional<int64_t> cell_id) {
+  WriteScope w(*this, "begin_or_resume_run");
+  if (cell_id && !find_cell(*cell_id)) {
+    bad(*db_, "begin_or_resume_run: no cell " + std::to_string(*cell_id));
+  }
+  const std::string hash = sha256_hex(config_text);
+  std::optional<int64_t> id;
+  {
+    sqlite::CachedUse find(*db_, "SELECT max(id) FROM runs WHERE config_hash = ?1 AND cell_id IS ?2");
+    find->bind_text(1, hash).bind_opt_int64(2, cell_id);
+    if (find->step()) id = find->opt_int64(0);
+  }
+  if (id) {
+    sqlite::CachedUse resume(*db_,
+                             "UPDATE runs SET status = 'running', finished_at = NULL, "
+                             "status_reason = '' WHERE id = ?1");
+    resume->bind_int64(1, *id).run();
+  } else {
+    sqlite::CachedUse insert(*db_,
+                             "INSERT INTO runs (name, config_text, config_hash, cell_id) "
+                             "VALUES (?1, ?2, ?3, ?4)");
+    insert->bind_text(1, name).bind_text(2, config_text).bind_text(3, hash).bind_opt_int64(4, cell_id);
+    insert->run();
+    id = last_rowid(*db_);
+  }
+  w.commit();
+  return *id;
+}
+
+void RunStore::finish_run(int64_t run_id, const std::string& status, const std::string& reason) {
+  if (std::none_of(std::begin(kRunStatuses), std::end(kRunStatuses),
+                   [&](const char* s) { return status == s; })) {
+    bad(*db_, "finish_run: unknown status '" + status + "' for run " + std::to_string(run_id));
+  }
+  WriteScope w(*this, "finish_run");
+  sqlite::CachedUse st(*db_,
+                       "UPDATE runs SET status = ?1, status_reason = ?2, finished_at = "
+                       "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?3");
+  st->bind_text(1, status).bind_text(2, reason).bind_int64(3, run_id).run();
+  if (changes(*db_) != 1) bad(*db_, "finish_run: no run " + std::to_string(run_id));
+  w.commit();
+}
+
+std::optional<RunRecord> RunStore::find_run(int64_t run_id) const {
+  static const std::string sql = std::string(kRunSelect) + "WHERE id = ?1";
+  sqlite::CachedUse st(*db_, sql.c_str());
+  st->bind_int64(1, run_id);
+  if (!st->step()) return std::nullopt;
+  return read_run(*st);
+}
+
+std::vector<RunRecord> RunStore::runs() const {
+  static const std::string sql = std::string(kRunSelect) + "ORDER BY id";
+  sqlite::CachedUse st(*db_, sql.c_str());
+  std::vector<RunRecord> out;
+  while (st->step()) out.push_back(read_run(*st));
+  return out;
+}
+
+std::optional<int64_t> RunStore::latest_run_id() const {
+  sqlite::CachedUse st(*db_, "SELECT max(id) FROM runs");
+  if (!st->step()) return std::nullopt;
+  return st->opt_int64(0);
+}
+
+// -- samples -------------------------------------------------------------------
+
+PutSampleResult RunStore::put_sample(const SampleRecord& s) {
+  WriteScope w(*this, "put_sample");
+  const std::string what = "put_sample (run " + std::to_string(s.run_id) + ", " + s.workload +
+                           ", " + s.method + ", seed " + std::to_string(s.seed) + ", sample " +
+                           std::to_string(s.sample_index) + ")";
+  const std::string prompt = prompt_hash(s.prompt_system, s.prompt_user);
+  PutSampleResult result;
+  {
+    sqlite::CachedUse live(*db_,
+                           "SELECT id, prompt_hash FROM samples WHERE run_id = ?1 AND "
+                           "workload = ?2 AND method = ?3 AND seed = ?4 AND sample_index = ?5 "
+                           "AND superseded = 0");
+    live->bind_int64(1, s.run_id)
+        .bind_text(2, s.workload)
+        .bind_text(3, s.method)
+        .bind_int64(4, s.seed)
+        .bind_int64(5, s.sample_index);
+    if (live->step()) {
+      result.id = live->int64(0);
+      if (live->text(1) == prompt) return result;  // nothing written; w rolls back nothing
+      result.superseded_id = result.id;
+    }
+  }
+  if (result.superseded_id) {
+    sqlite::CachedUse st(*db_, "UPDATE samples SET superseded = 1 WHERE id = ?1");
+    st->bind_int64(1, *result.superseded_id).run();
+  }
+  const std::string system_hash = write_blob(s.prompt_system);
+  const std::string user_hash = write_blob(s.prompt_user);
+  const std::string response_hash = write_blob(s.response);
+  const std::string code_hash = write_blob(s.code);
+  const std::string plan_hash = write_blob(s.plan);
+  try {
+    sqlite::CachedUse st(*db_,
+                         "INSERT INTO samples (run_id, workload, method, seed, sample_index, "
+                         "role, phase, generation, parent_id, plan_id, plan_hash, score, "
+                         "prompt_hash, system_hash, user_hash, response_hash, code_hash, "
+                         "response_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+                         "?12, ?13, ?14, ?15, ?16, ?17, ?18)");
+    st->bind_int64(1, s.run_id)
+        .bind_text(2, s.workload)
+        .bind_text(3, s.method)
+        .bind_int64(4, s.seed)
+        .bind_int64(5, s.sample_index)
+        .bind_text(6, to_string(s.role))
+        .bind_text(7, to_string(s.phase))
+        .bind_int64(8, s.generation)
+        .bind_opt_int64(9, s.parent_id)
+        .bind_opt_int64(10, s.plan_id)
+        .bind_text(11, plan_hash)
+        .bind_opt_double(12, s.score)
+        .bind_text(13, prompt)
+        .bind_text(14, system_hash)
+        .bind_text(15, user_hash)
+        .bind_text(16, response_hash)
+        .bind_text(17, code_hash)
+        .bind_opt_int64(18, s.response_id);
+    st->run();
+  } catch (const StoreError& e) {
+    throw StoreError(what + ": " + e.what() + " (unknown run, parent, plan or response?)",
+                     e.code());
+  }
+  result.id = last_rowid(*db_);
+  result.inserted = true;
+  w.commit();
+  return result;
+}
+
+PutSampleResult RunStore::put_generated_sample(SampleRecord sample, LlmCallRecord call,
+                                               LlmResponseRecord response) {
+  WriteScope w(*this, "put_generated_sample");
+  response.call_id = put_llm_call(call);
+  sample.response_id = put_response(response).id;
+  PutSampleResult result = put_sample(sample);
+  w.commit();
+  return result;
+}
+
+std::optional<SampleRecord> RunStore::find_sample(const SampleKey& k) const {
+  sqlite::CachedUse st(*db_, "SELECT " PALLADIUM_SAMPLE_TEXTS
+                             "WHERE s.run_id = ?1 AND s.workload = ?2 AND s.method = ?3 AND "
+                             "s.seed = ?4 AND s.sample_index = ?5 AND s.superseded = 0");
+  st->bind_int64(1, k.run_id)
+      .bind_text(2, k.workload)
+      .bind_text(3, k.method)
+      .bind_int64(4, k.seed)
+      .bind_int64(5, k.sample_index);
+  if (!st->step()) return std::nullopt;
+  return read_sample(*db_, *st);
+}
+
+std::optional<SampleRecord> RunStore::find_sample(int64_t sample_id) const {
+  sqlite::CachedUse st(*db_, "SELECT " PALLADIUM_SAMPLE_TEXTS "WHERE s.id = ?1");
+  st->bind_int64(1, sample_id);
+  if (!st->step()) return std::nullopt;
+  return read_sample(*db_, *st);
+}
+
+void RunStore::supersede_sample(int64_t sample_id) {
+  WriteScope w(*this, "supersede_sample");
+  sqlite::CachedUse st(*db_, "UPDATE samples SET superseded = 1 WHERE id = ?1");
+  st->bind_int64(1, sample_id).run();
+  if (changes(*db_) != 1) bad(*db_, "supersede_sample: no sample " + std::to_string(sample_id));
+  w.commit();
+}
+
+std::vector<SampleRecord> RunStore::samples(int64_t run_id, Texts texts,
+                                            bool include_superseded) const {
+  const char* sql = nullptr;
+  if (texts == Texts::all) {
+    sql = include_superseded
+              ? "SELECT " PALLADIUM_SAMPLE_TEXTS "WHERE s.run_id = ?1 ORDER BY s.id"
+              : "SELECT " PALLADIUM_SAMPLE_TEXTS
+                "WHERE s.run_id = ?1 AND s.superseded = 0 ORDER BY s.id";
+  } else {
+    sql = include_superseded
+              ? "SELECT " PALLADIUM_SAMPLE_NO_TEXTS "WHERE s.run_id = ?1 ORDER BY s.id"
+              : "SELECT " PALLADIUM_SAMPLE_NO_TEXTS
+                "WHERE s.run_id = ?1 AND s.superseded = 0 ORDER BY s.id";
+  }
+  sqlite::CachedUse st(*db_, sql);
+  st->bind_int64(1, run_id);
+  std::vector<SampleRecord> out;
+  while (st->step()) out.push_back(read_sample(*db_, *st));
+  return out;
+}
+
+std::vector<SampleRecord> RunStore::candidates(int64_t run_id, Texts texts) const {
+  const char* sql = texts == Texts::all
+                        ? "SELECT " PALLADIUM_SAMPLE_TEXTS
+                          "WHERE s.run_id = ?1 AND s.superseded = 0 AND s.role IN ('code', "
+                          "'repair') ORDER BY s.id"
+                        : "SELECT " PALLADIUM_SAMPLE_NO_TEXTS
+                          "WHERE s.run_id = ?1 AND s.superseded = 0 AND s.role IN ('code', "
+                          "'repair') ORDER BY s.id";
+  sqlite::CachedUse st(*db_, sql);
+  st->bind_int64(1, run_id);
+  std::vector<SampleRecord> out;
+  while (st->step()) out.push_back(read_sample(*db_, *st));
+  return out;
+}
+
+// -- evaluations -----------------------------------------------------------------
+
+bool RunStore::put_evaluation(const EvaluationRecord& e) {
+  WriteScope w(*this, "put_evaluation");
+  {
+    sqlite::CachedUse role(*db_, "SELECT role FROM samples WHERE id = ?1");
+    role->bind_int64(1, e.candidate_id);
+    if (!role->step()) {
+      bad(*db_, "put_evaluation: no sample " + std::to_string(e.candidate_id));
+    }
+    const std::string r = role->text(0);
+    if (r != to_string(SampleRole::code) && r != to_string(SampleRole::repair)) {
+      bad(*db_, "put_evaluation: sample " + std::to_string(e.candidate_id) + " has role '" + r +
+                     "', not a candidate (code or repair)");
+    }
+  }
+  sqlite::CachedUse st(
       *db_,
-      "INSERT INTO evaluations (candidate_id, verdict, stage, error_text, "
-      "error_signature, stdout, stderr, stage_ms_json, max_abs_err, "
-      "max_rel_err, kernel_ms, baseline_ms, speedup, timing_kind, agent_id, "
-      "backend, attempts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-      "?11, ?12, ?13, ?14, ?15, ?16, ?17) ON CONFLICT (candidate_id) DO "
-      "NOTHING");
-  st.bind_int64(1, e.candidate_id)
+      "INSERT INTO evaluations (candidate_id, verdict, stage, error_text, error_signature, "
+      "stdout, stderr, stage_ms_json, max_abs_err, max_rel_err, kernel_ms, baseline_ms, speedup, "
+      "timing_kind, agent_id, agent_key, backend, device_kind, jax_version, libtpu_version, "
+      "attempts, input_seeds_json, outside_pallas_flops_share, structure_json) VALUES (?1, ?2, "
+      "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
+      "?22, ?23, ?24) ON CONFLICT (candidate_id) DO NOTHING");
+  st->bind_int64(1, e.candidate_id)
       .bind_text(2, to_string(e.verdict))
       .bind_text(3, e.stage)
       .bind_text(4, e.error_text)
@@ -276,72 +822,169 @@ bool RunStore::insert_evaluation(const EvaluationRecord& e) {
       .bind_opt_double(13, e.speedup)
       .bind_text(14, e.timing_kind)
       .bind_text(15, e.agent_id)
-      .bind_text(16, e.backend)
-      .bind_int64(17, e.attempts);
-  st.run();
-  const bool inserted = sqlite3_changes(db_->handle()) == 1;
-  tx.commit();
+      .bind_text(16, e.agent_key)
+      .bind_text(17, e.backend)
+      .bind_text(18, e.device_kind)
+      .bind_text(19, e.jax_version)
+      .bind_text(20, e.libtpu_version)
+      .bind_int64(21, e.attempts)
+      .bind_text(22, nlohmann::json(e.input_seeds).dump())
+      .bind_opt_double(23, e.outside_pallas_flops_share)
+      .bind_text(24, e.structure_json);
+  st->run();
+  const bool inserted = changes(*db_) == 1;
+  w.commit();
   return inserted;
 }
 
-std::optional<EvaluationRecord> RunStore::find_evaluation(
-    int64_t candidate_id) const {
-  sqlite::Statement st(*db_, std::string("SELECT ") + kEvaluationColumns +
-                                 " FROM evaluations e WHERE e.candidate_id = ?1");
-  st.bind_int64(1, candidate_id);
-  if (!st.step()) return std::nullopt;
-  return read_evaluation(st, path());
-}
-
-int64_t RunStore::insert_llm_call(const LlmCallRecord& c) {
-  sqlite::Transaction tx(*db_);
-  sqlite::Statement st(
-      *db_,
-      "INSERT INTO llm_calls (run_id, candidate_id, provider, model, "
-      "prompt_tokens, completion_tokens, tokens_estimated, latency_ms) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-  st.bind_int64(1, c.run_id)
-      .bind_opt_int64(2, c.candidate_id)
-      .bind_text(3, c.provider)
-      .bind_text(4, c.model)
-      .bind_int64(5, c.prompt_tokens)
-      .bind_int64(6, c.completion_tokens)
-      .bind_int64(7, c.tokens_estimated ? 1 : 0)
-      .bind_double(8, c.latency_ms);
-  st.run();
-  const int64_t id = sqlite3_last_insert_rowid(db_->handle());
-  tx.commit();
-  return id;
-}
-
-std::vector<CandidateRecord> RunStore::candidates(int64_t run_id) const {
-  sqlite::Statement st(*db_, std::string("SELECT ") + kCandidateColumns +
-                                 " FROM candidates WHERE run_id = ?1 "
-                                 "ORDER BY id");
-  st.bind_int64(1, run_id);
-  std::vector<CandidateRecord> out;
-  while (st.step()) out.push_back(read_candidate(st));
-  return out;
+std::optional<EvaluationRecord> RunStore::find_evaluation(int64_t candidate_id) const {
+  static const std::string sql =
+      std::string("SELECT ") + kEvaluationColumns + " FROM evaluations e WHERE e.candidate_id = ?1";
+  sqlite::CachedUse st(*db_, sql.c_str());
+  st->bind_int64(1, candidate_id);
+  if (!st->step()) return std::nullopt;
+  return read_evaluation(*db_, *st);
 }
 
 std::vector<EvaluationRecord> RunStore::evaluations(int64_t run_id) const {
-  sqlite::Statement st(
-      *db_, std::string("SELECT ") + kEvaluationColumns +
-                " FROM evaluations e JOIN candidates c ON c.id = "
-                "e.candidate_id WHERE c.run_id = ?1 ORDER BY e.id");
-  st.bind_int64(1, run_id);
+  static const std::string sql = std::string("SELECT ") + kEvaluationColumns +
+                                 " FROM evaluations e JOIN samples s ON s.id = e.candidate_id "
+                                 "WHERE s.run_id = ?1 AND s.superseded = 0 ORDER BY e.id";
+  sqlite::CachedUse st(*db_, sql.c_str());
+  st->bind_int64(1, run_id);
   std::vector<EvaluationRecord> out;
-  while (st.step()) out.push_back(read_evaluation(st, path()));
+  while (st->step()) out.push_back(read_evaluation(*db_, *st));
   return out;
 }
 
+// -- LLM calls and responses -----------------------------------------------------------
+
+int64_t RunStore::put_llm_call(const LlmCallRecord& c) {
+  WriteScope w(*this, "put_llm_call");
+  if (c.status != "ok" && c.status != "error") {
+    bad(*db_, "put_llm_call: status must be 'ok' or 'error', not '" + c.status + "'");
+  }
+  try {
+    sqlite::CachedUse st(*db_,
+                         "INSERT INTO llm_calls (run_id, provider, model, role, samples, status, "
+                         "error_code, error_text, http_status, prompt_tokens, completion_tokens, "
+                         "thinking_tokens, tokens_estimated, latency_ms, cost_usd, batch_id) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+                         "?15, ?16)");
+    st->bind_opt_int64(1, c.run_id)
+        .bind_text(2, c.provider)
+        .bind_text(3, c.model)
+        .bind_text(4, to_string(c.role))
+        .bind_int64(5, c.samples)
+        .bind_text(6, c.status)
+        .bind_text(7, c.error_code)
+        .bind_text(8, c.error_text)
+        .bind_int64(9, c.http_status)
+        .bind_int64(10, c.prompt_tokens)
+        .bind_int64(11, c.completion_tokens)
+        .bind_int64(12, c.thinking_tokens)
+        .bind_int64(13, c.tokens_estimated ? 1 : 0)
+        .bind_double(14, c.latency_ms)
+        .bind_opt_double(15, c.cost_usd)
+        .bind_text(16, c.batch_id);
+    st->run();
+  } catch (const StoreError& e) {
+    throw StoreError("put_llm_call (run " + (c.run_id ? std::to_string(*c.run_id) : "none") +
+                         "): " + e.what(),
+                     e.code());
+  }
+  const int64_t id = last_rowid(*db_);
+  w.commit();
+  return id;
+}
+
 std::vector<LlmCallRecord> RunStore::llm_calls(int64_t run_id) const {
-  sqlite::Statement st(*db_, std::string("SELECT ") + kLlmCallColumns +
-                                 " FROM llm_calls WHERE run_id = ?1 ORDER BY id");
-  st.bind_int64(1, run_id);
+  static const std::string sql =
+      std::string("SELECT ") + kLlmCallColumns + " FROM llm_calls WHERE run_id = ?1 ORDER BY id";
+  sqlite::CachedUse st(*db_, sql.c_str());
+  st->bind_int64(1, run_id);
   std::vector<LlmCallRecord> out;
-  while (st.step()) out.push_back(read_llm_call(st));
+  while (st->step()) out.push_back(read_llm_call(*db_, *st));
   return out;
+}
+
+PutResponseResult RunStore::put_response(const LlmResponseRecord& r) {
+  WriteScope w(*this, "put_response");
+  const ResponseKey k = r.key();
+  {
+    sqlite::CachedUse found(*db_,
+                            "SELECT id FROM llm_responses WHERE provider = ?1 AND model = ?2 AND "
+                            "prompt_hash = ?3 AND params_hash = ?4 AND sample_index = ?5 AND "
+                            "seed = ?6");
+    found->bind_text(1, k.provider)
+        .bind_text(2, k.model)
+        .bind_text(3, k.prompt_hash)
+        .bind_text(4, k.params_hash)
+        .bind_int64(5, k.sample_index)
+        .bind_int64(6, k.seed);
+    if (found->step()) return {found->int64(0), false};
+  }
+  const std::string system_hash = write_blob(r.prompt_system);
+  const std::string user_hash = write_blob(r.prompt_user);
+  const std::string response_hash = write_blob(r.text);
+  try {
+    sqlite::CachedUse st(*db_,
+                         "INSERT INTO llm_responses (provider, model, prompt_hash, params_hash, "
+                         "sample_index, seed, params_json, system_hash, user_hash, response_hash, "
+                         "model_reported, finish_reason, prompt_tokens, completion_tokens, "
+                         "thinking_tokens, tokens_estimated, latency_ms, cost_usd, batch_id, "
+                         "call_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                         "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
+    st->bind_text(1, k.provider)
+        .bind_text(2, k.model)
+        .bind_text(3, k.prompt_hash)
+        .bind_text(4, k.params_hash)
+        .bind_int64(5, k.sample_index)
+        .bind_int64(6, k.seed)
+        .bind_text(7, r.params_json)
+        .bind_text(8, system_hash)
+        .bind_text(9, user_hash)
+        .bind_text(10, response_hash)
+        .bind_text(11, r.model_reported)
+        .bind_text(12, r.finish_reason)
+        .bind_int64(13, r.prompt_tokens)
+        .bind_int64(14, r.completion_tokens)
+        .bind_int64(15, r.thinking_tokens)
+        .bind_int64(16, r.tokens_estimated ? 1 : 0)
+        .bind_double(17, r.latency_ms)
+        .bind_opt_double(18, r.cost_usd)
+        .bind_text(19, r.batch_id)
+        .bind_opt_int64(20, r.call_id);
+    st->run();
+  } catch (const StoreError& e) {
+    throw StoreError("put_response (" + r.provider + ", " + r.model + "): " + e.what() +
+                         " (unknown call?)",
+                     e.code());
+  }
+  const int64_t id = last_rowid(*db_);
+  w.commit();
+  return {id, true};
+}
+
+std::optional<LlmResponseRecord> RunStore::find_response(const ResponseKey& k) const {
+  sqlite::CachedUse st(*db_, PALLADIUM_RESPONSE_SELECT
+                       "WHERE r.provider = ?1 AND r.model = ?2 AND r.prompt_hash = ?3 AND "
+                       "r.params_hash = ?4 AND r.sample_index = ?5 AND r.seed = ?6");
+  st->bind_text(1, k.provider)
+      .bind_text(2, k.model)
+      .bind_text(3, k.prompt_hash)
+      .bind_text(4, k.params_hash)
+      .bind_int64(5, k.sample_index)
+      .bind_int64(6, k.seed);
+  if (!st->step()) return std::nullopt;
+  return read_response(*st);
+}
+
+std::optional<LlmResponseRecord> RunStore::find_response(int64_t response_id) const {
+  sqlite::CachedUse st(*db_, PALLADIUM_RESPONSE_SELECT "WHERE r.id = ?1");
+  st->bind_int64(1, response_id);
+  if (!st->step()) return std::nullopt;
+  return read_response(*st);
 }
 
 }  // namespace palladium

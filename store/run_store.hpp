@@ -1,28 +1,51 @@
-// RunStore: the persistent record of runs, candidates, evaluations and LLM
-// calls, in one SQLite database (schema: store/schema.sql).
+// RunStore: the persistent record of sweeps, runs, samples, evaluations and
+// LLM calls and responses, in one SQLite database (schema v2:
+// store/schema.sql, which documents every table and column).
 //
-// Writes are idempotent on the natural keys, so a run killed at any moment
-// and started again with the same config finds what it already paid for:
-//   - a run is identified by the hash of its config text;
-//   - a candidate by (run_id, workload, method, seed, sample_index);
-//   - an evaluation by its candidate.
+// Writes are idempotent on natural keys, so a run killed at any moment and
+// started again with the same config finds what it already paid for:
+//   - a run by (its config text's hash, its cell); a sweep by its config's
+//     hash; a cell by (sweep, cell key);
+//   - a sample by (run, workload, method, seed, sample index) AND its
+//     prompt: the same prompt finds the stored sample, a changed prompt
+//     supersedes it (resume identity includes the prompt);
+//   - an evaluation by its candidate;
+//   - an LLM response by (provider, model, prompt hash, sampling-parameters
+//     hash, sample index, seed): the response cache, shared by every run and
+//     sweep cell of the database.
 // Repeating a write returns the existing row and changes nothing (the first
-// write wins; content is not compared).
+// write wins; content is not compared). Texts are stored once each, keyed by
+// SHA-256 (store/content_hash.hpp).
 //
-// The database runs in WAL mode with foreign keys on and a busy timeout, so
-// other processes (palladium report/status) may read while a run writes.
-// Every write is its own transaction (BEGIN IMMEDIATE ... COMMIT) and is
-// durable when the call returns.
+// Opening. open() refuses, before it changes a single byte, a file that is
+// not a Palladium store (another application's SQLite database), a
+// schema-v1 store (named as such, with what to do) and a newer schema. A
+// read-write open takes the database's RunLock (store/run_lock.hpp): one
+// writing process per database, the holder's pid named in the refusal.
+// Having the lock, it marks every run still 'running' as 'interrupted':
+// their process is gone, since it no longer holds the lock. A read-only
+// open (reports, status) takes no lock and cannot write, even by mistake.
 //
-// Hashes (config_hash, code_hash) are 64-bit FNV-1a as 16 lowercase hex
-// digits (search/fnv1a.hpp): enough to group identical text, not a
-// cryptographic digest.
+// Durability. WAL journal with synchronous=FULL: a write is on disk, not
+// only in the OS cache, when its transaction commits. Outside a batch every
+// write is its own transaction, committed when the call returns. Between
+// begin_batch() and commit_batch() writes share one transaction (group
+// commit: one fsync for many rows) and each is made atomic on its own by a
+// savepoint, so a failed write undoes only itself; none of the batch is
+// durable before commit_batch() returns. The store actor
+// (actors/store_actor.hpp) batches and answers its senders only after the
+// commit. Statements are prepared once per connection and cached.
 //
-// Errors: every method throws StoreError (store/store_error.hpp) on failure;
-// a failed write leaves the database unchanged.
+// Readers (report/status in other processes) may read while a run writes;
+// they see committed batches only.
 //
-// Thread safety: none. A RunStore has one owner, the store actor; do not
-// share one between threads.
+// Errors: every method throws StoreError (store/store_error.hpp) naming the
+// database and the offending ids; a failed write leaves the database (or the
+// open batch) as it was. Writes on a read-only store throw StoreError.
+//
+// Thread safety: none. A RunStore has one owner at a time, usually the store
+// actor. Several RunStores of one database in one process are fine (each its
+// own connection; they share the lock).
 
 #ifndef PALLADIUM_STORE_RUN_STORE_HPP_
 #define PALLADIUM_STORE_RUN_STORE_HPP_
@@ -31,10 +54,11 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "search/verdict.hpp"
+#include <sys/types.h>
+
+#include "protocol/taxonomy.hpp"
 #include "store/store_error.hpp"
 
 namespace palladium {
@@ -42,37 +66,91 @@ namespace palladium {
 namespace sqlite {
 class Db;
 }  // namespace sqlite
+class RunLock;
+
+// Fields marked "store" are filled in by the store and ignored on writes.
+
+struct SweepRecord {
+  int64_t id = 0;  // store
+  std::string name;
+  std::string config_text;
+  std::string config_hash;  // store: sha256_hex(config_text)
+  std::string created_at;   // store
+};
+
+struct CellRecord {
+  int64_t id = 0;  // store
+  int64_t sweep_id = 0;
+  std::string cell_key;  // stable id from the grid expansion; unique per sweep
+  int ordinal = 0;       // position in the expanded grid
+  std::string params_json = "{}";
+  std::string config_text;
+  std::string created_at;  // store
+};
 
 struct RunRecord {
   int64_t id = 0;
   std::string name;
   std::string config_text;
-  std::string config_hash;
+  std::string config_hash;  // sha256_hex(config_text)
+  std::optional<int64_t> cell_id;
   std::string started_at;                  // ISO-8601 UTC
   std::optional<std::string> finished_at;  // unset while running
   std::string status;                      // "running", then finish_run's
+  std::string status_reason;
 };
 
-// Fields marked "store" are filled in by the store and ignored on insert.
-struct CandidateRecord {
+// The statuses finish_run accepts.
+inline constexpr const char* kRunStatuses[] = {"finished", "incomplete", "interrupted",
+                                               "failed", "stopped"};
+
+struct SampleKey {
+  int64_t run_id = 0;
+  std::string workload;
+  std::string method;
+  int64_t seed = 0;
+  int sample_index = 0;
+};
+
+// One request a search made and what came back. Candidates are the samples
+// with role code or repair.
+struct SampleRecord {
   int64_t id = 0;  // store
   int64_t run_id = 0;
   std::string workload;
-  std::string method;  // e.g. "iterative", "iterative_context"
+  std::string method;  // e.g. "iterative", "iterative_context", "autocomp"
   int64_t seed = 0;
   int sample_index = 0;
-  std::optional<int64_t> parent_id;  // candidate whose feedback was used
+  SampleRole role = SampleRole::code;
+  Phase phase = Phase::iterate;
+  int generation = 1;                // the method's step (beam iteration)
+  std::optional<int64_t> parent_id;  // the sample built on or judged
+  std::optional<int64_t> plan_id;    // the plan sample implemented
+  std::string plan;                  // that plan's text; "" for none
+  std::optional<double> score;       // role score: the rating it gave
   std::string prompt_system;
   std::string prompt_user;
-  std::string response;    // raw LLM response
-  std::string code;        // extracted code; "" when there was none
-  std::string code_hash;   // store: fnv1a64_hex(code)
-  std::string created_at;  // store
+  std::string response;                // raw LLM response
+  std::string code;                    // extracted code; "" when none
+  std::optional<int64_t> response_id;  // its llm_responses row, if cached
+  std::string prompt_hash;  // store: prompt_hash(prompt_system, prompt_user)
+  std::string code_hash;    // store: sha256_hex(code)
+  bool superseded = false;  // store
+  std::string created_at;   // store
+
+  SampleKey key() const { return {run_id, workload, method, seed, sample_index}; }
+};
+
+struct PutSampleResult {
+  int64_t id = 0;       // the live sample at the key
+  bool inserted = false;  // false: an identical-prompt sample was there
+  // The sample this write superseded (same key, different prompt).
+  std::optional<int64_t> superseded_id;
 };
 
 struct EvaluationRecord {
   int64_t id = 0;  // store
-  int64_t candidate_id = 0;
+  int64_t candidate_id = 0;  // a code or repair sample
   Verdict verdict = Verdict::no_code;
   std::string stage;
   std::string error_text;
@@ -87,86 +165,225 @@ struct EvaluationRecord {
   // baseline_ms / kernel_ms for a correct candidate (EvalOutcome::speedup());
   // the report reads this column as is.
   std::optional<double> speedup;
-  std::string timing_kind;  // "cpu-wall", "tpu-profiler" or ""
+  std::string timing_kind;  // "cpu-wall", "tpu-profiler", ... or "" untimed
   std::string agent_id;
-  std::string backend;  // "interpret" or "tpu"
-  int attempts = 1;     // dispatches it took (requeues + 1)
+  std::string agent_key;  // the agent's public key id; "" without CURVE
+  std::string backend;    // "interpret" or "tpu"
+  std::string device_kind;
+  std::string jax_version;
+  std::string libtpu_version;  // "" when the agent has none
+  int attempts = 1;            // dispatches it took (requeues + 1)
+  std::vector<int64_t> input_seeds;  // the seeds the judge drew
+  std::optional<double> outside_pallas_flops_share;  // structural check
+  std::string structure_json = "{}";  // further structural figures
   std::string created_at;  // store
 };
 
+// One LLM request as sent (ok or failed), with the API's own usage.
 struct LlmCallRecord {
   int64_t id = 0;  // store
-  int64_t run_id = 0;
-  std::optional<int64_t> candidate_id;  // unset for a failed call
+  std::optional<int64_t> run_id;  // unset when it served several runs
   std::string provider;
   std::string model;
-  int prompt_tokens = 0;
-  int completion_tokens = 0;
+  SampleRole role = SampleRole::code;
+  int samples = 1;            // responses asked for (n)
+  std::string status = "ok";  // "ok" or "error"
+  std::string error_code;     // protocol/errc.hpp spelling; "" if ok
+  std::string error_text;     // must hold no secret
+  int http_status = 0;        // 0 when not HTTP
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t thinking_tokens = 0;
   bool tokens_estimated = false;
   double latency_ms = 0.0;
-  std::string created_at;  // store
+  std::optional<double> cost_usd;
+  std::string batch_id;     // provider batch job; "" online
+  std::string created_at;   // store
+};
+
+// The cache key of one LLM response; response_key() builds it from texts.
+struct ResponseKey {
+  std::string provider;
+  std::string model;
+  std::string prompt_hash;  // prompt_hash(system, user)
+  std::string params_hash;  // sha256_hex(params_json)
+  int sample_index = 0;
+  int64_t seed = 0;
+};
+
+ResponseKey response_key(const std::string& provider, const std::string& model,
+                         const std::string& system_prompt, const std::string& user_prompt,
+                         const std::string& params_json, int sample_index, int64_t seed);
+
+struct LlmResponseRecord {
+  int64_t id = 0;  // store
+  std::string provider;
+  std::string model;  // the model asked for
+  // Canonical sampling parameters (e.g. nlohmann::json::dump() of an
+  // object, whose keys are sorted): equal parameters must give equal text.
+  std::string params_json = "{}";
+  int sample_index = 0;
+  int64_t seed = 0;
+  std::string prompt_system;
+  std::string prompt_user;
+  std::string text;            // the response
+  std::string model_reported;  // the model as the API named it
+  std::string finish_reason;   // "stop", "length", ...; "" unknown
+  int64_t prompt_tokens = 0;   // this response's share of its call
+  int64_t completion_tokens = 0;
+  int64_t thinking_tokens = 0;
+  bool tokens_estimated = false;
+  double latency_ms = 0.0;
+  std::optional<double> cost_usd;
+  std::string batch_id;
+  std::optional<int64_t> call_id;  // the llm_calls row that fetched it
+  std::string prompt_hash;  // store
+  std::string params_hash;  // store
+  std::string created_at;   // store
+
+  ResponseKey key() const;
+};
+
+struct PutResponseResult {
+  int64_t id = 0;
+  bool inserted = false;  // false: the key was already cached
 };
 
 class RunStore {
  public:
-  // Opens or creates the database at `path` (":memory:" works, without
-  // WAL), applies the schema and the pragmas. Throws StoreError naming
-  // `path` if it cannot be opened, is not a Palladium store of a known
-  // schema version, or cannot switch to WAL.
-  static std::unique_ptr<RunStore> open(const std::string& path);
+  enum class Mode {
+    read_write,  // creates the file if missing; takes the RunLock
+    read_only,   // the file must be a Palladium store; no lock, no writes
+  };
+
+  // Opens (read_write: or creates) the store at `path` (":memory:" works,
+  // without WAL and lock). Throws StoreError naming `path` if it cannot be
+  // opened, is not a Palladium store, has another schema version, is locked
+  // by another process (read_write), or cannot switch to WAL.
+  static std::unique_ptr<RunStore> open(const std::string& path, Mode mode = Mode::read_write);
 
   ~RunStore();
   RunStore(const RunStore&) = delete;
   RunStore& operator=(const RunStore&) = delete;
 
-  // The id of the run whose config hash equals that of `config_text`
-  // (the latest such run), now marked "running" again with finished_at
-  // cleared; or a new run. `name` is only used for a new run.
-  int64_t begin_or_resume_run(const std::string& name,
-                              const std::string& config_text);
+  const std::string& path() const;
+  bool read_only() const;
 
-  // Marks the run finished with `status` (e.g. "finished", "failed",
-  // "interrupted") at the current time. Throws StoreError for an unknown id.
-  void finish_run(int64_t run_id, const std::string& status);
+  // The pid of the process holding this database's RunLock (this one, when
+  // opened read-write), or nullopt when no process writes it: then a run
+  // whose status is still "running" was killed.
+  std::optional<pid_t> writer_pid() const;
+
+  // -- group commit -------------------------------------------------------
+  // Opens a batch: the writes that follow share one transaction. Throws
+  // StoreError if one is already open.
+  void begin_batch();
+  // Commits the batch; its writes are durable when this returns. On failure
+  // the whole batch is rolled back and StoreError thrown. No-op if none.
+  void commit_batch();
+  // Undoes every write of the open batch. No-op if none.
+  void rollback_batch();
+  bool in_batch() const;
+
+  // -- sweeps and cells ---------------------------------------------------
+  // The sweep with this config text, or a new one. `name` is used only for
+  // a new sweep.
+  int64_t begin_or_resume_sweep(const std::string& name, const std::string& config_text);
+  std::optional<SweepRecord> find_sweep(int64_t sweep_id) const;
+  std::vector<SweepRecord> sweeps() const;
+  // Inserts the cell and returns its id, or the id of the cell already at
+  // (sweep_id, cell_key). Throws StoreError for an unknown sweep.
+  int64_t put_cell(const CellRecord& cell);
+  std::optional<CellRecord> find_cell(int64_t cell_id) const;
+  std::vector<CellRecord> cells(int64_t sweep_id) const;  // by ordinal
+
+  // -- runs ---------------------------------------------------------------
+  // The latest run with this config text and cell (none: outside a sweep),
+  // now marked "running" again with finished_at and reason cleared; or a new
+  // run. `name` is only used for a new run. Throws StoreError for an unknown
+  // cell.
+  int64_t begin_or_resume_run(const std::string& name, const std::string& config_text,
+                              std::optional<int64_t> cell_id = std::nullopt);
+
+  // Marks the run ended with `status` (one of kRunStatuses) and `reason` at
+  // the current time. Throws StoreError for an unknown id or status.
+  void finish_run(int64_t run_id, const std::string& status, const std::string& reason = "");
 
   std::optional<RunRecord> find_run(int64_t run_id) const;
-
+  std::vector<RunRecord> runs() const;  // by id
   // The highest run id, or nullopt for an empty store.
   std::optional<int64_t> latest_run_id() const;
 
-  // Inserts the candidate and returns its id; if one already exists on
-  // (run_id, workload, method, seed, sample_index), returns that id and
-  // writes nothing. Throws StoreError for an unknown run or parent.
-  int64_t insert_candidate(const CandidateRecord& candidate);
+  // -- samples ------------------------------------------------------------
+  // Stores the sample. If a live sample holds its key with the same prompt,
+  // returns that one and writes nothing; with a different prompt, marks
+  // that one superseded and inserts this one. Throws StoreError for an
+  // unknown run, parent, plan or response.
+  PutSampleResult put_sample(const SampleRecord& sample);
 
-  std::optional<CandidateRecord> find_candidate(int64_t run_id,
-                                                const std::string& workload,
-                                                const std::string& method,
-                                                int64_t seed,
-                                                int sample_index) const;
+  // A generated sample with what it cost, in one atomic write: appends
+  // `call`, caches `response` (call_id := the call; the first response under
+  // its key wins), then put_sample(sample) with response_id := that
+  // response. The call is kept even when the sample was already stored: it
+  // was paid for.
+  PutSampleResult put_generated_sample(SampleRecord sample, LlmCallRecord call,
+                                       LlmResponseRecord response);
 
+  // The live sample at `key`, with its texts.
+  std::optional<SampleRecord> find_sample(const SampleKey& key) const;
+  std::optional<SampleRecord> find_sample(int64_t sample_id) const;
+
+  // Marks a sample superseded (reports and lookups then ignore it). Throws
+  // StoreError for an unknown id.
+  void supersede_sample(int64_t sample_id);
+
+  // Whether listings load the texts (prompts, response, code, plan) or
+  // leave them "" (hashes are always filled): a report over thousands of
+  // samples needs ids and verdicts, not megabytes of prompts.
+  enum class Texts { all, none };
+
+  // The run's live samples of every role, by id (with superseded ones too
+  // if asked).
+  std::vector<SampleRecord> samples(int64_t run_id, Texts texts = Texts::all,
+                                    bool include_superseded = false) const;
+  // The run's live candidates (role code or repair), by id.
+  std::vector<SampleRecord> candidates(int64_t run_id, Texts texts = Texts::all) const;
+
+  // -- evaluations --------------------------------------------------------
   // Inserts the evaluation and returns true; returns false and writes
   // nothing if the candidate already has one. Throws StoreError for an
-  // unknown candidate.
-  bool insert_evaluation(const EvaluationRecord& evaluation);
-
+  // unknown sample.
+  bool put_evaluation(const EvaluationRecord& evaluation);
   std::optional<EvaluationRecord> find_evaluation(int64_t candidate_id) const;
-
-  // Appends one LLM call (not deduplicated: every call is paid for) and
-  // returns its id. Throws StoreError for an unknown run or candidate.
-  int64_t insert_llm_call(const LlmCallRecord& call);
-
-  // All rows of a run, in insertion (id) order. Empty for an unknown run.
-  std::vector<CandidateRecord> candidates(int64_t run_id) const;
+  // The evaluations of the run's live candidates, by id.
   std::vector<EvaluationRecord> evaluations(int64_t run_id) const;
+
+  // -- LLM calls and the response cache -------------------------------------
+  // Appends one call (never deduplicated: every call may be billed).
+  // Throws StoreError for an unknown run.
+  int64_t put_llm_call(const LlmCallRecord& call);
   std::vector<LlmCallRecord> llm_calls(int64_t run_id) const;
 
-  const std::string& path() const;
+  // Caches a response; the first response stored under a key wins. Throws
+  // StoreError for an unknown call.
+  PutResponseResult put_response(const LlmResponseRecord& response);
+  std::optional<LlmResponseRecord> find_response(const ResponseKey& key) const;
+  std::optional<LlmResponseRecord> find_response(int64_t response_id) const;
+
+  // -- blobs --------------------------------------------------------------
+  // Stores `text` once and returns sha256_hex(text).
+  std::string put_blob(const std::string& text);
+  std::optional<std::string> blob(const std::string& hash) const;
 
  private:
-  explicit RunStore(std::unique_ptr<sqlite::Db> db);
+  RunStore(std::unique_ptr<sqlite::Db> db, std::shared_ptr<RunLock> lock);
+  class WriteScope;
+  // put_blob's insert, inside the caller's WriteScope.
+  std::string write_blob(const std::string& text);
 
   std::unique_ptr<sqlite::Db> db_;
+  std::shared_ptr<RunLock> lock_;  // null when read-only or in memory
+  bool batch_open_ = false;
 };
 
 }  // namespace palladium

@@ -1,73 +1,204 @@
--- Palladium run store, schema version 1 (PRAGMA user_version).
+-- Palladium run store, schema version 2 (PRAGMA user_version = 2,
+-- PRAGMA application_id = 0x50414C44, "PALD").
 --
 -- The one source of truth: store/CMakeLists.txt embeds this file into the
--- binary and RunStore::open() runs it on every open, so every statement must
--- be idempotent (IF NOT EXISTS). Times are ISO-8601 UTC text.
+-- binary. RunStore::open() runs it when it creates a database and on every
+-- read-write open of a version-2 database, so every statement must be
+-- idempotent (IF NOT EXISTS). A column added to a CREATE TABLE below reaches
+-- existing version-2 databases by itself: open() compares each table with
+-- this file and ALTERs in the missing columns, so a new column must be
+-- nullable or carry a DEFAULT. Anything else (a renamed or dropped column, a
+-- new constraint) needs a new user_version.
 --
--- Idempotence keys: a candidate is unique on (run_id, workload, method, seed,
--- sample_index) and an evaluation on candidate_id, so a resumed run finds
--- what it already paid for and writes nothing twice.
+-- Times are ISO-8601 UTC text. Hashes are SHA-256 as 64 lowercase hex
+-- digits (store/content_hash.hpp).
+--
+-- Text is content-addressed: prompts, responses, code and plans live once
+-- each in `blobs`, and rows name them by hash (the empty text is a blob too,
+-- so these references are never NULL). A baseline module quoted in every
+-- prompt of a run costs its size once.
+--
+-- Idempotence keys (a resumed run finds what it already paid for and writes
+-- nothing twice; the first write wins, content is not compared):
+--   runs          (config_hash, cell_id)
+--   sweeps        config_hash;  cells (sweep_id, cell_key)
+--   samples       (run_id, workload, method, seed, sample_index) among the
+--                 live (not superseded) rows, with the same prompt_hash; a
+--                 different prompt at that key supersedes the old row
+--   evaluations   candidate_id
+--   llm_responses (provider, model, prompt_hash, params_hash, sample_index,
+--                 seed): the LLM cache, shared by every run and cell here
+--   llm_calls     none: every paid call is a row of its own
 
-CREATE TABLE IF NOT EXISTS runs (
+CREATE TABLE IF NOT EXISTS blobs (
+  hash   TEXT PRIMARY KEY,   -- sha256_hex(text)
+  bytes  INTEGER NOT NULL,   -- length of text in bytes
+  text   TEXT NOT NULL
+);
+
+-- A sweep (issue 10): one grid over run configs. Its cells are the grid's
+-- points; each cell's run is a row of `runs` with that cell_id.
+CREATE TABLE IF NOT EXISTS sweeps (
   id           INTEGER PRIMARY KEY,
   name         TEXT NOT NULL,
   config_text  TEXT NOT NULL,
-  config_hash  TEXT NOT NULL,   -- fnv1a64 hex of config_text
-  started_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-  finished_at  TEXT,
-  status       TEXT NOT NULL DEFAULT 'running'
+  config_hash  TEXT NOT NULL UNIQUE,
+  created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+
+CREATE TABLE IF NOT EXISTS cells (
+  id           INTEGER PRIMARY KEY,
+  sweep_id     INTEGER NOT NULL REFERENCES sweeps(id),
+  cell_key     TEXT NOT NULL,    -- the stable id the grid expansion gives it
+  ordinal      INTEGER NOT NULL, -- position in the expanded grid
+  params_json  TEXT NOT NULL,    -- the grid point, e.g. {"method": "autocomp"}
+  config_text  TEXT NOT NULL,    -- the cell's whole run config
+  created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  UNIQUE (sweep_id, cell_key)
+);
+
+-- status: 'running' while a process holds the database's lock for it, then
+-- one of 'finished', 'incomplete', 'interrupted', 'failed', 'stopped'
+-- (RunStore::finish_run); status_reason says why in words.
+CREATE TABLE IF NOT EXISTS runs (
+  id             INTEGER PRIMARY KEY,
+  name           TEXT NOT NULL,
+  config_text    TEXT NOT NULL,
+  config_hash    TEXT NOT NULL,  -- sha256_hex(config_text)
+  cell_id        INTEGER REFERENCES cells(id),  -- NULL outside a sweep
+  started_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  finished_at    TEXT,
+  status         TEXT NOT NULL DEFAULT 'running',
+  status_reason  TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS runs_by_config_hash ON runs(config_hash);
+CREATE INDEX IF NOT EXISTS runs_by_cell ON runs(cell_id);
 
-CREATE TABLE IF NOT EXISTS candidates (
-  id            INTEGER PRIMARY KEY,
-  run_id        INTEGER NOT NULL REFERENCES runs(id),
-  workload      TEXT NOT NULL,
-  method        TEXT NOT NULL,
-  seed          INTEGER NOT NULL,
-  sample_index  INTEGER NOT NULL,
-  parent_id     INTEGER REFERENCES candidates(id),
-  prompt_system TEXT NOT NULL,
-  prompt_user   TEXT NOT NULL,
-  response      TEXT NOT NULL,
-  code          TEXT NOT NULL,   -- '' when the response had no code
-  code_hash     TEXT NOT NULL,   -- fnv1a64 hex of code
-  created_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-  UNIQUE (run_id, workload, method, seed, sample_index)
-);
-
-CREATE TABLE IF NOT EXISTS evaluations (
-  id              INTEGER PRIMARY KEY,
-  candidate_id    INTEGER NOT NULL UNIQUE REFERENCES candidates(id),
-  verdict         TEXT NOT NULL,  -- search/verdict.hpp spelling
-  stage           TEXT NOT NULL,
-  error_text      TEXT NOT NULL,
-  error_signature TEXT NOT NULL,
-  stdout          TEXT NOT NULL,
-  stderr          TEXT NOT NULL,
-  stage_ms_json   TEXT NOT NULL,  -- {"stage": ms, ...}
-  max_abs_err     REAL,
-  max_rel_err     REAL,
-  kernel_ms       REAL,
-  baseline_ms     REAL,
-  speedup         REAL,           -- baseline_ms / kernel_ms, correct only
-  timing_kind     TEXT NOT NULL,  -- 'cpu-wall', 'tpu-profiler', 'tpu-wall-fallback' or ''
-  agent_id        TEXT NOT NULL,
-  backend         TEXT NOT NULL,
-  attempts        INTEGER NOT NULL,
-  created_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-);
-
+-- Every LLM request that was sent (and so may be billed), failed ones too.
+-- One call may return several responses (n samples); its usage is the
+-- API's own, for the whole call.
 CREATE TABLE IF NOT EXISTS llm_calls (
-  id                INTEGER PRIMARY KEY,
-  run_id            INTEGER NOT NULL REFERENCES runs(id),
-  candidate_id      INTEGER REFERENCES candidates(id),  -- NULL if the call failed
-  provider          TEXT NOT NULL,
-  model             TEXT NOT NULL,
-  prompt_tokens     INTEGER NOT NULL,
-  completion_tokens INTEGER NOT NULL,
-  tokens_estimated  INTEGER NOT NULL,  -- 0 or 1
-  latency_ms        REAL NOT NULL,
-  created_at        TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+  id                 INTEGER PRIMARY KEY,
+  run_id             INTEGER REFERENCES runs(id),  -- NULL: served several runs
+  provider           TEXT NOT NULL,
+  model              TEXT NOT NULL,
+  role               TEXT NOT NULL,      -- taxonomy sample_roles
+  samples            INTEGER NOT NULL,   -- responses asked for (n)
+  status             TEXT NOT NULL,      -- 'ok' or 'error'
+  error_code         TEXT NOT NULL,      -- protocol/errc.hpp spelling, '' if ok
+  error_text         TEXT NOT NULL,
+  http_status        INTEGER NOT NULL,   -- 0 when not HTTP
+  prompt_tokens      INTEGER NOT NULL,
+  completion_tokens  INTEGER NOT NULL,
+  thinking_tokens    INTEGER NOT NULL,
+  tokens_estimated   INTEGER NOT NULL,   -- 1 when not the API's own counts
+  latency_ms         REAL NOT NULL,
+  cost_usd           REAL,               -- NULL when no price is known
+  batch_id           TEXT NOT NULL,      -- provider batch job, '' online
+  created_at         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );
 CREATE INDEX IF NOT EXISTS llm_calls_by_run ON llm_calls(run_id);
+
+-- The LLM response cache and the record of the experiment: every answer,
+-- keyed by what determines it. sample_index tells repeated answers to one
+-- prompt apart. Usage columns are this response's share of its call.
+CREATE TABLE IF NOT EXISTS llm_responses (
+  id                 INTEGER PRIMARY KEY,
+  provider           TEXT NOT NULL,
+  model              TEXT NOT NULL,      -- the model asked for
+  prompt_hash        TEXT NOT NULL,      -- prompt_hash(system, user)
+  params_hash        TEXT NOT NULL,      -- sha256_hex(params_json)
+  sample_index       INTEGER NOT NULL,
+  seed               INTEGER NOT NULL,
+  params_json        TEXT NOT NULL,      -- canonical sampling parameters
+  system_hash        TEXT NOT NULL REFERENCES blobs(hash),
+  user_hash          TEXT NOT NULL REFERENCES blobs(hash),
+  response_hash      TEXT NOT NULL REFERENCES blobs(hash),
+  model_reported     TEXT NOT NULL,      -- the model as the API named it
+  finish_reason      TEXT NOT NULL,      -- e.g. 'stop', 'length'; '' unknown
+  prompt_tokens      INTEGER NOT NULL,
+  completion_tokens  INTEGER NOT NULL,
+  thinking_tokens    INTEGER NOT NULL,
+  tokens_estimated   INTEGER NOT NULL,
+  latency_ms         REAL NOT NULL,
+  cost_usd           REAL,
+  batch_id           TEXT NOT NULL,
+  call_id            INTEGER REFERENCES llm_calls(id),
+  created_at         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  UNIQUE (provider, model, prompt_hash, params_hash, sample_index, seed)
+);
+
+-- One row per request a search made: code and repair samples are the
+-- candidates (the unit of per-sample correctness); plan, score and menu
+-- samples are the rest. role and phase are protocol/taxonomy.json
+-- spellings. A superseded row is history: its prompt changed on resume and
+-- a newer row holds its key; reports and lookups ignore it.
+CREATE TABLE IF NOT EXISTS samples (
+  id             INTEGER PRIMARY KEY,
+  run_id         INTEGER NOT NULL REFERENCES runs(id),
+  workload       TEXT NOT NULL,
+  method         TEXT NOT NULL,
+  seed           INTEGER NOT NULL,
+  sample_index   INTEGER NOT NULL,
+  role           TEXT NOT NULL,
+  phase          TEXT NOT NULL,
+  generation     INTEGER NOT NULL,   -- the method's step (beam iteration)
+  parent_id      INTEGER REFERENCES samples(id),  -- built on or judged
+  plan_id        INTEGER REFERENCES samples(id),  -- the plan implemented
+  plan_hash      TEXT NOT NULL REFERENCES blobs(hash),  -- that plan's text
+  score          REAL,               -- role 'score': the rating it gave
+  prompt_hash    TEXT NOT NULL,      -- prompt_hash(system, user)
+  system_hash    TEXT NOT NULL REFERENCES blobs(hash),
+  user_hash      TEXT NOT NULL REFERENCES blobs(hash),
+  response_hash  TEXT NOT NULL REFERENCES blobs(hash),
+  code_hash      TEXT NOT NULL REFERENCES blobs(hash),  -- '' when no code
+  response_id    INTEGER REFERENCES llm_responses(id),
+  superseded     INTEGER NOT NULL DEFAULT 0,
+  created_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE UNIQUE INDEX IF NOT EXISTS samples_live_key
+  ON samples(run_id, workload, method, seed, sample_index) WHERE superseded = 0;
+
+-- The judge's verdict on one candidate (a code or repair sample).
+CREATE TABLE IF NOT EXISTS evaluations (
+  id                 INTEGER PRIMARY KEY,
+  candidate_id       INTEGER NOT NULL UNIQUE REFERENCES samples(id),
+  verdict            TEXT NOT NULL,  -- taxonomy verdicts
+  stage              TEXT NOT NULL,  -- taxonomy stages
+  error_text         TEXT NOT NULL,
+  error_signature    TEXT NOT NULL,
+  stdout             TEXT NOT NULL,
+  stderr             TEXT NOT NULL,
+  stage_ms_json      TEXT NOT NULL,  -- {"stage": ms, ...}
+  max_abs_err        REAL,
+  max_rel_err        REAL,
+  kernel_ms          REAL,
+  baseline_ms        REAL,
+  speedup            REAL,           -- baseline_ms / kernel_ms, correct only
+  timing_kind        TEXT NOT NULL,  -- taxonomy timing_kinds, '' untimed
+  agent_id           TEXT NOT NULL,
+  agent_key          TEXT NOT NULL DEFAULT '',  -- the agent's public key id, '' if none
+  backend            TEXT NOT NULL,  -- 'interpret' or 'tpu'
+  device_kind        TEXT NOT NULL DEFAULT '',  -- e.g. 'TPU v6e', 'cpu'
+  jax_version        TEXT NOT NULL DEFAULT '',
+  libtpu_version     TEXT NOT NULL DEFAULT '',  -- '' when the agent has none
+  attempts           INTEGER NOT NULL,  -- dispatches it took (requeues + 1)
+  input_seeds_json   TEXT NOT NULL DEFAULT '[]',  -- [seed, ...] the judge drew
+  outside_pallas_flops_share REAL,   -- structural check; NULL unmeasured
+  structure_json     TEXT NOT NULL DEFAULT '{}',  -- further structural figures, {}
+  created_at         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+
+-- The candidates as people and tests query them: live code and repair
+-- samples with their texts. Views hold no data, so open() re-creates them
+-- and a change here reaches existing databases.
+DROP VIEW IF EXISTS candidates;
+CREATE VIEW candidates AS
+  SELECT s.id, s.run_id, s.workload, s.method, s.seed, s.sample_index,
+         s.role, s.phase, s.generation, s.parent_id, s.plan_id,
+         s.prompt_hash, r.text AS response, c.text AS code, s.code_hash,
+         s.response_id, s.created_at
+  FROM samples s
+  JOIN blobs r ON r.hash = s.response_hash
+  JOIN blobs c ON c.hash = s.code_hash
+  WHERE s.superseded = 0 AND s.role IN ('code', 'repair');

@@ -26,13 +26,13 @@ class RunReportTest : public ::testing::Test {
   void add(const std::string& workload, int index,
            std::optional<Verdict> verdict, std::optional<double> speedup = {},
            const std::string& timing = "cpu-wall") {
-    CandidateRecord c;
+    SampleRecord c;
     c.run_id = run_;
     c.workload = workload;
     c.method = "iterative";
     c.sample_index = index;
     c.code = "code";
-    const int64_t id = store_->insert_candidate(c);
+    const int64_t id = store_->put_sample(c).id;
     if (!verdict) return;
     EvaluationRecord e;
     e.candidate_id = id;
@@ -43,7 +43,7 @@ class RunReportTest : public ::testing::Test {
       e.baseline_ms = *speedup;
     }
     e.timing_kind = timing;
-    ASSERT_TRUE(store_->insert_evaluation(e));
+    ASSERT_TRUE(store_->put_evaluation(e));
   }
 
   TempDb tmp_;
@@ -196,7 +196,7 @@ TEST_F(RunReportTest, NamesTheModelsAndSaysTheSyntheticOneIsNoLlm) {
     call.provider = model;
     call.model = model;
     call.tokens_estimated = true;
-    store_->insert_llm_call(call);
+    store_->put_llm_call(call);
   }
   const nlohmann::json r = report_json(*store_, run_, {"8p"});
   EXPECT_EQ(r["run"]["models"], (std::vector<std::string>{"synthetic", "replay"}));

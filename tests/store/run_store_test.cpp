@@ -2,19 +2,23 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
-#include "search/fnv1a.hpp"
+#include "store/content_hash.hpp"
+#include "store/run_lock.hpp"
 #include "tests/store/temp_db.hpp"
 
 namespace palladium {
 namespace {
 
-CandidateRecord candidate(int64_t run_id, int sample_index,
-                          const std::string& code = "def workload(x): ...\n") {
-  CandidateRecord c;
+SampleRecord sample(int64_t run_id, int sample_index,
+                    const std::string& code = "def workload(x): ...\n") {
+  SampleRecord c;
   c.run_id = run_id;
   c.workload = "8p";
   c.method = "iterative";
@@ -49,50 +53,228 @@ EvaluationRecord evaluation(int64_t candidate_id, Verdict v) {
   return e;
 }
 
-std::string raw_pragma(const std::string& path, const char* pragma) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr),
-            SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, pragma, -1, &st, nullptr), SQLITE_OK);
-  std::string out;
-  if (sqlite3_step(st) == SQLITE_ROW) {
-    out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-  }
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return out;
+LlmResponseRecord response(const std::string& user, int sample_index = 0) {
+  LlmResponseRecord r;
+  r.provider = "openai";
+  r.model = "gpt-x";
+  r.params_json = R"({"temperature":0.7})";
+  r.sample_index = sample_index;
+  r.seed = 3;
+  r.prompt_system = "system";
+  r.prompt_user = user;
+  r.text = "```python\ndef workload(x): ...\n```\n";
+  r.model_reported = "gpt-x-2025";
+  r.finish_reason = "stop";
+  r.prompt_tokens = 1000;
+  r.completion_tokens = 200;
+  r.thinking_tokens = 50;
+  r.latency_ms = 812.5;
+  r.cost_usd = 0.0042;
+  return r;
 }
 
-TEST(RunStoreTest, OpensInWalMode) {
+// A raw connection, to look at the file the way another program would.
+struct Raw {
+  explicit Raw(const std::string& path, int flags = SQLITE_OPEN_READONLY) {
+    EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, flags, nullptr), SQLITE_OK);
+  }
+  ~Raw() { sqlite3_close(db); }
+  std::string text(const std::string& sql) {
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
+    std::string out;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+      out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return out;
+  }
+  void exec(const std::string& sql) {
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK)
+        << (err ? err : "") << " in " << sql;
+    sqlite3_free(err);
+  }
+  sqlite3* db = nullptr;
+};
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string open_error(const std::string& path, RunStore::Mode mode) {
+  try {
+    RunStore::open(path, mode);
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RunStoreTest, OpensInWalModeMarkedAsOurs) {
   TempDb tmp;
   auto store = RunStore::open(tmp.path());
   store->begin_or_resume_run("r", "config");
+  Raw raw(tmp.path());
   // journal_mode=WAL is persistent: a fresh connection sees it too.
-  EXPECT_EQ(raw_pragma(tmp.path(), "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(raw_pragma(tmp.path(), "PRAGMA user_version"), "1");
+  EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(raw.text("PRAGMA user_version"), "2");
+  EXPECT_EQ(raw.text("PRAGMA application_id"), std::to_string(0x50414C44));
   EXPECT_TRUE(std::filesystem::exists(tmp.path() + "-wal"));
 }
 
 TEST(RunStoreTest, OpenFailureNamesThePath) {
   const std::string bad = "/nonexistent_palladium_dir/x/run.db";
-  try {
-    RunStore::open(bad);
-    FAIL() << "open did not throw";
-  } catch (const StoreError& e) {
-    EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
-  }
+  EXPECT_NE(open_error(bad, RunStore::Mode::read_write).find(bad), std::string::npos);
 
   TempDb tmp;
   std::ofstream(tmp.path()) << "this is not an sqlite database, just text "
                                "long enough to fill a header page............";
-  try {
-    RunStore::open(tmp.path());
-    FAIL() << "open of a text file did not throw";
-  } catch (const StoreError& e) {
-    EXPECT_NE(std::string(e.what()).find(tmp.path()), std::string::npos)
-        << e.what();
+  const std::string err = open_error(tmp.path(), RunStore::Mode::read_write);
+  EXPECT_NE(err.find(tmp.path()), std::string::npos) << err;
+}
+
+TEST(RunStoreTest, RefusesAForeignSqliteFileWithoutChangingIt) {
+  TempDb tmp;
+  {
+    Raw raw(tmp.path(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    raw.exec("CREATE TABLE contacts (name TEXT, phone TEXT); "
+             "INSERT INTO contacts VALUES ('ada', '123')");
   }
+  const std::string before = file_bytes(tmp.path());
+  for (auto mode : {RunStore::Mode::read_only, RunStore::Mode::read_write}) {
+    const std::string err = open_error(tmp.path(), mode);
+    EXPECT_NE(err.find("not a Palladium run store"), std::string::npos) << err;
+    EXPECT_NE(err.find(tmp.path()), std::string::npos) << err;
+  }
+  EXPECT_EQ(file_bytes(tmp.path()), before);
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(RunLock::lock_path(tmp.path())));
+}
+
+TEST(RunStoreTest, RefusesASchemaV1StoreSayingWhatToDo) {
+  TempDb tmp;
+  {
+    Raw raw(tmp.path(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    raw.exec("CREATE TABLE runs (id INTEGER PRIMARY KEY); CREATE TABLE candidates (id INTEGER); "
+             "CREATE TABLE evaluations (id INTEGER); CREATE TABLE llm_calls (id INTEGER); "
+             "PRAGMA user_version=1");
+  }
+  const std::string before = file_bytes(tmp.path());
+  const std::string err = open_error(tmp.path(), RunStore::Mode::read_write);
+  EXPECT_NE(err.find("schema version 1"), std::string::npos) << err;
+  EXPECT_NE(err.find("new database"), std::string::npos) << err;
+  EXPECT_NE(err.find(tmp.path()), std::string::npos) << err;
+  EXPECT_EQ(file_bytes(tmp.path()), before);
+}
+
+TEST(RunStoreTest, RefusesANewerSchema) {
+  TempDb tmp;
+  RunStore::open(tmp.path());
+  {
+    Raw raw(tmp.path(), SQLITE_OPEN_READWRITE);
+    raw.exec("PRAGMA user_version=3");
+  }
+  EXPECT_NE(open_error(tmp.path(), RunStore::Mode::read_only).find("newer"), std::string::npos);
+}
+
+TEST(RunStoreTest, ReadOnlyOpenNeverWrites) {
+  TempDb tmp;
+  EXPECT_NE(open_error(tmp.path(), RunStore::Mode::read_only).find("no such database"),
+            std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(tmp.path()));
+
+  int64_t run = 0;
+  {
+    auto store = RunStore::open(tmp.path());
+    run = store->begin_or_resume_run("r", "c");
+    store->put_sample(sample(run, 0));
+  }
+  auto reader = RunStore::open(tmp.path(), RunStore::Mode::read_only);
+  EXPECT_TRUE(reader->read_only());
+  EXPECT_EQ(reader->candidates(run).size(), 1u);
+  EXPECT_THROW(reader->put_sample(sample(run, 1)), StoreError);
+  EXPECT_THROW(reader->finish_run(run, "finished"), StoreError);
+  EXPECT_THROW(reader->begin_batch(), StoreError);
+  // The writer closed without finishing the run; a reader changes nothing,
+  // but can tell that no process runs it any more.
+  EXPECT_EQ(reader->find_run(run)->status, "running");
+  EXPECT_FALSE(reader->writer_pid().has_value());
+  // A reader takes no lock: a writer may start beside it.
+  EXPECT_FALSE(std::filesystem::exists(RunLock::lock_path(tmp.path())));
+  auto writer = RunStore::open(tmp.path());
+  EXPECT_EQ(reader->writer_pid(), getpid());
+}
+
+TEST(RunStoreTest, OneWritingProcessPerDatabaseNamingTheHolder) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const int64_t run = store->begin_or_resume_run("r", "c");
+  // In this process the lock is shared: a second connection is fine and
+  // does not take the running run for a dead one.
+  auto second = RunStore::open(tmp.path());
+  EXPECT_EQ(second->find_run(run)->status, "running");
+
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int code = 0;
+    try {
+      RunStore::open(tmp.path());
+      code = 1;  // opened: the lock did not hold
+    } catch (const StoreError& e) {
+      const std::string msg = e.what();
+      if (msg.find("in use by another run") == std::string::npos) code = 2;
+      if (msg.find("pid " + std::to_string(getppid())) == std::string::npos) code = 3;
+    }
+    // The reader side works while the writer holds the lock.
+    try {
+      auto reader = RunStore::open(tmp.path(), RunStore::Mode::read_only);
+      if (reader->writer_pid() != getppid()) code = 4;
+      if (reader->find_run(run)->status != "running") code = 5;
+    } catch (...) {
+      code = 6;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(RunStoreTest, TheLockDiesWithItsProcessAndTheRunIsMarkedInterrupted) {
+  TempDb tmp;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto store = RunStore::open(tmp.path());
+    store->begin_or_resume_run("r", "c");
+    kill(getpid(), SIGKILL);  // dies holding the lock, its run 'running'
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  EXPECT_FALSE(RunLock::holder(tmp.path()).has_value());
+  {
+    auto reader = RunStore::open(tmp.path(), RunStore::Mode::read_only);
+    EXPECT_FALSE(reader->writer_pid().has_value());
+    EXPECT_EQ(reader->find_run(1)->status, "running");  // readers change nothing
+  }
+  auto store = RunStore::open(tmp.path());
+  auto run = store->find_run(1);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->status, "interrupted");
+  EXPECT_TRUE(run->finished_at.has_value());
+  EXPECT_NE(run->status_reason.find("without finishing"), std::string::npos);
+  // Resuming it makes it running again.
+  EXPECT_EQ(store->begin_or_resume_run("r", "c"), 1);
+  EXPECT_EQ(store->find_run(1)->status, "running");
+  EXPECT_EQ(store->find_run(1)->status_reason, "");
 }
 
 TEST(RunStoreTest, ResumesByConfigHash) {
@@ -105,12 +287,13 @@ TEST(RunStoreTest, ResumesByConfigHash) {
   EXPECT_NE(a, b);
   EXPECT_EQ(store->latest_run_id(), b);
 
-  store->finish_run(a, "interrupted");
+  store->finish_run(a, "interrupted", "SIGTERM");
   auto run = store->find_run(a);
   ASSERT_TRUE(run.has_value());
   EXPECT_EQ(run->status, "interrupted");
+  EXPECT_EQ(run->status_reason, "SIGTERM");
   EXPECT_TRUE(run->finished_at.has_value());
-  EXPECT_EQ(run->config_hash, fnv1a64_hex("workloads: [8p]\n"));
+  EXPECT_EQ(run->config_hash, sha256_hex("workloads: [8p]\n"));
 
   // Same config text, any name: the same run, running again.
   EXPECT_EQ(store->begin_or_resume_run("renamed", "workloads: [8p]\n"), a);
@@ -120,65 +303,231 @@ TEST(RunStoreTest, ResumesByConfigHash) {
   EXPECT_FALSE(run->finished_at.has_value());
 
   EXPECT_THROW(store->finish_run(999, "finished"), StoreError);
+  EXPECT_THROW(store->finish_run(a, "done-ish"), StoreError);
   EXPECT_FALSE(store->find_run(999).has_value());
+  EXPECT_EQ(store->runs().size(), 2u);
 }
 
-TEST(RunStoreTest, CandidateInsertIsIdempotent) {
+TEST(RunStoreTest, SweepsCellsAndTheirRuns) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const int64_t sweep = store->begin_or_resume_sweep("grid", "grid: {method: [a, b]}");
+  EXPECT_EQ(store->begin_or_resume_sweep("again", "grid: {method: [a, b]}"), sweep);
+  CellRecord cell;
+  cell.sweep_id = sweep;
+  cell.cell_key = "method=a";
+  cell.ordinal = 0;
+  cell.params_json = R"({"method":"a"})";
+  cell.config_text = "method: a\n";
+  const int64_t a = store->put_cell(cell);
+  EXPECT_EQ(store->put_cell(cell), a);  // stable id
+  cell.cell_key = "method=b";
+  cell.ordinal = 1;
+  cell.config_text = "method: a\n";  // the same run config in two cells
+  const int64_t b = store->put_cell(cell);
+  ASSERT_EQ(store->cells(sweep).size(), 2u);
+  EXPECT_EQ(store->cells(sweep)[1].cell_key, "method=b");
+
+  const int64_t run_a = store->begin_or_resume_run("a", "method: a\n", a);
+  const int64_t run_b = store->begin_or_resume_run("b", "method: a\n", b);
+  const int64_t plain = store->begin_or_resume_run("plain", "method: a\n");
+  EXPECT_NE(run_a, run_b);
+  EXPECT_NE(run_a, plain);
+  EXPECT_EQ(store->begin_or_resume_run("a", "method: a\n", a), run_a);
+  EXPECT_EQ(store->find_run(run_b)->cell_id, b);
+  EXPECT_FALSE(store->find_run(plain)->cell_id.has_value());
+
+  EXPECT_THROW(store->begin_or_resume_run("x", "y", 999), StoreError);
+  cell.sweep_id = 999;
+  EXPECT_THROW(store->put_cell(cell), StoreError);
+}
+
+TEST(RunStoreTest, SamplePutIsIdempotentForTheSamePrompt) {
   TempDb tmp;
   auto store = RunStore::open(tmp.path());
   const int64_t run = store->begin_or_resume_run("r", "c");
 
-  const int64_t id = store->insert_candidate(candidate(run, 0, "first\n"));
-  // Same key, different content: the first write wins.
-  EXPECT_EQ(store->insert_candidate(candidate(run, 0, "second\n")), id);
+  const PutSampleResult first = store->put_sample(sample(run, 0, "first\n"));
+  EXPECT_TRUE(first.inserted);
+  // Same key and prompt, different answer: the first write wins.
+  const PutSampleResult again = store->put_sample(sample(run, 0, "second\n"));
+  EXPECT_EQ(again.id, first.id);
+  EXPECT_FALSE(again.inserted);
+  EXPECT_FALSE(again.superseded_id.has_value());
   EXPECT_EQ(store->candidates(run).size(), 1u);
 
-  auto found = store->find_candidate(run, "8p", "iterative", 3, 0);
+  auto found = store->find_sample(SampleKey{run, "8p", "iterative", 3, 0});
   ASSERT_TRUE(found.has_value());
-  EXPECT_EQ(found->id, id);
+  EXPECT_EQ(found->id, first.id);
   EXPECT_EQ(found->code, "first\n");
-  EXPECT_EQ(found->code_hash, fnv1a64_hex("first\n"));
+  EXPECT_EQ(found->code_hash, sha256_hex("first\n"));
+  EXPECT_EQ(found->prompt_hash, prompt_hash("system", "user 0"));
   EXPECT_EQ(found->response, "```python\nfirst\n```\n");
   EXPECT_EQ(found->prompt_user, "user 0");
+  EXPECT_EQ(found->role, SampleRole::code);
+  EXPECT_EQ(found->phase, Phase::iterate);
   EXPECT_FALSE(found->parent_id.has_value());
   EXPECT_FALSE(found->created_at.empty());
 
-  // Any part of the key differing makes a new candidate.
-  CandidateRecord child = candidate(run, 1);
-  child.parent_id = id;
-  const int64_t child_id = store->insert_candidate(child);
-  EXPECT_NE(child_id, id);
-  EXPECT_EQ(store->find_candidate(run, "8p", "iterative", 3, 1)->parent_id, id);
-  CandidateRecord other_seed = candidate(run, 0);
+  // Any part of the key differing makes a new sample.
+  SampleRecord child = sample(run, 1);
+  child.parent_id = first.id;
+  const int64_t child_id = store->put_sample(child).id;
+  EXPECT_NE(child_id, first.id);
+  EXPECT_EQ(store->find_sample(SampleKey{run, "8p", "iterative", 3, 1})->parent_id, first.id);
+  SampleRecord other_seed = sample(run, 0);
   other_seed.seed = 4;
-  EXPECT_NE(store->insert_candidate(other_seed), id);
+  EXPECT_NE(store->put_sample(other_seed).id, first.id);
   EXPECT_EQ(store->candidates(run).size(), 3u);
+  EXPECT_FALSE(store->find_sample(SampleKey{run, "8p", "iterative", 3, 9}).has_value());
+}
 
-  EXPECT_FALSE(store->find_candidate(run, "8p", "iterative", 3, 9).has_value());
+TEST(RunStoreTest, AChangedPromptSupersedesTheStoredSample) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const int64_t run = store->begin_or_resume_run("r", "c");
+  const int64_t old_id = store->put_sample(sample(run, 0, "old\n")).id;
+  ASSERT_TRUE(store->put_evaluation(evaluation(old_id, Verdict::correct)));
+
+  SampleRecord changed = sample(run, 0, "new\n");
+  changed.prompt_user = "user 0, with the context blocks this time";
+  const PutSampleResult put = store->put_sample(changed);
+  EXPECT_TRUE(put.inserted);
+  EXPECT_NE(put.id, old_id);
+  EXPECT_EQ(put.superseded_id, old_id);
+
+  auto live = store->find_sample(SampleKey{run, "8p", "iterative", 3, 0});
+  ASSERT_TRUE(live.has_value());
+  EXPECT_EQ(live->id, put.id);
+  EXPECT_EQ(live->code, "new\n");
+  EXPECT_TRUE(store->find_sample(old_id)->superseded);
+  // Reports see the live sample only, and not the old one's evaluation.
+  ASSERT_EQ(store->candidates(run).size(), 1u);
+  EXPECT_EQ(store->candidates(run)[0].id, put.id);
+  EXPECT_TRUE(store->evaluations(run).empty());
+  EXPECT_EQ(store->samples(run, RunStore::Texts::none, /*include_superseded=*/true).size(), 2u);
+
+  store->supersede_sample(put.id);
+  EXPECT_FALSE(store->find_sample(SampleKey{run, "8p", "iterative", 3, 0}).has_value());
+  EXPECT_THROW(store->supersede_sample(12345), StoreError);
+}
+
+TEST(RunStoreTest, SampleRolesPhasesPlansAndScores) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const int64_t run = store->begin_or_resume_run("r", "c");
+  SampleRecord seed_kernel = sample(run, 0);
+  seed_kernel.method = "autocomp";
+  seed_kernel.phase = Phase::translate;
+  const int64_t seed_id = store->put_sample(seed_kernel).id;
+
+  SampleRecord plan = sample(run, 1, "");
+  plan.method = "autocomp";
+  plan.role = SampleRole::plan;
+  plan.phase = Phase::optimise;
+  plan.generation = 2;
+  plan.parent_id = seed_id;
+  plan.response = "1. tile the K loop by 512";
+  const int64_t plan_id = store->put_sample(plan).id;
+
+  SampleRecord code = sample(run, 2);
+  code.method = "autocomp";
+  code.phase = Phase::optimise;
+  code.generation = 2;
+  code.parent_id = seed_id;
+  code.plan_id = plan_id;
+  code.plan = plan.response;
+  const int64_t code_id = store->put_sample(code).id;
+
+  SampleRecord score = sample(run, 3, "");
+  score.method = "autocomp";
+  score.role = SampleRole::score;
+  score.phase = Phase::translate;
+  score.parent_id = seed_id;
+  score.response = "SCORE: 8.5";
+  score.score = 8.5;
+  store->put_sample(score);
+
+  auto back = store->find_sample(code_id);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->phase, Phase::optimise);
+  EXPECT_EQ(back->generation, 2);
+  EXPECT_EQ(back->plan_id, plan_id);
+  EXPECT_EQ(back->plan, "1. tile the K loop by 512");
+  auto scored = store->find_sample(SampleKey{run, "8p", "autocomp", 3, 3});
+  EXPECT_EQ(scored->role, SampleRole::score);
+  EXPECT_EQ(scored->score, 8.5);
+
+  EXPECT_EQ(store->samples(run).size(), 4u);
+  // Only code and repair samples are candidates, and only they are judged.
+  ASSERT_EQ(store->candidates(run).size(), 2u);
+  EXPECT_THROW(store->put_evaluation(evaluation(plan_id, Verdict::correct)), StoreError);
+  EXPECT_TRUE(store->put_evaluation(evaluation(code_id, Verdict::correct)));
+
+  // Listings without texts carry hashes, not megabytes.
+  auto light = store->samples(run, RunStore::Texts::none);
+  EXPECT_EQ(light[2].plan, "");
+  EXPECT_EQ(light[2].prompt_system, "");
+  EXPECT_EQ(light[2].code_hash, sha256_hex(code.code));
+}
+
+TEST(RunStoreTest, TextsAreStoredOnceEach) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const int64_t run = store->begin_or_resume_run("r", "c");
+  const std::string baseline(10000, 'b');  // the module every prompt quotes
+  for (int i = 0; i < 20; ++i) {
+    SampleRecord s = sample(run, i, "same code\n");
+    s.prompt_system = baseline;
+    store->put_sample(s);
+  }
+  Raw raw(tmp.path());
+  // system, 20 user prompts, one response, one code, the empty plan.
+  EXPECT_EQ(raw.text("SELECT count(*) FROM blobs"), "24");
+  EXPECT_EQ(raw.text("SELECT count(*) FROM blobs WHERE bytes = 10000"), "1");
+  EXPECT_EQ(store->blob(sha256_hex(baseline)), baseline);
+  EXPECT_EQ(store->put_blob(baseline), sha256_hex(baseline));
+  EXPECT_FALSE(store->blob(sha256_hex("never stored")).has_value());
+  // The candidates view gives people and tests the texts back.
+  EXPECT_EQ(raw.text("SELECT count(*) FROM candidates WHERE code = 'same code\n'"), "20");
 }
 
 TEST(RunStoreTest, ForeignKeysAreEnforced) {
   TempDb tmp;
   auto store = RunStore::open(tmp.path());
-  EXPECT_THROW(store->insert_candidate(candidate(/*run_id=*/42, 0)),
-               StoreError);
-  EXPECT_THROW(store->insert_evaluation(evaluation(77, Verdict::correct)),
-               StoreError);
+  EXPECT_THROW(store->put_sample(sample(/*run_id=*/42, 0)), StoreError);
+  EXPECT_THROW(store->put_evaluation(evaluation(77, Verdict::correct)), StoreError);
   const int64_t run = store->begin_or_resume_run("r", "c");
+  SampleRecord orphan = sample(run, 0);
+  orphan.parent_id = 555;
+  try {
+    store->put_sample(orphan);
+    ADD_FAILURE() << "an unknown parent was accepted";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("sample 0"), std::string::npos) << e.what();
+  }
   EXPECT_TRUE(store->candidates(run).empty());
   EXPECT_TRUE(store->evaluations(run).empty());
 }
 
-TEST(RunStoreTest, EvaluationInsertIsIdempotent) {
+TEST(RunStoreTest, EvaluationPutIsIdempotent) {
   TempDb tmp;
   auto store = RunStore::open(tmp.path());
   const int64_t run = store->begin_or_resume_run("r", "c");
-  const int64_t cid = store->insert_candidate(candidate(run, 0));
+  const int64_t cid = store->put_sample(sample(run, 0)).id;
 
   EXPECT_FALSE(store->find_evaluation(cid).has_value());
-  EXPECT_TRUE(store->insert_evaluation(evaluation(cid, Verdict::correct)));
-  EXPECT_FALSE(
-      store->insert_evaluation(evaluation(cid, Verdict::numerics_mismatch)));
+  EvaluationRecord first = evaluation(cid, Verdict::correct);
+  first.input_seeds = {123456789012345, 7};
+  first.libtpu_version = "0.0.42.1";
+  first.jax_version = "0.10.2";
+  first.device_kind = "TPU v6e";
+  first.agent_key = "curve:abcd";
+  first.outside_pallas_flops_share = 0.02;
+  first.structure_json = R"({"pallas_calls":2})";
+  EXPECT_TRUE(store->put_evaluation(first));
+  EXPECT_FALSE(store->put_evaluation(evaluation(cid, Verdict::numerics_mismatch)));
 
   auto e = store->find_evaluation(cid);
   ASSERT_TRUE(e.has_value());
@@ -194,8 +543,15 @@ TEST(RunStoreTest, EvaluationInsertIsIdempotent) {
   EXPECT_EQ(e->speedup, 1.5);
   EXPECT_EQ(e->timing_kind, "cpu-wall");
   EXPECT_EQ(e->agent_id, "agent-1");
+  EXPECT_EQ(e->agent_key, "curve:abcd");
   EXPECT_EQ(e->backend, "interpret");
   EXPECT_EQ(e->attempts, 2);
+  EXPECT_EQ(e->input_seeds, (std::vector<int64_t>{123456789012345, 7}));
+  EXPECT_EQ(e->libtpu_version, "0.0.42.1");
+  EXPECT_EQ(e->jax_version, "0.10.2");
+  EXPECT_EQ(e->device_kind, "TPU v6e");
+  EXPECT_EQ(e->outside_pallas_flops_share, 0.02);
+  EXPECT_EQ(e->structure_json, R"({"pallas_calls":2})");
   EXPECT_EQ(store->evaluations(run).size(), 1u);
 }
 
@@ -203,18 +559,20 @@ TEST(RunStoreTest, NullableNumbersStayNull) {
   TempDb tmp;
   auto store = RunStore::open(tmp.path());
   const int64_t run = store->begin_or_resume_run("r", "c");
-  const int64_t cid = store->insert_candidate(candidate(run, 0, ""));
+  const int64_t cid = store->put_sample(sample(run, 0, "")).id;
   EvaluationRecord e;
   e.candidate_id = cid;
   e.verdict = Verdict::no_code;
   e.stage = "extract";
-  ASSERT_TRUE(store->insert_evaluation(e));
+  ASSERT_TRUE(store->put_evaluation(e));
   auto back = store->find_evaluation(cid);
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->verdict, Verdict::no_code);
   EXPECT_FALSE(back->kernel_ms.has_value());
   EXPECT_FALSE(back->speedup.has_value());
   EXPECT_FALSE(back->max_abs_err.has_value());
+  EXPECT_FALSE(back->outside_pallas_flops_share.has_value());
+  EXPECT_TRUE(back->input_seeds.empty());
   EXPECT_EQ(back->stage_ms_json, "{}");
 }
 
@@ -222,30 +580,163 @@ TEST(RunStoreTest, LlmCallsAreAppended) {
   TempDb tmp;
   auto store = RunStore::open(tmp.path());
   const int64_t run = store->begin_or_resume_run("r", "c");
-  const int64_t cid = store->insert_candidate(candidate(run, 0));
   LlmCallRecord call;
   call.run_id = run;
-  call.candidate_id = cid;
-  call.provider = "replay";
-  call.model = "replay";
+  call.provider = "gemini";
+  call.model = "gemini-3-flash";
+  call.role = SampleRole::plan;
+  call.samples = 4;
   call.prompt_tokens = 120;
   call.completion_tokens = 340;
-  call.tokens_estimated = true;
+  call.thinking_tokens = 900;
   call.latency_ms = 0.25;
-  const int64_t first = store->insert_llm_call(call);
+  call.cost_usd = 0.01;
+  const int64_t first = store->put_llm_call(call);
   LlmCallRecord failed = call;
-  failed.candidate_id.reset();
-  EXPECT_NE(store->insert_llm_call(failed), first);
+  failed.status = "error";
+  failed.error_code = "resource_exhausted";
+  failed.http_status = 429;
+  failed.cost_usd.reset();
+  EXPECT_NE(store->put_llm_call(failed), first);
+  failed.status = "maybe";
+  EXPECT_THROW(store->put_llm_call(failed), StoreError);
+  LlmCallRecord unknown_run = call;
+  unknown_run.run_id = 99;
+  EXPECT_THROW(store->put_llm_call(unknown_run), StoreError);
 
   const auto calls = store->llm_calls(run);
   ASSERT_EQ(calls.size(), 2u);
   EXPECT_EQ(calls[0].id, first);
-  EXPECT_EQ(calls[0].candidate_id, cid);
+  EXPECT_EQ(calls[0].role, SampleRole::plan);
+  EXPECT_EQ(calls[0].samples, 4);
   EXPECT_EQ(calls[0].prompt_tokens, 120);
   EXPECT_EQ(calls[0].completion_tokens, 340);
-  EXPECT_TRUE(calls[0].tokens_estimated);
+  EXPECT_EQ(calls[0].thinking_tokens, 900);
   EXPECT_EQ(calls[0].latency_ms, 0.25);
-  EXPECT_FALSE(calls[1].candidate_id.has_value());
+  EXPECT_EQ(calls[0].cost_usd, 0.01);
+  EXPECT_EQ(calls[1].status, "error");
+  EXPECT_EQ(calls[1].error_code, "resource_exhausted");
+  EXPECT_EQ(calls[1].http_status, 429);
+  EXPECT_FALSE(calls[1].cost_usd.has_value());
+}
+
+TEST(RunStoreTest, TheResponseCacheIsKeyedByWhatDeterminesAnAnswer) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const PutResponseResult put = store->put_response(response("prompt A"));
+  EXPECT_TRUE(put.inserted);
+  // The first answer under a key wins.
+  LlmResponseRecord other = response("prompt A");
+  other.text = "a different answer";
+  EXPECT_EQ(store->put_response(other).id, put.id);
+  EXPECT_FALSE(store->put_response(other).inserted);
+
+  const LlmResponseRecord base = response("prompt A");
+  auto hit = store->find_response(base.key());
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->id, put.id);
+  EXPECT_EQ(hit->text, base.text);
+  EXPECT_EQ(hit->prompt_user, "prompt A");
+  EXPECT_EQ(hit->model_reported, "gpt-x-2025");
+  EXPECT_EQ(hit->finish_reason, "stop");
+  EXPECT_EQ(hit->thinking_tokens, 50);
+  EXPECT_EQ(hit->cost_usd, 0.0042);
+  EXPECT_EQ(hit->prompt_hash, prompt_hash("system", "prompt A"));
+  EXPECT_EQ(hit->params_hash, sha256_hex(R"({"temperature":0.7})"));
+  EXPECT_EQ(store->find_response(put.id)->text, base.text);
+  EXPECT_EQ(response_key("openai", "gpt-x", "system", "prompt A", R"({"temperature":0.7})", 0, 3)
+                .prompt_hash,
+            hit->prompt_hash);
+
+  // Each part of the key misses when it differs.
+  auto miss = [&](auto change) {
+    LlmResponseRecord r = response("prompt A");
+    change(r);
+    return !store->find_response(r.key()).has_value();
+  };
+  EXPECT_TRUE(miss([](LlmResponseRecord& r) { r.provider = "gemini"; }));
+  EXPECT_TRUE(miss([](LlmResponseRecord& r) { r.model = "gpt-y"; }));
+  EXPECT_TRUE(miss([](LlmResponseRecord& r) { r.prompt_user = "prompt B"; }));
+  EXPECT_TRUE(miss([](LlmResponseRecord& r) { r.prompt_system = "system!"; }));
+  EXPECT_TRUE(miss([](LlmResponseRecord& r) { r.params_json = R"({"temperature":1.0})"; }));
+  EXPECT_TRUE(miss([](LlmResponseRecord& r) { r.sample_index = 1; }));
+  EXPECT_TRUE(miss([](LlmResponseRecord& r) { r.seed = 4; }));
+}
+
+TEST(RunStoreTest, AGeneratedSampleIsStoredWithItsCallAndCachedResponse) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const int64_t run = store->begin_or_resume_run("r", "c");
+  LlmCallRecord call;
+  call.run_id = run;
+  call.provider = "openai";
+  call.model = "gpt-x";
+  LlmResponseRecord r = response("user 0");
+  const PutSampleResult put = store->put_generated_sample(sample(run, 0), call, r);
+  EXPECT_TRUE(put.inserted);
+  auto s = store->find_sample(put.id);
+  ASSERT_TRUE(s->response_id.has_value());
+  auto cached = store->find_response(*s->response_id);
+  ASSERT_TRUE(cached.has_value());
+  EXPECT_EQ(cached->call_id, store->llm_calls(run).at(0).id);
+
+  // A failing part undoes the whole write: no call is left without its sample.
+  SampleRecord bad = sample(run, 1);
+  bad.parent_id = 999;
+  EXPECT_THROW(store->put_generated_sample(bad, call, response("user 1")), StoreError);
+  EXPECT_EQ(store->llm_calls(run).size(), 1u);
+  EXPECT_FALSE(store->find_response(response("user 1").key()).has_value());
+}
+
+TEST(RunStoreTest, ABatchCommitsTogetherAndAFailedWriteUndoesOnlyItself) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const int64_t run = store->begin_or_resume_run("r", "c");
+  auto reader = RunStore::open(tmp.path(), RunStore::Mode::read_only);
+
+  store->begin_batch();
+  EXPECT_TRUE(store->in_batch());
+  EXPECT_THROW(store->begin_batch(), StoreError);
+  const int64_t a = store->put_sample(sample(run, 0)).id;
+  EXPECT_THROW(store->put_evaluation(evaluation(9999, Verdict::correct)), StoreError);
+  const int64_t b = store->put_sample(sample(run, 1)).id;
+  // The writer sees its own batch; nobody else does before the commit.
+  EXPECT_EQ(store->candidates(run).size(), 2u);
+  EXPECT_EQ(reader->candidates(run).size(), 0u);
+  store->commit_batch();
+  EXPECT_FALSE(store->in_batch());
+  ASSERT_EQ(reader->candidates(run).size(), 2u);
+  EXPECT_EQ(reader->candidates(run)[0].id, a);
+  EXPECT_EQ(reader->candidates(run)[1].id, b);
+
+  store->begin_batch();
+  store->put_sample(sample(run, 2));
+  store->rollback_batch();
+  EXPECT_EQ(store->candidates(run).size(), 2u);
+  store->commit_batch();  // no batch: nothing to do
+}
+
+TEST(RunStoreTest, AColumnAddedToTheSchemaReachesAnExistingDatabase) {
+  TempDb tmp;
+  RunStore::open(tmp.path())->begin_or_resume_run("r", "c");
+  {
+    // An older build's table: the evaluations table without two columns.
+    Raw raw(tmp.path(), SQLITE_OPEN_READWRITE);
+    raw.exec("ALTER TABLE evaluations DROP COLUMN structure_json");
+    raw.exec("ALTER TABLE evaluations DROP COLUMN outside_pallas_flops_share");
+    raw.exec("ALTER TABLE evaluations DROP COLUMN libtpu_version");
+  }
+  auto store = RunStore::open(tmp.path());
+  const int64_t cid = store->put_sample(sample(1, 0)).id;
+  EvaluationRecord e = evaluation(cid, Verdict::correct);
+  e.outside_pallas_flops_share = 0.5;
+  e.structure_json = R"({"x":1})";
+  e.libtpu_version = "0.0.42.1";
+  ASSERT_TRUE(store->put_evaluation(e));
+  auto back = store->find_evaluation(cid);
+  EXPECT_EQ(back->outside_pallas_flops_share, 0.5);
+  EXPECT_EQ(back->structure_json, R"({"x":1})");
+  EXPECT_EQ(back->libtpu_version, "0.0.42.1");
 }
 
 TEST(RunStoreTest, ReopenAfterCloseKeepsEverything) {
@@ -255,15 +746,15 @@ TEST(RunStoreTest, ReopenAfterCloseKeepsEverything) {
   {
     auto store = RunStore::open(tmp.path());
     run = store->begin_or_resume_run("r", "config v1");
-    cid = store->insert_candidate(candidate(run, 0));
-    ASSERT_TRUE(store->insert_evaluation(evaluation(cid, Verdict::correct)));
+    cid = store->put_sample(sample(run, 0)).id;
+    ASSERT_TRUE(store->put_evaluation(evaluation(cid, Verdict::correct)));
   }
   auto store = RunStore::open(tmp.path());
   EXPECT_EQ(store->latest_run_id(), run);
   EXPECT_EQ(store->begin_or_resume_run("r", "config v1"), run);
   // The resumed run finds what it paid for and writes nothing twice.
-  EXPECT_EQ(store->insert_candidate(candidate(run, 0)), cid);
-  EXPECT_FALSE(store->insert_evaluation(evaluation(cid, Verdict::crash)));
+  EXPECT_EQ(store->put_sample(sample(run, 0)).id, cid);
+  EXPECT_FALSE(store->put_evaluation(evaluation(cid, Verdict::crash)));
   EXPECT_EQ(store->find_evaluation(cid)->verdict, Verdict::correct);
   EXPECT_EQ(store->candidates(run).size(), 1u);
 }
@@ -273,11 +764,11 @@ TEST(RunStoreTest, QueriesAreScopedToTheRun) {
   auto store = RunStore::open(tmp.path());
   const int64_t r1 = store->begin_or_resume_run("a", "1");
   const int64_t r2 = store->begin_or_resume_run("b", "2");
-  const int64_t c1 = store->insert_candidate(candidate(r1, 0));
-  const int64_t c2 = store->insert_candidate(candidate(r2, 0));
+  const int64_t c1 = store->put_sample(sample(r1, 0)).id;
+  const int64_t c2 = store->put_sample(sample(r2, 0)).id;
   EXPECT_NE(c1, c2);  // same key apart from run_id
-  store->insert_evaluation(evaluation(c1, Verdict::correct));
-  store->insert_evaluation(evaluation(c2, Verdict::timeout));
+  store->put_evaluation(evaluation(c1, Verdict::correct));
+  store->put_evaluation(evaluation(c2, Verdict::timeout));
   ASSERT_EQ(store->evaluations(r1).size(), 1u);
   EXPECT_EQ(store->evaluations(r1)[0].candidate_id, c1);
   ASSERT_EQ(store->candidates(r2).size(), 1u);

@@ -26,7 +26,7 @@ class TempDb {
 
  private:
   void remove_all() {
-    for (const char* suffix : {"", "-wal", "-shm"}) {
+    for (const char* suffix : {"", "-wal", "-shm", ".lock"}) {
       std::filesystem::remove(path_ + suffix);
     }
   }
