@@ -108,6 +108,10 @@ StoreActor::behavior_type store_actor(Self self, std::shared_ptr<RunStore> store
         return handle<MaybeSample>(self, read,
                                    [&](RunStore& s) { return MaybeSample{s.find_sample(k)}; });
       },
+      [=](load_search_atom, const SampleKey& k) {
+        return handle<StoredSearch>(self, read,
+                                    [&](RunStore& s) { return s.search_samples(k); });
+      },
       [=](put_sample_atom, const SampleRecord& sample) {
         return handle<PutSampleResult>(self, write,
                                        [&](RunStore& s) { return s.put_sample(sample); });

@@ -37,6 +37,7 @@
 namespace palladium {
 
 using find_sample_atom = caf::atom_constant<caf::atom("findsample")>;
+using load_search_atom = caf::atom_constant<caf::atom("loadsearch")>;
 using put_sample_atom = caf::atom_constant<caf::atom("putsample")>;
 using find_eval_atom = caf::atom_constant<caf::atom("find_eval")>;
 using put_eval_atom = caf::atom_constant<caf::atom("put_eval")>;
@@ -70,6 +71,7 @@ struct StoreStats {
 // The store actor's contract. Each message maps to the RunStore method of
 // the same meaning (see store/run_store.hpp for semantics and idempotence):
 //   (find_sample_atom, SampleKey)                  -> MaybeSample    find_sample
+//   (load_search_atom, SampleKey)                  -> StoredSearch   search_samples
 //   (put_sample_atom, SampleRecord)                -> PutSampleResult put_sample
 //   (put_sample_atom, SampleRecord, LlmCallRecord, LlmResponseRecord)
 //                                                  -> PutSampleResult put_generated_sample
@@ -84,6 +86,7 @@ struct StoreStats {
 //   (commit_atom)                                  the actor's own batch tick
 using StoreActor = caf::typed_actor<
     caf::replies_to<find_sample_atom, SampleKey>::with<MaybeSample>,
+    caf::replies_to<load_search_atom, SampleKey>::with<StoredSearch>,
     caf::replies_to<put_sample_atom, SampleRecord>::with<PutSampleResult>,
     caf::replies_to<put_sample_atom, SampleRecord, LlmCallRecord,
                     LlmResponseRecord>::with<PutSampleResult>,
@@ -111,6 +114,7 @@ StoreActor spawn_store(caf::actor_system& sys, std::shared_ptr<RunStore> store,
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::SampleKey)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::SampleRecord)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::StoredSearch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::PutSampleResult)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::EvaluationRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::LlmCallRecord)

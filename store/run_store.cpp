@@ -739,6 +739,25 @@ std::optional<SampleRecord> RunStore::find_sample(int64_t sample_id) const {
   return read_sample(*db_, *st);
 }
 
+StoredSearch RunStore::search_samples(const SampleKey& k) const {
+  StoredSearch out;
+  {
+    sqlite::CachedUse st(*db_, "SELECT " PALLADIUM_SAMPLE_TEXTS
+                               "WHERE s.run_id = ?1 AND s.workload = ?2 AND s.method = ?3 AND "
+                               "s.seed = ?4 AND s.superseded = 0 ORDER BY s.sample_index");
+    st->bind_int64(1, k.run_id).bind_text(2, k.workload).bind_text(3, k.method).bind_int64(4, k.seed);
+    while (st->step()) out.samples.push_back(read_sample(*db_, *st));
+  }
+  static const std::string sql = std::string("SELECT ") + kEvaluationColumns +
+                                 " FROM evaluations e JOIN samples s ON s.id = e.candidate_id "
+                                 "WHERE s.run_id = ?1 AND s.workload = ?2 AND s.method = ?3 AND "
+                                 "s.seed = ?4 AND s.superseded = 0 ORDER BY e.id";
+  sqlite::CachedUse st(*db_, sql.c_str());
+  st->bind_int64(1, k.run_id).bind_text(2, k.workload).bind_text(3, k.method).bind_int64(4, k.seed);
+  while (st->step()) out.evaluations.push_back(read_evaluation(*db_, *st));
+  return out;
+}
+
 void RunStore::supersede_sample(int64_t sample_id) {
   WriteScope w(*this, "supersede_sample");
   sqlite::CachedUse st(*db_, "UPDATE samples SET superseded = 1 WHERE id = ?1");

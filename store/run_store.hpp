@@ -179,6 +179,13 @@ struct EvaluationRecord {
   std::string created_at;  // store
 };
 
+// Everything stored for one search: its live samples (with texts) in
+// sample-index order and the evaluations of its live candidates.
+struct StoredSearch {
+  std::vector<SampleRecord> samples;
+  std::vector<EvaluationRecord> evaluations;
+};
+
 // One LLM request as sent (ok or failed), with the API's own usage.
 struct LlmCallRecord {
   int64_t id = 0;  // store
@@ -332,6 +339,11 @@ class RunStore {
   // The live sample at `key`, with its texts.
   std::optional<SampleRecord> find_sample(const SampleKey& key) const;
   std::optional<SampleRecord> find_sample(int64_t sample_id) const;
+
+  // What one search (the key's run, workload, method and seed; its
+  // sample_index is ignored) has stored, in one read: what a resumed search
+  // loads before it proposes anything.
+  StoredSearch search_samples(const SampleKey& search) const;
 
   // Marks a sample superseded (reports and lookups then ignore it). Throws
   // StoreError for an unknown id.

@@ -412,6 +412,37 @@ TEST(RunStoreTest, AChangedPromptSupersedesTheStoredSample) {
   EXPECT_THROW(store->supersede_sample(12345), StoreError);
 }
 
+TEST(RunStoreTest, SearchSamplesLoadsOneSearchsLiveSamplesAndEvaluations) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const int64_t run = store->begin_or_resume_run("r", "c");
+  // Stored out of index order, plus rows of other searches and a superseded one.
+  const int64_t s2 = store->put_sample(sample(run, 2)).id;
+  const int64_t s0 = store->put_sample(sample(run, 0)).id;
+  ASSERT_TRUE(store->put_evaluation(evaluation(s2, Verdict::correct)));
+  SampleRecord other_seed = sample(run, 0);
+  other_seed.seed = 4;
+  store->put_evaluation(evaluation(store->put_sample(other_seed).id, Verdict::correct));
+  SampleRecord other_workload = sample(run, 1);
+  other_workload.workload = "1p";
+  store->put_sample(other_workload);
+  const int64_t old1 = store->put_sample(sample(run, 1)).id;
+  ASSERT_TRUE(store->put_evaluation(evaluation(old1, Verdict::numerics_mismatch)));
+  SampleRecord changed = sample(run, 1, "new\n");
+  changed.prompt_user = "another prompt";
+  const int64_t s1 = store->put_sample(changed).id;
+
+  StoredSearch got = store->search_samples(SampleKey{run, "8p", "iterative", 3, 99});
+  ASSERT_EQ(got.samples.size(), 3u);
+  EXPECT_EQ(got.samples[0].id, s0);
+  EXPECT_EQ(got.samples[1].id, s1);
+  EXPECT_EQ(got.samples[2].id, s2);
+  EXPECT_EQ(got.samples[1].prompt_user, "another prompt");  // with texts
+  ASSERT_EQ(got.evaluations.size(), 1u);  // not the superseded sample's
+  EXPECT_EQ(got.evaluations[0].candidate_id, s2);
+  EXPECT_TRUE(store->search_samples(SampleKey{run, "8p", "autocomp", 3, 0}).samples.empty());
+}
+
 TEST(RunStoreTest, SampleRolesPhasesPlansAndScores) {
   TempDb tmp;
   auto store = RunStore::open(tmp.path());
