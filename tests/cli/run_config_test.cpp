@@ -51,7 +51,7 @@ TEST(RunConfig, ErrorsNameTheFileAndKey) {
             std::string::npos);
   EXPECT_NE(error_of("name: q\nworkloads: [8p, 8p]\n").find("listed twice"), std::string::npos);
   EXPECT_NE(error_of("workloads: [8p]\n").find("name: is required"), std::string::npos);
-  EXPECT_NE(error_of("name: q\nworkloads: [8p]\nmethod: autocomp\n").find("not implemented"),
+  EXPECT_NE(error_of("name: q\nworkloads: [8p]\nmethod: beam\n").find("method: 'beam' is not a method"),
             std::string::npos);
   EXPECT_NE(error_of("name: [unclosed\n").find("YAML syntax error at line"), std::string::npos);
   EXPECT_NE(error_of("name: q\nworkloads: [8p]\nevaluation: {timeout_s: 0}\n")
