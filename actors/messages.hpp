@@ -13,6 +13,9 @@
 //   workload_search -> store:           StoreActor (actors/store_actor.hpp)
 //   workload_search -> eval_dispatcher: (eval_atom, wire::Job)                  -> wire::Result
 //   workload_search -> run:             (progress_atom, ProgressEvent)
+//                                       (status_atom, int index, SearchStatus)   when idle or done
+//   run -> workload_search:             (budget_atom, int limit, bool open)      global reallocation
+//                                       (inflight_atom, int cap)                 pipelining cap
 //   zmq bridge      -> eval_dispatcher: (ZmqInboundBatch)
 //   run             -> eval_dispatcher: (agents_atom)                           -> int32_t
 //   bench, status   -> eval_dispatcher: (stats_atom)                            -> DispatcherStats
@@ -30,6 +33,7 @@
 #include "protocol/wire_protocol.hpp"
 #include "llm/provider.hpp"
 #include "actors/store_actor.hpp"
+#include "search/strategy.hpp"
 
 namespace palladium {
 
@@ -40,6 +44,9 @@ using agents_atom = caf::atom_constant<caf::atom("agents")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;
 using beat_atom = caf::atom_constant<caf::atom("beat")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
+using status_atom = caf::atom_constant<caf::atom("status")>;
+using budget_atom = caf::atom_constant<caf::atom("budget")>;
+using inflight_atom = caf::atom_constant<caf::atom("inflight")>;
 
 
 // Frames from agents, as the bridge read them in one turn (actors/zmq_bridge.hpp).
@@ -53,6 +60,8 @@ struct ProgressEvent {
   std::string workload;
   bool correct = false;  // for `evaluated`
   bool reused = false;   // found in the store instead of paid for again
+  SampleRole role = SampleRole::code;  // for `generated` and `evaluated`
+  int units = 0;                       // budget units the sample cost (`generated`)
 };
 
 }  // namespace palladium
@@ -61,5 +70,6 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ChatRequest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ChatResponse)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ZmqInboundBatch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ProgressEvent)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::SearchStatus)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::wire::Job)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::wire::Result)

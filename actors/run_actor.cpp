@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cstdio>
-#include <set>
+#include <map>
+#include <memory>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -16,10 +18,15 @@ struct RunState {
   StoreActor store;
   caf::actor llm_gateway, dispatcher;
   caf::typed_response_promise<std::string> done;
-  std::set<caf::actor_addr> running;
-  int generated = 0, reused = 0, evaluated = 0, correct = 0, agents = 0;
-  int searches_failed = 0;
-  int total_samples = 0;
+  std::map<caf::actor_addr, int> running;  // live search -> its index
+  std::vector<caf::actor> searches;        // by index
+  std::vector<std::optional<SearchStatus>> reported;  // since the last epoch
+  std::vector<bool> ended;
+  std::vector<int> limits;  // the limit each search holds
+  std::unique_ptr<GlobalAllocator> allocator;
+  int cap = 0;
+  int spent = 0, candidates = 0, reused = 0, evaluated = 0, correct = 0, other_calls = 0;
+  int agents = 0, searches_failed = 0, total_units = 0;
   std::chrono::steady_clock::time_point started, last_line;
   static inline const char* name = "run";
 };
@@ -30,12 +37,13 @@ void print_progress(Self self, bool final_line) {
   auto& st = self->state;
   auto now = std::chrono::steady_clock::now();
   auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - st.started).count();
-  char line[256];
+  char line[320];
   std::snprintf(line, sizeof line,
-                "[run %lld] agents %d | generated %d/%d (%d reused) | evaluated %d | correct %d | "
-                "%llds",
-                static_cast<long long>(st.plan.run_id), st.agents, st.generated, st.total_samples,
-                st.reused, st.evaluated, st.correct, static_cast<long long>(secs));
+                "[run %lld] agents %d | spent %d/%d | candidates %d (%d reused) | evaluated %d | "
+                "correct %d | other calls %d | %llds",
+                static_cast<long long>(st.plan.run_id), st.agents, st.spent, st.total_units,
+                st.candidates, st.reused, st.evaluated, st.correct, st.other_calls,
+                static_cast<long long>(secs));
   if (st.plan.live_progress) {
     std::fprintf(stderr, "\r\033[K%s%s", line, final_line ? "\n" : "");
   } else if (final_line || now - st.last_line >= std::chrono::seconds(10)) {
@@ -58,6 +66,60 @@ void maybe_finish(Self self) {
             });
 }
 
+// Global reallocation: once every search is idle or done, grant new limits.
+void maybe_epoch(Self self) {
+  auto& st = self->state;
+  if (!st.allocator) return;
+  std::vector<SearchStatus> statuses;
+  for (size_t i = 0; i < st.reported.size(); ++i) {
+    if (!st.reported[i]) return;  // still working
+    statuses.push_back(*st.reported[i]);
+  }
+  if (st.running.empty()) return;
+  std::vector<GlobalAllocator::Grant> grants;
+  try {
+    grants = st.allocator->at_epoch(statuses);
+  } catch (const std::exception& e) {
+    spdlog::error("run {}: global reallocation failed: {}", st.plan.run_id, e.what());
+    for (auto& a : st.searches) self->send_exit(a, caf::exit_reason::user_shutdown);
+    return;
+  }
+  for (const auto& g : grants) {
+    const auto i = static_cast<size_t>(g.search);
+    st.limits[i] = g.limit;
+    if (st.ended[i]) {
+      st.reported[i]->limit = g.limit;  // done: its status stands for the next epochs
+      continue;
+    }
+    st.reported[i].reset();
+    self->send(st.searches[i], budget_atom::value, g.limit, g.open);
+  }
+}
+
+// A search that died will not report again; it keeps (as spent) the whole
+// limit it held, since what it spent last is unknown.
+SearchStatus ended_status(const RunState& st, size_t i) {
+  SearchStatus s;
+  s.done = true;
+  s.limit = st.limits[i];
+  s.spent = st.limits[i];
+  return s;
+}
+
+void update_caps(Self self) {
+  auto& st = self->state;
+  if (st.running.empty()) return;
+  const long slots = std::max(1L, static_cast<long>(st.agents) * st.plan.slots_per_agent);
+  const long live = static_cast<long>(st.running.size());
+  const int cap = static_cast<int>(
+      std::max(1L, (st.plan.in_flight_per_slot * slots + live - 1) / live));
+  if (cap == st.cap) return;
+  st.cap = cap;
+  for (auto& [addr, i] : st.running) {
+    self->send(st.searches[static_cast<size_t>(i)], inflight_atom::value, cap);
+  }
+}
+
 caf::behavior run_actor(Self self, RunPlan plan, StoreActor store, caf::actor llm_gateway,
                         caf::actor dispatcher) {
   auto& st = self->state;
@@ -67,8 +129,16 @@ caf::behavior run_actor(Self self, RunPlan plan, StoreActor store, caf::actor ll
   st.dispatcher = dispatcher;
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
-    st.running.erase(dm.source);
+    auto it = st.running.find(dm.source);
+    if (it == st.running.end()) return;
+    const auto i = static_cast<size_t>(it->second);
+    st.running.erase(it);
     if (dm.reason) st.searches_failed++;
+    if (!st.ended[i]) {
+      st.ended[i] = true;
+      st.reported[i] = ended_status(st, i);
+    }
+    maybe_epoch(self);
     maybe_finish(self);
   });
   return {
@@ -76,24 +146,53 @@ caf::behavior run_actor(Self self, RunPlan plan, StoreActor store, caf::actor ll
         auto& st = self->state;
         st.done = self->make_response_promise<std::string>();
         st.started = st.last_line = std::chrono::steady_clock::now();
-        for (auto& spec : st.plan.searches) {
-          st.total_samples += spec.budget;
-          auto a = spawn_workload_search(self->system(), spec,
+        const int n = static_cast<int>(st.plan.searches.size());
+        if (st.plan.global) {
+          st.allocator = std::make_unique<GlobalAllocator>(n, st.plan.budget_per_search,
+                                                           st.plan.global_config);
+        }
+        st.total_units = n * st.plan.budget_per_search;
+        st.reported.assign(static_cast<size_t>(n), std::nullopt);
+        st.ended.assign(static_cast<size_t>(n), false);
+        st.limits.assign(static_cast<size_t>(n), st.allocator ? st.allocator->initial_limit()
+                                                              : st.plan.budget_per_search);
+        st.cap = std::max(1, st.plan.in_flight_per_slot);
+        for (int i = 0; i < n; ++i) {
+          WorkloadSearchSpec spec = st.plan.searches[static_cast<size_t>(i)];
+          spec.index = i;
+          spec.budget = st.limits[static_cast<size_t>(i)];
+          spec.budget_open = static_cast<bool>(st.allocator);
+          spec.in_flight = st.cap;
+          auto a = spawn_workload_search(self->system(), std::move(spec),
                                          SearchPeers{st.store, st.llm_gateway, st.dispatcher,
                                                      caf::actor_cast<caf::actor>(self)});
           self->monitor(a);
-          st.running.insert(a.address());
+          st.running[a.address()] = i;
+          st.searches.push_back(a);
         }
         self->delayed_send(self, std::chrono::seconds(1), beat_atom::value);
         maybe_finish(self);  // an empty plan ends at once
         return st.done;
       },
+      [=](status_atom, int index, const SearchStatus& status) {
+        auto& st = self->state;
+        const auto i = static_cast<size_t>(index);
+        if (i >= st.reported.size() || st.ended[i]) return;
+        st.reported[i] = status;
+        if (status.done) st.ended[i] = true;
+        maybe_epoch(self);
+      },
       [=](progress_atom, const ProgressEvent& ev) {
         auto& st = self->state;
         switch (ev.kind) {
           case ProgressEvent::generated:
-            st.generated++;
-            if (ev.reused) st.reused++;
+            st.spent += ev.units;
+            if (is_candidate_role(ev.role)) {
+              st.candidates++;
+              if (ev.reused) st.reused++;
+            } else {
+              st.other_calls++;
+            }
             break;
           case ProgressEvent::evaluated:
             st.evaluated++;
@@ -108,6 +207,7 @@ caf::behavior run_actor(Self self, RunPlan plan, StoreActor store, caf::actor ll
         self->request(self->state.dispatcher, caf::infinite, agents_atom::value)
             .then([=](int32_t n) {
               self->state.agents = n;
+              update_caps(self);
               if (!self->state.running.empty()) print_progress(self, false);
             });
         self->delayed_send(self, std::chrono::seconds(1), beat_atom::value);

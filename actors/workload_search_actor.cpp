@@ -2,14 +2,14 @@
 
 #include <map>
 #include <memory>
-#include <optional>
+#include <stdexcept>
 
 #include <spdlog/spdlog.h>
 
 #include "actors/messages.hpp"
 #include "actors/record_conversions.hpp"
 #include "llm/code_extractor.hpp"
-#include "search/iterative_search.hpp"
+#include "search/response_parsing.hpp"
 #include "store/content_hash.hpp"
 
 namespace palladium {
@@ -18,151 +18,251 @@ namespace {
 struct SearchState {
   WorkloadSearchSpec spec;
   SearchPeers peers;
-  std::unique_ptr<Strategy> search;
-  std::map<int, int64_t> candidate_ids;  // sample index -> stored candidate id
+  std::unique_ptr<Strategy> strategy;
+  bool loaded = false;
+  bool pumping = false;
+  bool quitting = false;
+  bool reported_idle = false;
+  int cap = 1;
+  int in_flight = 0;                                // samples between propose and observe
+  std::map<int, int64_t> sample_ids;                // sample index -> stored sample id
+  std::map<int, SampleRecord> stored;               // loaded at start, by sample index
+  std::map<int64_t, EvaluationRecord> stored_evals;  // loaded at start, by candidate id
   static inline const char* name = "workload_search";
 };
 
 using Self = caf::stateful_actor<SearchState>*;
 
-void step(Self self);
+void pump(Self self);
 
 void fail(Self self, const std::string& what) {
-  spdlog::error("workload {} seed {}: {}", self->state.spec.brief.id, self->state.spec.seed, what);
-  self->send(self->state.peers.run, progress_atom::value,
-             ProgressEvent{ProgressEvent::workload_failed, self->state.spec.brief.id});
+  auto& st = self->state;
+  if (st.quitting) return;
+  st.quitting = true;
+  spdlog::error("workload {} seed {}: {}", st.spec.brief.id, st.spec.seed, what);
+  self->send(st.peers.run, progress_atom::value,
+             ProgressEvent{ProgressEvent::workload_failed, st.spec.brief.id});
   self->quit(caf::make_error(caf::sec::runtime_error, what));
 }
 
-void finish_sample(Self self, int sample_index, const std::string& response,
-                   const std::string& code, const EvalOutcome& outcome, bool reused) {
+void send_progress(Self self, ProgressEvent::Kind kind, const SampleRequest& r, bool reused,
+                   bool correct = false) {
   auto& st = self->state;
-  self->send(st.peers.run, progress_atom::value,
-             ProgressEvent{ProgressEvent::evaluated, st.spec.brief.id,
-                           outcome.verdict == Verdict::correct, reused});
-  st.search->observe(sample_index, Observation{response, code, outcome});
-  step(self);
+  ProgressEvent ev{kind, st.spec.brief.id, correct, reused};
+  ev.role = r.role;
+  ev.units = st.strategy->budget().cost(r.role);
+  self->send(st.peers.run, progress_atom::value, ev);
 }
 
-void evaluate(Self self, int sample_index, int64_t candidate_id, const std::string& response,
-              const std::string& code) {
+// The answer to `r` is persisted: hand it to the strategy.
+void finish(Self self, const SampleRequest& r, Observation obs, bool reused) {
   auto& st = self->state;
-  self->request(st.peers.store, caf::infinite, find_eval_atom::value, candidate_id)
+  if (st.quitting) return;
+  st.in_flight--;
+  if (obs.outcome) {
+    send_progress(self, ProgressEvent::evaluated, r, reused,
+                  obs.outcome->verdict == Verdict::correct);
+  }
+  try {
+    st.strategy->observe(r.sample_index, obs);
+  } catch (const std::exception& e) {
+    fail(self, std::string("the strategy refused an answer: ") + e.what());
+    return;
+  }
+  if (!st.pumping) pump(self);
+}
+
+void evaluate(Self self, const SampleRequest& r, int64_t candidate_id, const std::string& text,
+              const std::string& code, bool reused) {
+  auto& st = self->state;
+  self->request(st.peers.dispatcher, caf::infinite, eval_atom::value,
+                make_eval_job(st.spec.eval, candidate_id, code))
       .then(
-          [=](MaybeEvaluation& found) {
-            if (found.record) {
-              finish_sample(self, sample_index, response, code, outcome_from_record(*found.record),
-                            true);
-              return;
-            }
-            auto& st = self->state;
-            wire::Job job;
-            job.job_id = candidate_id;  // unique per run; makes duplicates detectable
-            job.workload_id = st.spec.brief.id;
-            job.code = code;
-            job.check_level = "full";
-            job.timeout_s = st.spec.timeout_s;
-            job.seeds = st.spec.input_seeds;
-            job.require_pallas = st.spec.require_pallas;
-            self->request(st.peers.dispatcher, caf::infinite, eval_atom::value, std::move(job))
+          [=](wire::Result& result) {
+            auto record = record_from_result(candidate_id, result);
+            self->request(self->state.peers.store, caf::infinite, put_eval_atom::value, record)
                 .then(
-                    [=](wire::Result& result) {
-                      auto record = record_from_result(candidate_id, result);
-                      self->request(self->state.peers.store, caf::infinite, put_eval_atom::value, record)
-                          .then([=](bool) {
-                                  finish_sample(self, sample_index, response, code,
-                                                outcome_from_record(record), false);
-                                },
-                                [=](caf::error& e) { fail(self, "storing an evaluation failed: " + to_string(e)); });
+                    [=](bool) {
+                      finish(self, r, Observation{text, code, outcome_from_record(record)},
+                             reused);
                     },
-                    [=](caf::error& e) { fail(self, "evaluation failed: " + to_string(e)); });
+                    [=](caf::error& e) {
+                      fail(self, "storing an evaluation failed: " + to_string(e));
+                    });
           },
-          [=](caf::error& e) { fail(self, "store lookup failed: " + to_string(e)); });
+          [=](caf::error& e) { fail(self, "evaluation failed: " + to_string(e)); });
 }
 
-void generate(Self self, SampleRequest req) {
+SampleRecord sample_record(const SearchState& st, const SampleRequest& r, const std::string& text) {
+  SampleRecord s;
+  s.run_id = st.spec.run_id;
+  s.workload = st.spec.brief.id;
+  s.method = st.strategy->method();
+  s.seed = static_cast<int64_t>(st.spec.seed);
+  s.sample_index = r.sample_index;
+  s.role = r.role;
+  s.phase = r.phase;
+  s.generation = r.generation;
+  // A parent or plan is always observed, so stored, before its children are proposed.
+  if (r.parent_sample) s.parent_id = st.sample_ids.at(*r.parent_sample);
+  if (r.plan_sample) s.plan_id = st.sample_ids.at(*r.plan_sample);
+  s.plan = r.plan;
+  s.prompt_system = r.system_prompt;
+  s.prompt_user = r.user_prompt;
+  s.response = text;
+  if (is_candidate_role(r.role)) s.code = extract_code(text);
+  if (r.role == SampleRole::score) s.score = parse_translation_score(text);
+  return s;
+}
+
+void generate(Self self, const SampleRequest& r) {
   auto& st = self->state;
   ChatRequest chat;
   chat.workload_id = st.spec.brief.id;
-  chat.sample_index = req.sample_index;
+  chat.role = r.role;
+  chat.sample_index = r.sample_index;
   chat.seed = st.spec.seed;
-  chat.system_prompt = req.system_prompt;
-  chat.user_prompt = req.user_prompt;
+  chat.system_prompt = r.system_prompt;
+  chat.user_prompt = r.user_prompt;
   self->request(st.peers.llm_gateway, caf::infinite, generate_atom::value, chat)
       .then(
           [=](ChatResponse& response) {
             auto& st = self->state;
-            SampleRecord cand;
-            cand.run_id = st.spec.run_id;
-            cand.workload = st.spec.brief.id;
-            cand.method = st.spec.method;
-            cand.seed = static_cast<int64_t>(st.spec.seed);
-            cand.sample_index = req.sample_index;
-            if (req.parent_sample) cand.parent_id = st.candidate_ids.at(*req.parent_sample);
-            cand.prompt_system = req.system_prompt;
-            cand.prompt_user = req.user_prompt;
-            cand.response = response.text;
-            cand.code = extract_code(response.text);
+            SampleRecord sample;
+            try {
+              sample = sample_record(st, r, response.text);
+            } catch (const std::exception& e) {
+              fail(self, std::string("sample ") + std::to_string(r.sample_index) +
+                             ": its parent or plan was never stored (" + e.what() + ")");
+              return;
+            }
             auto call = llm_call_record(st.spec.run_id, st.spec.llm_provider, chat, response);
             auto cached = llm_response_record(st.spec.llm_provider, chat, response);
-            self->request(st.peers.store, caf::infinite, put_sample_atom::value, cand, call, cached)
+            self->request(st.peers.store, caf::infinite, put_sample_atom::value, sample, call,
+                          cached)
                 .then(
                     [=](const PutSampleResult& put) {
-                      const int64_t candidate_id = put.id;
-                      self->state.candidate_ids[req.sample_index] = candidate_id;
-                      self->send(self->state.peers.run, progress_atom::value,
-                                 ProgressEvent{ProgressEvent::generated, cand.workload, false, false});
-                      evaluate(self, req.sample_index, candidate_id, cand.response, cand.code);
+                      self->state.sample_ids[r.sample_index] = put.id;
+                      send_progress(self, ProgressEvent::generated, r, false);
+                      if (is_candidate_role(r.role)) {
+                        evaluate(self, r, put.id, sample.response, sample.code, false);
+                      } else {
+                        finish(self, r, Observation{sample.response, "", std::nullopt}, false);
+                      }
                     },
-                    [=](caf::error& e) { fail(self, "storing a candidate failed: " + to_string(e)); });
+                    [=](caf::error& e) { fail(self, "storing a sample failed: " + to_string(e)); });
           },
           [=](caf::error& e) { fail(self, "LLM call failed: " + to_string(e)); });
 }
 
-void step(Self self) {
+// One proposed request: reuse what the store holds for it, or ask for it.
+void start(Self self, const SampleRequest& r) {
   auto& st = self->state;
-  auto proposed = st.search->propose(1);
-  std::optional<SampleRequest> req;
-  if (!proposed.empty()) req = proposed.front();
-  if (!req) {
-    if (st.search->done()) {
-      self->send(st.peers.run, progress_atom::value,
-                 ProgressEvent{ProgressEvent::workload_done, st.spec.brief.id});
-      self->quit();
-    }
+  st.in_flight++;
+  auto it = st.stored.find(r.sample_index);
+  if (it == st.stored.end() ||
+      it->second.prompt_hash != prompt_hash(r.system_prompt, r.user_prompt)) {
+    // Nothing stored, or an answer to another prompt: storing the new answer
+    // supersedes the old row.
+    generate(self, r);
     return;
   }
-  SampleKey key{st.spec.run_id, st.spec.brief.id, st.spec.method,
-                static_cast<int64_t>(st.spec.seed), req->sample_index};
-  self->request(st.peers.store, caf::infinite, find_sample_atom::value, key)
-      .then(
-          [=](MaybeSample& found) {
-            // Resume identity includes the prompt: a stored answer to a
-            // different prompt is not reused (storing the new sample
-            // supersedes it).
-            if (found.record &&
-                found.record->prompt_hash == prompt_hash(req->system_prompt, req->user_prompt)) {
-              // Already paid for in an earlier attempt at this run: reuse it.
-              self->send(self->state.peers.run, progress_atom::value,
-                         ProgressEvent{ProgressEvent::generated, found.record->workload, false, true});
-              self->state.candidate_ids[req->sample_index] = found.record->id;
-              evaluate(self, req->sample_index, found.record->id, found.record->response,
-                       found.record->code);
-            } else {
-              generate(self, *req);
-            }
-          },
-          [=](caf::error& e) { fail(self, "store lookup failed: " + to_string(e)); });
+  const SampleRecord rec = it->second;
+  st.stored.erase(it);
+  st.sample_ids[r.sample_index] = rec.id;
+  send_progress(self, ProgressEvent::generated, r, true);
+  if (!is_candidate_role(r.role)) {
+    finish(self, r, Observation{rec.response, "", std::nullopt}, true);
+    return;
+  }
+  auto ev = st.stored_evals.find(rec.id);
+  if (ev != st.stored_evals.end()) {
+    finish(self, r, Observation{rec.response, rec.code, outcome_from_record(ev->second)}, true);
+    return;
+  }
+  evaluate(self, r, rec.id, rec.response, rec.code, true);
+}
+
+void pump(Self self) {
+  auto& st = self->state;
+  if (!st.loaded || st.quitting) return;
+  st.pumping = true;
+  for (;;) {
+    const int room = st.cap - st.in_flight;
+    if (room <= 0) break;
+    std::vector<SampleRequest> batch;
+    try {
+      batch = st.strategy->propose(room);
+    } catch (const std::exception& e) {
+      st.pumping = false;
+      fail(self, std::string("the strategy failed: ") + e.what());
+      return;
+    }
+    if (batch.empty()) break;
+    for (const auto& r : batch) {
+      start(self, r);
+      if (st.quitting) return;
+    }
+  }
+  st.pumping = false;
+  if (st.in_flight > 0) return;
+  SearchStatus status = st.strategy->status();
+  if (status.done) {
+    self->send(st.peers.run, status_atom::value, st.spec.index, status);
+    self->send(st.peers.run, progress_atom::value,
+               ProgressEvent{ProgressEvent::workload_done, st.spec.brief.id});
+    st.quitting = true;
+    self->quit();
+  } else if (status.idle && !st.reported_idle) {
+    st.reported_idle = true;
+    self->send(st.peers.run, status_atom::value, st.spec.index, status);
+  }
 }
 
 caf::behavior workload_search(Self self, WorkloadSearchSpec spec, SearchPeers peers) {
-  self->state.search = std::make_unique<IterativeSearch>(spec.brief, Budget(spec.budget));
-  self->state.spec = std::move(spec);
-  self->state.peers = std::move(peers);
-  step(self);
+  auto& st = self->state;
+  Budget budget(spec.budget, spec.method.counts);
+  budget.set_open(spec.budget_open);
+  try {
+    st.strategy = make_strategy(spec.method, spec.brief, budget, spec.menus, spec.seed);
+  } catch (const std::exception& e) {
+    st.spec = spec;
+    st.peers = peers;
+    fail(self, std::string("cannot build the strategy: ") + e.what());
+    return {};
+  }
+  st.cap = std::max(1, spec.in_flight);
+  st.spec = std::move(spec);
+  st.peers = std::move(peers);
+  SampleKey key{st.spec.run_id, st.spec.brief.id, st.strategy->method(),
+                static_cast<int64_t>(st.spec.seed), 0};
+  self->request(st.peers.store, caf::infinite, load_search_atom::value, key)
+      .then(
+          [=](StoredSearch& found) {
+            auto& st = self->state;
+            for (auto& s : found.samples) st.stored[s.sample_index] = std::move(s);
+            for (auto& e : found.evaluations) st.stored_evals[e.candidate_id] = std::move(e);
+            st.loaded = true;
+            pump(self);
+          },
+          [=](caf::error& e) { fail(self, "loading the stored samples failed: " + to_string(e)); });
   return {
-      // All work happens in response handlers; this keeps the behavior non-empty.
-      [](beat_atom) {},
+      [=](budget_atom, int limit, bool open) {
+        auto& st = self->state;
+        try {
+          st.strategy->budget().set_limit(limit);
+        } catch (const std::exception& e) {
+          fail(self, std::string("the run moved the budget below what is spent: ") + e.what());
+          return;
+        }
+        st.strategy->budget().set_open(open);
+        st.reported_idle = false;
+        pump(self);
+      },
+      [=](inflight_atom, int cap) {
+        self->state.cap = std::max(1, cap);
+        pump(self);
+      },
   };
 }
 

@@ -78,7 +78,6 @@ int run_command(const std::vector<std::string>& args) {
     std::cerr << "palladium run: " << e.what() << "\n";
     return 2;
   }
-  for (auto& s : searches) s.run_id = run_id;
   std::cerr << "[palladium] run " << run_id << " (" << config.name << ") -> " << db_path << "\n";
 
   std::unique_ptr<Coordinator> coordinator;
@@ -92,10 +91,7 @@ int run_command(const std::vector<std::string>& args) {
   coordinator->start_services(store, llm.runner, llm.options);
   coordinator->start_local_agents();
 
-  RunPlan plan;
-  plan.run_id = run_id;
-  plan.searches = std::move(searches);
-  plan.live_progress = !no_progress && isatty(STDERR_FILENO);
+  RunPlan plan = run_plan(config, run_id, std::move(searches), !no_progress && isatty(STDERR_FILENO));
   auto run = spawn_run(coordinator->system(), std::move(plan), coordinator->store(),
                        coordinator->llm_gateway(), coordinator->dispatcher());
 

@@ -6,7 +6,9 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
+#include "llm/context_blocks.hpp"
 #include "llm/curl_transport.hpp"
 #include "llm/gemini_provider.hpp"
 #include "llm/hand_tuned_provider.hpp"
@@ -43,30 +45,70 @@ std::string module_name(const std::string& source, const std::string& fallback) 
 std::vector<WorkloadSearchSpec> search_specs(const RunConfig& config, const std::string& origin,
                                              const fs::path& home) {
   check_run_config_files(config, origin, home);
-  const ContextLibrary context =
-      load_context_library(ConfigReader(origin), home, config.workloads);
+  const fs::path context_dir = home / "workloads" / "context";
+  const MethodConfig& method = config.search.method_config;
+  StrategyMenus menus;
+  std::unique_ptr<ContextLibrary> library;
+  if (method_uses_menus(method)) {
+    for (auto [key, name, out] : {std::make_tuple("autocomp.translate_menu",
+                                                  &config.search.translate_menu, &menus.translate),
+                                  std::make_tuple("autocomp.optimise_menu",
+                                                  &config.search.optimise_menu, &menus.optimise)}) {
+      try {
+        *out = load_menu(context_dir, *name);
+      } catch (const ContextError& e) {
+        throw ConfigError(origin + ": " + key + ": " + e.what());
+      }
+    }
+  }
+  if (method_uses_context(method)) {
+    library = std::make_unique<ContextLibrary>(
+        load_context_library(ConfigReader(origin), home, config.workloads));
+  }
   std::vector<WorkloadSearchSpec> searches;
   for (const auto& id : config.workloads) {
     WorkloadBrief brief;
     brief.id = id;
     brief.baseline_source = read_file(home / "workloads" / ("wl_" + id + ".py"));
     brief.name = module_name(brief.baseline_source, id);
-    // Methods that use context carry it; the others ignore it.
-    brief.context = context.assemble(id, config.context.blocks).text;
+    if (library) {
+      try {
+        brief.context = library->assemble(id, config.context.blocks).text;
+      } catch (const ContextError& e) {
+        throw ConfigError(origin + ": workloads: '" + id + "': " + e.what());
+      }
+    }
     for (auto seed : config.seeds) {
       WorkloadSearchSpec spec;
       spec.brief = brief;
-      spec.method = config.search.method;
+      spec.method = method;
+      spec.menus = menus;
       spec.llm_provider = config.llm.provider;
       spec.seed = seed;
       spec.budget = config.search.budget_per_workload;
-      spec.timeout_s = config.evaluation.timeout_s;
-      spec.input_seeds = config.evaluation.input_seeds;
-      spec.require_pallas = config.evaluation.require_pallas;
+      spec.eval.workload_id = id;
+      spec.eval.timeout_s = config.evaluation.timeout_s;
+      spec.eval.input_seeds = config.evaluation.input_seeds;
+      spec.eval.require_pallas = config.evaluation.require_pallas;
       searches.push_back(std::move(spec));
     }
   }
   return searches;
+}
+
+RunPlan run_plan(const RunConfig& config, int64_t run_id, std::vector<WorkloadSearchSpec> searches,
+                 bool live_progress) {
+  RunPlan plan;
+  plan.run_id = run_id;
+  for (auto& s : searches) s.run_id = run_id;
+  plan.searches = std::move(searches);
+  plan.live_progress = live_progress;
+  plan.budget_per_search = config.search.budget_per_workload;
+  plan.global = config.search.global_enabled;
+  plan.global_config = config.search.global;
+  plan.in_flight_per_slot = config.search.in_flight_per_slot;
+  plan.slots_per_agent = config.agents.slots_per_agent;
+  return plan;
 }
 
 std::shared_ptr<Provider> make_provider(const LlmConfig& llm, const std::string& origin,

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/run_actor.hpp"
 #include "actors/workload_search_actor.hpp"
 #include "cli/coordinator.hpp"
 #include "cli/run_config.hpp"
@@ -21,10 +22,17 @@
 namespace palladium {
 
 // One WorkloadSearchSpec per workload x seed of `config` (run_id left 0),
-// each with the baseline module read from `home`/workloads. Throws
-// ConfigError naming `origin` if a module is missing.
+// each with the baseline module read from `home`/workloads, the context
+// blocks from `home`/workloads/context when the method uses them, and the
+// strategy menus when it plans from them. Throws ConfigError naming `origin`
+// if a module, the context or a menu is missing or bad.
 std::vector<WorkloadSearchSpec> search_specs(const RunConfig& config, const std::string& origin,
                                              const std::filesystem::path& home);
+
+// The run actor's plan for `searches` (run_id set on each): budgets, global
+// reallocation and pipelining from the search and agents sections.
+RunPlan run_plan(const RunConfig& config, int64_t run_id, std::vector<WorkloadSearchSpec> searches,
+                 bool live_progress);
 
 // The provider the llm section names. Throws ConfigError naming `origin`.
 std::shared_ptr<Provider> make_provider(const LlmConfig& llm, const std::string& origin,

@@ -1,0 +1,26 @@
+// How a candidate becomes an evaluation job: the one place a wire::Job is
+// built (the workload search actor only says which candidate and which code).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocol/wire_protocol.hpp"
+
+namespace palladium {
+
+// What every job of one search shares (config section `evaluation`).
+struct EvalSettings {
+  std::string workload_id;
+  std::string check_level{wire::kCheckFull};
+  double timeout_s = 60;
+  std::vector<int64_t> input_seeds{0, 1};
+  bool require_pallas = true;
+};
+
+// The job for stored candidate `candidate_id` (its id is the job id: unique
+// per database, so a duplicate result is recognised).
+wire::Job make_eval_job(const EvalSettings& settings, int64_t candidate_id, std::string code);
+
+}  // namespace palladium

@@ -1,0 +1,131 @@
+// Fake peers of the search actors: an LLM gateway that answers every role,
+// and an evaluator that holds each job for a while (so jobs overlap when a
+// search keeps several in flight) and reads the verdict from the code.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <caf/all.hpp>
+#include <gtest/gtest.h>
+
+#include "actors/messages.hpp"
+#include "tests/store/temp_db.hpp"
+
+namespace palladium::testing {
+
+struct Counters {
+  std::atomic<int> llm_calls{0};
+  std::atomic<int> jobs{0};
+  std::atomic<int> jobs_pending{0};
+  std::atomic<int> max_jobs_pending{0};
+  std::string hopeless_workload;  // never correct
+};
+
+// Answers by role: plans and menus with text, scores with "SCORE: 9", code
+// with a module whose verdict the fake evaluator reads from it.
+caf::behavior fake_gateway(caf::event_based_actor*, std::shared_ptr<Counters> c) {
+  return {
+      [=](generate_atom, const ChatRequest& req) {
+        c->llm_calls++;
+        ChatResponse r;
+        r.model = "fake";
+        const bool hopeless = c->hopeless_workload == req.workload_id;
+        switch (req.role) {
+          case SampleRole::plan:
+            r.text = "Tile the matmul, plan " + std::to_string(req.sample_index);
+            break;
+          case SampleRole::menu:
+            r.text = "<strategies>\n- use bigger tiles\n</strategies>";
+            break;
+          case SampleRole::score:
+            r.text = "SCORE: 9";
+            break;
+          default:
+            // Every third candidate is correct; the speed grows with the index.
+            r.text = "```python\ndef workload(a, b):  # sample " + std::to_string(req.sample_index) +
+                     (req.sample_index % 3 == 1 && !hopeless ? " CORRECT" : "") + "\n    return a @ b\n```\n";
+        }
+        r.prompt_tokens = 10;
+        r.completion_tokens = 5;
+        return r;
+      },
+  };
+}
+
+// Holds every job for `hold` before answering, so jobs overlap when the
+// search keeps several in flight.
+using release_atom = caf::atom_constant<caf::atom("release")>;
+struct EvalState {
+  std::map<int64_t, std::pair<caf::typed_response_promise<wire::Result>, wire::Result>> held;
+  static inline const char* name = "fake_eval";
+};
+caf::behavior fake_evaluator(caf::stateful_actor<EvalState>* self, std::shared_ptr<Counters> c,
+                             std::chrono::milliseconds hold) {
+  return {
+      [=](eval_atom, const wire::Job& job) -> caf::result<wire::Result> {
+        c->jobs++;
+        int now = ++c->jobs_pending;
+        int prev = c->max_jobs_pending.load();
+        while (now > prev && !c->max_jobs_pending.compare_exchange_weak(prev, now)) {
+        }
+        auto rp = self->make_response_promise<wire::Result>();
+        wire::Result r;
+        r.job_id = job.job_id;
+        r.agent_id = "fake-agent";
+        r.backend = "interpret";
+        if (job.code.find("CORRECT") != std::string::npos) {
+          r.verdict = "correct";
+          r.stage = "done";
+          // Later samples are faster: the best keeps improving.
+          const auto at = job.code.find("# sample ");
+          const int n = at == std::string::npos ? 0 : std::stoi(job.code.substr(at + 9));
+          r.kernel_ms = 1.0 / (1.0 + 0.1 * n);
+          r.baseline_ms = 1.5;
+          r.timing_kind = "cpu-wall";
+        } else {
+          r.verdict = "numerics_mismatch";
+          r.stage = "numerics";
+          r.error = "max_abs_err 2.0";
+        }
+        self->state.held.emplace(job.job_id, std::make_pair(rp, r));
+        self->delayed_send(self, hold, release_atom::value, job.job_id);
+        return rp;
+      },
+      [=](agents_atom) { return int32_t{2}; },
+      [=](release_atom, int64_t id) {
+        auto it = self->state.held.find(id);
+        if (it == self->state.held.end()) return;
+        c->jobs_pending--;
+        it->second.first.deliver(std::move(it->second.second));
+        self->state.held.erase(it);
+      },
+  };
+}
+
+// An actor system with a real store actor over a temporary database that
+// holds one run (run_id_).
+class StoreFixture : public ::testing::Test {
+ protected:
+  StoreFixture() : sys_(cfg_) {}
+  void SetUp() override {
+    auto store = RunStore::open(db_.path());
+    run_id_ = store->begin_or_resume_run("t", "config text");
+    store_ = spawn_store(sys_, std::shared_ptr<RunStore>(std::move(store)));
+  }
+  void TearDown() override {
+    caf::anon_send_exit(store_, caf::exit_reason::user_shutdown);
+    sys_.await_all_actors_done();
+  }
+
+  TempDb db_;
+  caf::actor_system_config cfg_;
+  caf::actor_system sys_;
+  int64_t run_id_ = 0;
+  StoreActor store_;
+};
+
+}  // namespace palladium::testing

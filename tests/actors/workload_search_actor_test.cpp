@@ -1,0 +1,196 @@
+// The workload search actor over a real store actor and database, with a
+// fake LLM gateway and a fake evaluator that holds jobs for a while: it
+// drives any strategy, keeps several samples in flight where the strategy
+// allows, stores every role, resumes without paying twice, asks again when
+// a prompt changed, and moves its budget when the run says so.
+#include "actors/workload_search_actor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+
+#include "actors/messages.hpp"
+#include "search/iterative_search.hpp"
+#include "tests/actors/fake_peers.hpp"
+
+namespace palladium {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Counters;
+using testing::fake_evaluator;
+using testing::fake_gateway;
+
+class WorkloadSearchActorTest : public testing::StoreFixture {
+ protected:
+
+  WorkloadSearchSpec spec(const std::string& method, int budget) {
+    WorkloadSearchSpec s;
+    s.run_id = run_id_;
+    s.brief = {"8p", "GEMM", "def workload(a, b):\n    return a @ b\n", ""};
+    s.method.method = method;
+    s.method.autocomp.beam_size = 2;
+    s.method.autocomp.plans_per_parent = 2;
+    s.method.autocomp.codes_per_plan = 2;
+    s.menus = {{"translate it"}, {"tile it"}};
+    s.seed = 3;
+    s.budget = budget;
+    s.eval.workload_id = "8p";
+    s.in_flight = 16;
+    return s;
+  }
+
+  // Runs one search to its end; returns the statuses it reported.
+  std::vector<SearchStatus> run_search(WorkloadSearchSpec s, std::shared_ptr<Counters> c,
+                                       std::chrono::milliseconds hold = 30ms,
+                                       std::function<void(caf::scoped_actor&, caf::actor&,
+                                                          const SearchStatus&)>
+                                           on_idle = nullptr) {
+    auto gateway = sys_.spawn(fake_gateway, c);
+    auto evaluator = sys_.spawn(fake_evaluator, c, hold);
+    caf::scoped_actor run{sys_};
+    auto search = spawn_workload_search(sys_, std::move(s),
+                                        SearchPeers{store_, gateway, evaluator, run});
+    run->monitor(search);
+    std::vector<SearchStatus> statuses;
+    bool down = false;
+    while (!down) {
+      run->receive(
+          [&](progress_atom, const ProgressEvent&) {},
+          [&](status_atom, int, const SearchStatus& st) {
+            statuses.push_back(st);
+            if (st.idle && on_idle) on_idle(run, search, st);
+          },
+          [&](caf::down_msg& dm) {
+            down = true;
+            EXPECT_FALSE(dm.reason) << to_string(dm.reason);
+          },
+          caf::after(60s) >> [&] {
+            ADD_FAILURE() << "the search did not end";
+            down = true;
+          });
+    }
+    caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(evaluator, caf::exit_reason::user_shutdown);
+    return statuses;
+  }
+
+  std::unique_ptr<RunStore> reader() { return RunStore::open(db_.path(), RunStore::Mode::read_only); }
+
+};
+
+TEST_F(WorkloadSearchActorTest, IterativeRunsOneSampleAtATimeAndStoresEach) {
+  auto c = std::make_shared<Counters>();
+  auto statuses = run_search(spec("iterative", 4), c);
+  EXPECT_EQ(c->llm_calls, 4);
+  EXPECT_EQ(c->jobs, 4);
+  EXPECT_EQ(c->max_jobs_pending, 1);
+  ASSERT_FALSE(statuses.empty());
+  EXPECT_TRUE(statuses.back().done);
+  auto r = reader();
+  auto samples = r->samples(run_id_);
+  ASSERT_EQ(samples.size(), 4u);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    EXPECT_EQ(samples[i].role, SampleRole::code);
+    EXPECT_EQ(samples[i].phase, Phase::iterate);
+    if (i > 0) EXPECT_TRUE(samples[i].parent_id.has_value());
+  }
+  EXPECT_EQ(r->evaluations(run_id_).size(), 4u);
+}
+
+TEST_F(WorkloadSearchActorTest, BeamKeepsSeveralSamplesInFlightAndStoresEveryRole) {
+  auto c = std::make_shared<Counters>();
+  run_search(spec("autocomp", 12), c);
+  EXPECT_GT(c->max_jobs_pending, 1) << "evaluations never overlapped";
+  auto r = reader();
+  int plans = 0, codes = 0, scores = 0;
+  for (auto& s : r->samples(run_id_)) {
+    EXPECT_EQ(s.method, "autocomp");
+    if (s.role == SampleRole::plan) plans++;
+    if (s.role == SampleRole::code) {
+      codes++;
+      EXPECT_TRUE(s.plan_id.has_value());
+      EXPECT_FALSE(s.plan.empty());
+    }
+    if (s.role == SampleRole::score) {
+      scores++;
+      EXPECT_EQ(s.score, 9.0);
+      EXPECT_TRUE(s.parent_id.has_value());
+    }
+  }
+  EXPECT_EQ(codes, 12);
+  EXPECT_GT(plans, 0);
+  EXPECT_GT(scores, 0);
+  EXPECT_EQ(static_cast<int>(r->evaluations(run_id_).size()), codes);
+}
+
+TEST_F(WorkloadSearchActorTest, InFlightCapOfOneSerialisesTheBeam) {
+  auto c = std::make_shared<Counters>();
+  auto s = spec("autocomp", 8);
+  s.in_flight = 1;
+  run_search(s, c, 5ms);
+  EXPECT_EQ(c->max_jobs_pending, 1);
+}
+
+TEST_F(WorkloadSearchActorTest, ResumedSearchPaysForNothingTwice) {
+  auto first = std::make_shared<Counters>();
+  run_search(spec("autocomp", 8), first, 5ms);
+  const auto before = reader()->samples(run_id_).size();
+  auto again = std::make_shared<Counters>();
+  auto statuses = run_search(spec("autocomp", 8), again, 5ms);
+  EXPECT_EQ(again->llm_calls, 0);
+  EXPECT_EQ(again->jobs, 0);
+  EXPECT_TRUE(statuses.back().done);
+  EXPECT_EQ(reader()->samples(run_id_).size(), before);
+}
+
+TEST_F(WorkloadSearchActorTest, ChangedPromptSupersedesTheStoredSampleAndAsksAgain) {
+  run_search(spec("iterative", 3), std::make_shared<Counters>(), 5ms);
+  auto changed = spec("iterative", 3);
+  changed.brief.baseline_source += "# the workload module changed\n";
+  auto c = std::make_shared<Counters>();
+  run_search(changed, c, 5ms);
+  EXPECT_EQ(c->llm_calls, 3);
+  EXPECT_EQ(c->jobs, 3);
+  auto r = reader();
+  auto live = r->samples(run_id_);
+  auto all = r->samples(run_id_, RunStore::Texts::none, /*include_superseded=*/true);
+  EXPECT_EQ(live.size(), 3u);
+  EXPECT_EQ(all.size(), 6u);
+  for (auto& s : live) {
+    EXPECT_NE(s.prompt_user.find("the workload module changed"), std::string::npos);
+  }
+  EXPECT_EQ(r->evaluations(run_id_).size(), 3u);  // of the live samples only
+}
+
+TEST_F(WorkloadSearchActorTest, NewCandidateCostsTwoStoreWrites) {
+  run_search(spec("iterative", 5), std::make_shared<Counters>(), 1ms);
+  caf::scoped_actor self{sys_};
+  self->request(store_, 10s, store_stats_atom::value)
+      .receive([&](const StoreStats& s) { EXPECT_EQ(s.writes, 2 * 5); },
+               [&](caf::error& e) { FAIL() << to_string(e); });
+}
+
+TEST_F(WorkloadSearchActorTest, OpenBudgetWaitsIdleUntilTheRunGrantsMore) {
+  auto s = spec("iterative", 2);
+  s.budget_open = true;
+  auto c = std::make_shared<Counters>();
+  int grants = 0;
+  auto statuses = run_search(s, c, 1ms, [&](caf::scoped_actor& run, caf::actor& search,
+                                             const SearchStatus& st) {
+    EXPECT_EQ(st.spent, st.limit);
+    // First grant 3 more (still open), then close the budget.
+    run->send(search, budget_atom::value, st.limit + 3, grants == 0);
+    grants++;
+  });
+  EXPECT_EQ(grants, 2);
+  EXPECT_EQ(c->llm_calls, 8);
+  EXPECT_TRUE(statuses.back().done);
+  EXPECT_EQ(statuses.back().spent, 8);
+}
+
+}  // namespace
+}  // namespace palladium
