@@ -61,10 +61,9 @@ std::vector<WorkloadSearchSpec> search_specs(const RunConfig& config, const std:
       }
     }
   }
-  if (method_uses_context(method)) {
-    library = std::make_unique<ContextLibrary>(
-        load_context_library(ConfigReader(origin), home, config.workloads));
-  }
+  // Every brief carries the blocks; the strategy decides whether its prompts use them.
+  library = std::make_unique<ContextLibrary>(
+      load_context_library(ConfigReader(origin), home, config.workloads));
   std::vector<WorkloadSearchSpec> searches;
   for (const auto& id : config.workloads) {
     WorkloadBrief brief;
