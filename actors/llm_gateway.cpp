@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/errors.hpp"
@@ -14,19 +15,62 @@ namespace {
 using call_done_atom = caf::atom_constant<caf::atom("llm_done")>;
 using tick_atom = caf::atom_constant<caf::atom("llm_tick")>;
 using TimePoint = std::chrono::steady_clock::time_point;
+using Delivery = CallScheduler::Delivery;
 
 struct GatewayState {
   std::shared_ptr<CallRunner> runner;
   std::function<TimePoint()> clock;
   std::unique_ptr<CallScheduler> scheduler;
+  StoreActor store;  // null: no cache, no record
+  bool use_cache = true;
+  // The price of a usage (the scheduler's own function); unset: costs are unknown (NULL).
+  std::function<double(const Usage&)> cost;
   std::map<uint64_t, caf::response_promise> waiting;  // ticket -> its requester
+  std::map<uint64_t, ProviderCall> calls;             // in flight: what each call asked
   std::optional<TimePoint> timer_at;                  // the earliest tick already asked for
   static inline const char* name = "llm_gateway";
 };
 
 using Self = caf::stateful_actor<GatewayState>*;
 
-ChatResponse to_response(const CallScheduler::Delivery& d) {
+bool truncated_reason(const std::string& finish_reason) {
+  return finish_reason == "length" || finish_reason == "MAX_TOKENS";
+}
+
+std::string params_json(const GatewayState& st, const ChatRequest& req) {
+  std::string params = st.runner->params_json(req);
+  if (st.use_cache) return params;
+  // --no-cache: a key of this run's own, so the fresh answer is stored beside the old one
+  // instead of losing to it (the first write under a key wins).
+  nlohmann::json j = nlohmann::json::parse(params);
+  j["cache_scope"] = "run " + std::to_string(req.run_id);
+  return j.dump();
+}
+
+ResponseKey cache_key(const GatewayState& st, const ChatRequest& req) {
+  return response_key(st.runner->provider(), st.runner->model(), req.system_prompt,
+                      req.user_prompt, params_json(st, req), req.sample_index,
+                      static_cast<int64_t>(req.seed));
+}
+
+ChatResponse from_record(const LlmResponseRecord& r) {
+  ChatResponse c;
+  c.text = r.text;
+  c.model = r.model_reported;
+  c.prompt_tokens = static_cast<int>(r.prompt_tokens);
+  c.completion_tokens = static_cast<int>(r.completion_tokens);
+  c.thinking_tokens = static_cast<int>(r.thinking_tokens);
+  c.tokens_estimated = r.tokens_estimated;
+  c.latency_ms = r.latency_ms;
+  c.finish_reason = r.finish_reason;
+  c.truncated = truncated_reason(r.finish_reason);
+  c.cost_usd = 0;  // paid for by the run that stored it
+  c.cached = true;
+  c.response_id = r.id;
+  return c;
+}
+
+ChatResponse to_response(const Delivery& d) {
   ChatResponse r;
   r.text = d.completion.text;
   r.model = d.call.model;
@@ -43,7 +87,133 @@ ChatResponse to_response(const CallScheduler::Delivery& d) {
   return r;
 }
 
-void apply(Self self, CallScheduler::Step step);
+LlmCallRecord call_record(const GatewayState& st, const ProviderCall& pc, const CallOutcome& o) {
+  LlmCallRecord c;
+  if (pc.request.run_id != 0) c.run_id = pc.request.run_id;
+  c.provider = st.runner->provider();
+  c.model = st.runner->model();
+  c.role = pc.request.role;
+  c.samples = static_cast<int>(pc.sample_indices.size());
+  if (o.result) {
+    const CallResult& r = *o.result;
+    if (!r.model.empty()) c.model = r.model;
+    c.prompt_tokens = r.usage.prompt_tokens;
+    c.completion_tokens = r.usage.completion_tokens;
+    c.thinking_tokens = r.usage.thinking_tokens;
+    c.tokens_estimated = r.usage.estimated;
+    c.latency_ms = r.latency_ms;
+  } else if (o.error) {
+    c.status = "error";
+    c.error_code = std::string(to_string(o.error->code()));
+    c.error_text = o.error->what();  // providers redact keys from every message
+    c.http_status = o.error->http_status();
+  }
+  return c;
+}
+
+LlmResponseRecord response_record(const GatewayState& st, const ProviderCall& pc,
+                                  const Delivery& d, std::optional<int64_t> call_row) {
+  ChatRequest req = pc.request;
+  req.sample_index = d.sample_index;
+  LlmResponseRecord r;
+  r.provider = st.runner->provider();
+  r.model = st.runner->model();
+  r.params_json = params_json(st, req);
+  r.sample_index = d.sample_index;
+  r.seed = static_cast<int64_t>(req.seed);
+  r.prompt_system = req.system_prompt;
+  r.prompt_user = req.user_prompt;
+  r.text = d.completion.text;
+  r.model_reported = d.call.model;
+  r.finish_reason = d.completion.finish_reason;
+  if (r.finish_reason.empty() && d.completion.truncated) r.finish_reason = "length";
+  r.prompt_tokens = d.usage.prompt_tokens;
+  r.completion_tokens = d.usage.completion_tokens;
+  r.thinking_tokens = d.usage.thinking_tokens;
+  r.tokens_estimated = d.usage.estimated;
+  r.latency_ms = d.call.latency_ms;
+  if (st.cost) r.cost_usd = d.cost_usd;
+  r.call_id = call_row;
+  return r;
+}
+
+void deliver(Self self, uint64_t ticket, ChatResponse response) {
+  auto it = self->state.waiting.find(ticket);
+  if (it == self->state.waiting.end()) return;
+  it->second.deliver(std::move(response));
+  self->state.waiting.erase(it);
+}
+
+void deliver_error(Self self, uint64_t ticket, const ProviderError& e) {
+  auto it = self->state.waiting.find(ticket);
+  if (it == self->state.waiting.end()) return;
+  it->second.deliver(make_error(e.code(), e.what()));
+  self->state.waiting.erase(it);
+}
+
+// One sample's answer: the paid delivery and the tickets that share it.
+struct Answered {
+  Delivery paid;
+  std::vector<uint64_t> shared;
+};
+
+// Stores the answer, then hands it out with its response_id. If the key already held an
+// answer (stored by someone else first), that stored answer is the one handed out, so the
+// sample and the cache never disagree.
+void store_and_deliver(Self self, const ProviderCall& pc, Answered a,
+                       std::optional<int64_t> call_row) {
+  auto& st = self->state;
+  ChatResponse response = to_response(a.paid);
+  auto hand_out = [self, a](ChatResponse r) {
+    const uint64_t paid = a.paid.ticket;
+    for (uint64_t t : a.shared) {
+      ChatResponse s = r;
+      s.cached = true;
+      s.cost_usd = 0;
+      deliver(self, t, s);
+    }
+    deliver(self, paid, std::move(r));
+  };
+  if (!st.store) {
+    hand_out(std::move(response));
+    return;
+  }
+  LlmResponseRecord record = response_record(st, pc, a.paid, call_row);
+  const ResponseKey key = record.key();
+  self->request(st.store, caf::infinite, put_response_atom::value, record)
+      .then(
+          [=](const PutResponseResult& put) mutable {
+            if (put.inserted) {
+              response.response_id = put.id;
+              hand_out(std::move(response));
+              return;
+            }
+            self->request(self->state.store, caf::infinite, find_response_atom::value, key)
+                .then(
+                    [=](MaybeResponse& found) mutable {
+                      if (found.record) {
+                        ChatResponse stored = from_record(*found.record);
+                        stored.cached = false;  // this run did pay for a call
+                        stored.cost_usd = response.cost_usd;
+                        hand_out(std::move(stored));
+                      } else {
+                        hand_out(std::move(response));
+                      }
+                    },
+                    [=](caf::error& e) mutable {
+                      spdlog::error("llm cache: reading a stored answer failed: {}",
+                                    to_string(e));
+                      hand_out(std::move(response));
+                    });
+          },
+          [=](caf::error& e) mutable {
+            spdlog::error("llm cache: storing an answer failed: {}", to_string(e));
+            hand_out(std::move(response));
+          });
+}
+
+void apply(Self self, CallScheduler::Step step, const ProviderCall* finished = nullptr,
+           std::optional<int64_t> call_row = std::nullopt);
 
 void arm_timer(Self self) {
   auto& st = self->state;
@@ -60,21 +230,25 @@ void arm_timer(Self self) {
 
 void poll(Self self) { apply(self, self->state.scheduler->poll(self->state.clock())); }
 
-void apply(Self self, CallScheduler::Step step) {
+// Deliveries come only from finish() of one call (`finished`); failures and starts from
+// anywhere.
+void apply(Self self, CallScheduler::Step step, const ProviderCall* finished,
+           std::optional<int64_t> call_row) {
   auto& st = self->state;
-  for (auto& d : step.deliver) {
-    auto it = st.waiting.find(d.ticket);
-    if (it == st.waiting.end()) continue;
-    it->second.deliver(to_response(d));
-    st.waiting.erase(it);
+  if (finished) {
+    std::vector<Answered> answers;
+    for (auto& d : step.deliver) {
+      if (d.paid || answers.empty() || answers.back().paid.sample_index != d.sample_index) {
+        answers.push_back({std::move(d), {}});
+      } else {
+        answers.back().shared.push_back(d.ticket);
+      }
+    }
+    for (auto& a : answers) store_and_deliver(self, *finished, std::move(a), call_row);
   }
-  for (auto& f : step.fail) {
-    auto it = st.waiting.find(f.ticket);
-    if (it == st.waiting.end()) continue;
-    it->second.deliver(make_error(f.error.code(), f.error.what()));
-    st.waiting.erase(it);
-  }
+  for (auto& f : step.fail) deliver_error(self, f.ticket, f.error);
   for (auto& s : step.start) {
+    st.calls[s.call_id] = s.call;
     // The runner's completion may run on the transport's thread: it only sends a message.
     caf::actor me = caf::actor_cast<caf::actor>(self);
     const uint64_t id = s.call_id;
@@ -85,12 +259,33 @@ void apply(Self self, CallScheduler::Step step) {
   arm_timer(self);
 }
 
+void queue(Self self, const ChatRequest& req, caf::response_promise promise) {
+  auto& st = self->state;
+  const uint64_t ticket = st.scheduler->submit(req, st.clock());
+  st.waiting.emplace(ticket, std::move(promise));
+  poll(self);
+}
+
+void finish_call(Self self, uint64_t call_id, const CallOutcome& outcome,
+                 std::optional<int64_t> call_row) {
+  auto& st = self->state;
+  auto it = st.calls.find(call_id);
+  if (it == st.calls.end()) return;
+  const ProviderCall pc = std::move(it->second);
+  st.calls.erase(it);
+  apply(self, st.scheduler->finish(call_id, outcome, st.clock()), &pc, call_row);
+  poll(self);
+}
+
 caf::behavior llm_gateway(Self self, std::shared_ptr<CallRunner> runner,
-                          LlmGatewayOptions options) {
+                          LlmGatewayOptions options, StoreActor store) {
   auto& st = self->state;
   st.runner = std::move(runner);
   st.clock = options.clock;
+  st.store = std::move(store);
+  st.use_cache = options.use_cache;
   SchedulerOptions so = std::move(options.scheduler);
+  st.cost = so.cost;
   if (so.provider.empty() || so.provider == "llm") so.provider = st.runner->provider();
   so.max_samples_per_call =
       std::max(1, std::min(so.max_samples_per_call, st.runner->max_samples_per_call()));
@@ -99,17 +294,46 @@ caf::behavior llm_gateway(Self self, std::shared_ptr<CallRunner> runner,
       [=](generate_atom, const ChatRequest& req) -> caf::result<ChatResponse> {
         auto& st = self->state;
         auto promise = self->make_response_promise<ChatResponse>();
-        const uint64_t ticket = st.scheduler->submit(req, st.clock());
-        st.waiting.emplace(ticket, promise);
-        poll(self);
+        if (!st.store || !st.use_cache) {
+          queue(self, req, promise);
+          return promise;
+        }
+        self->request(st.store, caf::infinite, find_response_atom::value, cache_key(st, req))
+            .then(
+                [=](MaybeResponse& found) mutable {
+                  if (found.record) {
+                    promise.deliver(from_record(*found.record));
+                  } else {
+                    queue(self, req, promise);
+                  }
+                },
+                [=](caf::error& e) mutable {
+                  spdlog::error("llm cache: lookup failed ({}); calling the provider",
+                                to_string(e));
+                  queue(self, req, promise);
+                });
         return promise;
       },
       [=](call_done_atom, uint64_t call_id, CallOutcome& outcome) {
         auto& st = self->state;
         if (outcome.error)
           spdlog::warn("{}: call failed: {}", st.runner->provider(), outcome.error->what());
-        apply(self, st.scheduler->finish(call_id, outcome, st.clock()));
-        poll(self);
+        auto it = st.calls.find(call_id);
+        if (!st.store || it == st.calls.end()) {
+          finish_call(self, call_id, outcome, std::nullopt);
+          return;
+        }
+        // Every call that was sent is a row (it may be billed), failed ones too; answers
+        // point at their call, so the call is stored first.
+        LlmCallRecord row = call_record(st, it->second, outcome);
+        // Priced as the scheduler prices it; a failed call is not billed.
+        if (st.cost) row.cost_usd = outcome.result ? st.cost(outcome.result->usage) : 0.0;
+        self->request(st.store, caf::infinite, put_call_atom::value, row)
+            .then([=](int64_t id) { finish_call(self, call_id, outcome, id); },
+                  [=](caf::error& e) {
+                    spdlog::error("llm record: storing a call failed: {}", to_string(e));
+                    finish_call(self, call_id, outcome, std::nullopt);
+                  });
       },
       [=](tick_atom) {
         auto& st = self->state;
@@ -131,8 +355,9 @@ caf::behavior llm_gateway(Self self, std::shared_ptr<CallRunner> runner,
 }  // namespace
 
 caf::actor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<CallRunner> runner,
-                             LlmGatewayOptions options) {
-  return sys.spawn<caf::detached>(llm_gateway, std::move(runner), std::move(options));
+                             LlmGatewayOptions options, StoreActor store) {
+  return sys.spawn<caf::detached>(llm_gateway, std::move(runner), std::move(options),
+                                  std::move(store));
 }
 
 caf::actor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<Provider> provider) {

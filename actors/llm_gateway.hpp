@@ -18,6 +18,18 @@
 //       response with truncated = true.
 //   (stats_atom) -> LlmGatewayStats
 //
+// The record (when spawned with a store): the llm_responses table is the cache and the
+// record of the experiment. Before a request is queued, its key (provider, model asked for,
+// prompt hash, canonical sampling parameters, sample index, seed) is looked up; a stored
+// answer is delivered with cached = true and its response_id, and costs nothing. Every call
+// the gateway makes is appended to llm_calls (failed ones too, with their Errc), and every
+// answer it receives is stored in llm_responses before it is delivered, with response_id
+// set, so a coordinator killed at any moment never pays twice for an answer it handed out.
+// With use_cache = false (--no-cache) nothing is looked up and the answers are stored under
+// keys scoped to the request's run ("cache_scope" in the parameters), so later runs still
+// find the old answers and this run finds its own on resume.
+// If the store fails, the answer is delivered with response_id 0 and the error is logged.
+//
 // Time: the scheduler reads `clock` (injected; steady_clock by default) and the actor
 // wakes itself with delayed messages for rate limits, backoff and the coalescing window.
 
@@ -31,6 +43,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/store_actor.hpp"
 #include "llm/call_runner.hpp"
 #include "llm/call_scheduler.hpp"
 #include "llm/provider.hpp"
@@ -44,6 +57,7 @@ struct LlmGatewayOptions {
   std::function<std::chrono::steady_clock::time_point()> clock = [] {
     return std::chrono::steady_clock::now();
   };
+  bool use_cache = true;  // false: --no-cache
 };
 
 struct LlmGatewayStats {
@@ -54,8 +68,9 @@ struct LlmGatewayStats {
 };
 
 // Spawns the gateway over `runner`. Thread-safe to call; the actor owns the runner.
+// `store` may be null: nothing is looked up or recorded (tests of the policy alone).
 caf::actor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<CallRunner> runner,
-                             LlmGatewayOptions options = {});
+                             LlmGatewayOptions options = {}, StoreActor store = {});
 
 // An offline provider behind a local runner, with default options.
 caf::actor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<Provider> provider);

@@ -119,6 +119,8 @@ void generate(Self self, const SampleRequest& r) {
   auto& st = self->state;
   ChatRequest chat;
   chat.workload_id = st.spec.brief.id;
+  chat.run_id = st.spec.run_id;
+  chat.method = st.spec.method;
   chat.role = r.role;
   chat.sample_index = r.sample_index;
   chat.seed = st.spec.seed;
@@ -136,11 +138,20 @@ void generate(Self self, const SampleRequest& r) {
                              ": its parent or plan was never stored (" + e.what() + ")");
               return;
             }
-            auto call = llm_call_record(st.spec.run_id, st.spec.llm_provider, chat, response);
-            auto cached = llm_response_record(st.spec.llm_provider, chat, response);
-            self->request(st.peers.store, caf::infinite, put_sample_atom::value, sample, call,
-                          cached)
-                .then(
+            auto stored = [&]() {
+              // The gateway has recorded the call and the answer (llm_calls, llm_responses)
+              // before it replied: the sample only points at the answer.
+              if (response.response_id != 0) {
+                sample.response_id = response.response_id;
+                return self->request(st.peers.store, caf::infinite, put_sample_atom::value,
+                                     sample);
+              }
+              auto call = llm_call_record(st.spec.run_id, st.spec.llm_provider, chat, response);
+              auto cached = llm_response_record(st.spec.llm_provider, chat, response);
+              return self->request(st.peers.store, caf::infinite, put_sample_atom::value, sample,
+                                   call, cached);
+            };
+            stored().then(
                     [=](const PutSampleResult& put) {
                       self->state.sample_ids[r.sample_index] = put.id;
                       send_progress(self, ProgressEvent::generated, r, false);

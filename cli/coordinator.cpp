@@ -75,7 +75,8 @@ void Coordinator::start_services(std::shared_ptr<RunStore> store,
 void Coordinator::start_services(std::shared_ptr<RunStore> store,
                                  std::shared_ptr<CallRunner> runner, LlmGatewayOptions gateway) {
   store_ = spawn_store(*system_, std::move(store));
-  llm_gateway_ = spawn_llm_gateway(*system_, std::move(runner), std::move(gateway));
+  // The gateway looks answers up in, and records every call and answer to, the same store.
+  llm_gateway_ = spawn_llm_gateway(*system_, std::move(runner), std::move(gateway), store_);
 }
 
 void Coordinator::start_local_agents() {

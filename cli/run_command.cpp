@@ -29,7 +29,7 @@ int run_command(const std::vector<std::string>& args) {
   po::options_description opts("palladium run CONFIG [options]");
   std::string db_path, listen, server_key, allow;
   int agents = -1;
-  bool no_progress = false, no_report = false, insecure_plaintext = false;
+  bool no_progress = false, no_report = false, insecure_plaintext = false, no_cache = false;
   opts.add_options()("help,h", "show this help")(
       "db", po::value(&db_path), "run database (default: a new file under runs/); an existing "
                                  "database with the same config resumes that run")(
@@ -43,6 +43,9 @@ int run_command(const std::vector<std::string>& args) {
       "insecure-plaintext", po::bool_switch(&insecure_plaintext),
       "no CURVE: an unauthenticated, unencrypted agent link (trusted networks only)")(
       "no-progress", po::bool_switch(&no_progress), "print progress as lines, not a live line")(
+      "no-cache", po::bool_switch(&no_cache),
+      "ask the LLM again instead of reusing answers stored in the database by other runs "
+      "(the new answers are stored too; a resumed run still reuses its own)")(
       "no-report", po::bool_switch(&no_report), "do not print the report at the end");
   po::variables_map vm;
   if (auto stop = parse_command_line("run", args, opts, {{"config", "CONFIG"}}, vm)) return *stop;
@@ -63,6 +66,7 @@ int run_command(const std::vector<std::string>& args) {
     if (insecure_plaintext) config.agents.insecure_plaintext = true;
     searches = search_specs(config, config_path, home);
     llm = make_llm_backend(config.llm, config_path, home);
+    llm.options.use_cache = !no_cache;
   } catch (const ConfigError& e) {
     std::cerr << "palladium run: " << e.what() << "\n";
     return 2;

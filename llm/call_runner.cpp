@@ -3,6 +3,8 @@
 #include <chrono>
 #include <exception>
 
+#include <nlohmann/json.hpp>
+
 namespace palladium {
 namespace {
 
@@ -16,6 +18,10 @@ class LocalRunner : public CallRunner {
   std::string provider() const override { return provider_->name(); }
   std::string model() const override { return provider_->name(); }
   int max_samples_per_call() const override { return max_n_; }
+  std::string params_json(const ChatRequest& request) const override {
+    if (!request.temperature) return "{}";
+    return nlohmann::json{{"temperature", *request.temperature}}.dump();
+  }
 
   void start(const ProviderCall& call, Done done) override {
     const auto t0 = std::chrono::steady_clock::now();
@@ -61,6 +67,11 @@ class HttpRunner : public CallRunner {
   std::string provider() const override { return provider_->name(); }
   std::string model() const override { return provider_->model(); }
   int max_samples_per_call() const override { return provider_->max_samples_per_call(); }
+  std::string params_json(const ChatRequest& request) const override {
+    SamplingParams s = provider_->sampling();
+    if (request.temperature) s.temperature = request.temperature;
+    return s.canonical();
+  }
 
   void start(const ProviderCall& call, Done done) override {
     const int n = static_cast<int>(call.sample_indices.size());

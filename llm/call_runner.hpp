@@ -44,6 +44,10 @@ class CallRunner {
   virtual std::string provider() const = 0;  // "replay", "openai", ...
   virtual std::string model() const = 0;
   virtual int max_samples_per_call() const = 0;
+  // The canonical sampling parameters `request` is answered under (llm/sampling_params.hpp,
+  // with the request's temperature override applied): part of the response cache key, so an
+  // answer drawn under other settings is never reused. "{}" for a provider that takes none.
+  virtual std::string params_json(const ChatRequest& request) const = 0;
 
   virtual void start(const ProviderCall& call, Done done) = 0;
 };

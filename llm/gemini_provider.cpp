@@ -144,6 +144,8 @@ class GeminiProvider : public HttpProvider {
     return result;
   }
 
+  const SamplingParams& sampling() const override { return c_.sampling; }
+
  private:
   json request_body(const ChatRequest& request, int n) const {
     json body = json::object();

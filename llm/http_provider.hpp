@@ -44,6 +44,8 @@ class HttpProvider {
   virtual std::string name() const = 0;  // "openai", "gemini"
   virtual std::string model() const = 0;
   virtual int max_samples_per_call() const = 0;
+  // How the model is asked to sample (a request's temperature override aside).
+  virtual const SamplingParams& sampling() const = 0;
 
   // The request for `n` (>= 1, <= max_samples_per_call()) samples of `request`.
   virtual HttpRequest build_request(const ChatRequest& request, int n) const = 0;

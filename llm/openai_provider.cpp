@@ -124,6 +124,8 @@ class OpenAiProvider : public HttpProvider {
     return result;
   }
 
+  const SamplingParams& sampling() const override { return c_.sampling; }
+
  private:
   HttpProviderConfig c_;
 };

@@ -7,6 +7,8 @@
 #include "actors/llm_gateway.hpp"
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <future>
 #include <set>
 #include <string>
@@ -19,7 +21,10 @@
 #include "llm/curl_transport.hpp"
 #include "llm/gemini_provider.hpp"
 #include "llm/openai_provider.hpp"
+#include "store/run_store.hpp"
+#include "store/sqlite.hpp"
 #include "tests/llm/fake_llm_server.hpp"
+#include "tests/store/temp_db.hpp"
 
 namespace palladium {
 namespace {
@@ -43,7 +48,12 @@ class LlmGatewayTest : public ::testing::Test {
   }
   ~LlmGatewayTest() override {
     for (auto& g : gateways_) caf::anon_send_exit(g, caf::exit_reason::user_shutdown);
+    if (store_) caf::anon_send_exit(store_, caf::exit_reason::user_shutdown);
     system_->await_all_actors_done();
+    // Handles keep their actors (and a detached actor's thread) alive: drop them before the
+    // system goes.
+    gateways_.clear();
+    store_ = StoreActor{};
   }
 
   HttpProviderConfig provider_config(const std::string& base, const std::string& key = kKey) {
@@ -56,13 +66,15 @@ class LlmGatewayTest : public ::testing::Test {
     return c;
   }
 
-  caf::actor gateway(HttpProviderConfig c, SchedulerOptions so, bool gemini = false) {
+  caf::actor gateway(HttpProviderConfig c, SchedulerOptions so, bool gemini = false,
+                     StoreActor store = {}, bool use_cache = true) {
     std::shared_ptr<HttpProvider> p =
         gemini ? make_gemini_provider(std::move(c)) : make_openai_provider(std::move(c));
     LlmGatewayOptions o;
     o.scheduler = std::move(so);
+    o.use_cache = use_cache;
     auto g = spawn_llm_gateway(*system_, std::shared_ptr<CallRunner>(make_http_runner(p, transport_)),
-                               o);
+                               o, store);
     gateways_.push_back(g);
     return g;
   }
@@ -116,6 +128,26 @@ class LlmGatewayTest : public ::testing::Test {
     return s;
   }
 
+  // A store actor over a fresh database file, with one run to own the calls.
+  StoreActor store() {
+    auto rs = RunStore::open(db_.path());
+    run_id_ = rs->begin_or_resume_run("gateway_test", "cfg");
+    store_ = spawn_store(*system_, std::move(rs));
+    return store_;
+  }
+  ChatRequest run_request(int sample_index = 0, const std::string& prompt = "make it fast") {
+    ChatRequest r = request(sample_index, prompt);
+    r.run_id = run_id_;
+    return r;
+  }
+  std::string sql(const std::string& query) {
+    sqlite::Db db(db_.path(), sqlite::Db::Mode::read_only);
+    return db.query_text(query);
+  }
+
+  TempDb db_;
+  StoreActor store_;
+  int64_t run_id_ = 0;
   testing::FakeLlmServer server_;
   caf::actor_system_config config_;
   std::unique_ptr<caf::actor_system> system_;
@@ -282,6 +314,98 @@ TEST_F(LlmGatewayTest, MalformedAndDroppedAnswersAreRetried) {
   Answer a = ask_one(g, request());
   ASSERT_TRUE(a.response) << to_string(a.error);
   EXPECT_EQ(server_.log().size(), 4u);
+}
+
+// -- The cache is the record ------------------------------------------------------------------
+
+TEST_F(LlmGatewayTest, EveryCallAndAnswerIsStoredAndASecondGatewayPaysNothing) {
+  auto st = store();
+  auto first = gateway(provider_config(server_.openai_base_url()), fast_retries(), false, st);
+  Answer a = ask_one(first, run_request());
+  ASSERT_TRUE(a.response) << to_string(a.error);
+  EXPECT_FALSE(a.response->cached);
+  EXPECT_GT(a.response->response_id, 0);
+  EXPECT_EQ(sql("SELECT COUNT(*) FROM llm_calls"), "1");
+  EXPECT_EQ(sql("SELECT status || ' ' || samples || ' ' || (prompt_tokens > 0) FROM llm_calls"),
+            "ok 1 1");
+  EXPECT_EQ(sql("SELECT COUNT(*) FROM llm_responses WHERE call_id IS NOT NULL"), "1");
+
+  // A resumed run, a re-run, another sweep cell: a new gateway over the same database.
+  auto second = gateway(provider_config(server_.openai_base_url()), fast_retries(), false, st);
+  Answer b = ask_one(second, run_request());
+  ASSERT_TRUE(b.response) << to_string(b.error);
+  EXPECT_TRUE(b.response->cached);
+  EXPECT_EQ(b.response->text, a.response->text);
+  EXPECT_EQ(b.response->response_id, a.response->response_id);
+  EXPECT_EQ(b.response->cost_usd, 0.0);
+  EXPECT_EQ(server_.log().size(), 1u) << "the cached answer cost no request";
+  EXPECT_EQ(sql("SELECT COUNT(*) FROM llm_calls"), "1");
+
+  // Another sample index, seed or temperature is another answer.
+  ChatRequest other = run_request(1);
+  ASSERT_TRUE(ask_one(second, other).response);
+  other = run_request();
+  other.temperature = 0.0;
+  ASSERT_TRUE(ask_one(second, other).response);
+  EXPECT_EQ(server_.log().size(), 3u);
+}
+
+TEST_F(LlmGatewayTest, NoCacheAsksAgainAndKeepsBothAnswers) {
+  auto st = store();
+  auto cached = gateway(provider_config(server_.openai_base_url()), fast_retries(), false, st);
+  Answer a = ask_one(cached, run_request());
+  auto fresh = gateway(provider_config(server_.openai_base_url()), fast_retries(), false, st,
+                       /*use_cache=*/false);
+  Answer b = ask_one(fresh, run_request());
+  ASSERT_TRUE(a.response && b.response);
+  EXPECT_FALSE(b.response->cached);
+  EXPECT_NE(b.response->response_id, a.response->response_id);
+  EXPECT_NE(b.response->text, a.response->text) << "the server's second answer to the prompt";
+  EXPECT_EQ(server_.log().size(), 2u);
+  EXPECT_EQ(sql("SELECT COUNT(*) FROM llm_responses"), "2");
+}
+
+TEST_F(LlmGatewayTest, ACoalescedCallIsOneRowWithItsAnswers) {
+  auto st = store();
+  SchedulerOptions so = fast_retries();
+  so.max_samples_per_call = 3;
+  so.coalesce_window = 5s;
+  auto g = gateway(provider_config(server_.openai_base_url()), so, false, st);
+  auto answers = ask_all(g, {run_request(0), run_request(1), run_request(2)});
+  for (auto& a : answers) ASSERT_TRUE(a.response) << to_string(a.error);
+  EXPECT_EQ(sql("SELECT COUNT(*) || ' ' || MAX(samples) FROM llm_calls"), "1 3");
+  EXPECT_EQ(sql("SELECT COUNT(DISTINCT sample_index) FROM llm_responses WHERE call_id = "
+                "(SELECT id FROM llm_calls)"),
+            "3");
+  // The answers' shares add up to what the server reported for the call.
+  EXPECT_EQ(sql("SELECT (SELECT prompt_tokens + completion_tokens FROM llm_calls) = "
+                "(SELECT SUM(prompt_tokens + completion_tokens) FROM llm_responses)"),
+            "1");
+}
+
+TEST_F(LlmGatewayTest, FailedCallsAreRecordedWithTheirCodeAndNoKey) {
+  auto st = store();
+  server_.faults({"500", "400"});
+  auto g = gateway(provider_config(server_.openai_base_url()), fast_retries(), false, st);
+  Answer a = ask_one(g, run_request());
+  ASSERT_FALSE(a.response);
+  auto refused = gateway(provider_config(server_.openai_base_url(), "sk-not-the-right-key-42"),
+                         fast_retries(), false, st);
+  ASSERT_FALSE(ask_one(refused, run_request(0, "other")).response);
+  EXPECT_EQ(sql("SELECT group_concat(status || ':' || error_code || ':' || http_status, ' ') "
+                "FROM (SELECT * FROM llm_calls ORDER BY id)"),
+            "error:unavailable:500 error:invalid_argument:400 error:unauthenticated:401");
+  EXPECT_EQ(sql("SELECT COUNT(*) FROM llm_responses"), "0") << "a failure is never an answer";
+  for (auto& gw : gateways_) caf::anon_send_exit(gw, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(store_, caf::exit_reason::user_shutdown);
+  gateways_.clear();
+  store_ = StoreActor{};
+  system_->await_all_actors_done();  // the store closed: its file is complete
+  for (const char* suffix : {"", "-wal"}) {
+    std::ifstream in(db_.path() + suffix, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(bytes.find("sk-not-the-right-key"), std::string::npos) << suffix;
+  }
 }
 
 }  // namespace
