@@ -15,6 +15,7 @@
 #include "actors/run_actor.hpp"
 #include "cli/command_line.hpp"
 #include "cli/coordinator.hpp"
+#include "cli/dry_run.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/run_config.hpp"
 #include "cli/run_setup.hpp"
@@ -29,7 +30,8 @@ int run_command(const std::vector<std::string>& args) {
   po::options_description opts("palladium run CONFIG [options]");
   std::string db_path, listen, server_key, allow;
   int agents = -1;
-  bool no_progress = false, no_report = false, insecure_plaintext = false, no_cache = false;
+  bool no_progress = false, no_report = false, insecure_plaintext = false, no_cache = false,
+       dry_run = false;
   opts.add_options()("help,h", "show this help")(
       "db", po::value(&db_path), "run database (default: a new file under runs/); an existing "
                                  "database with the same config resumes that run")(
@@ -46,7 +48,10 @@ int run_command(const std::vector<std::string>& args) {
       "no-cache", po::bool_switch(&no_cache),
       "ask the LLM again instead of reusing answers stored in the database by other runs "
       "(the new answers are stored too; a resumed run still reuses its own)")(
-      "no-report", po::bool_switch(&no_report), "do not print the report at the end");
+      "no-report", po::bool_switch(&no_report), "do not print the report at the end")(
+      "dry-run", po::bool_switch(&dry_run),
+      "run the config's searches offline on the synthetic model, evaluating nothing and storing "
+      "nothing, and print the samples, tokens and dollars the run would spend");
   po::variables_map vm;
   if (auto stop = parse_command_line("run", args, opts, {{"config", "CONFIG"}}, vm)) return *stop;
   const std::string config_path = vm["config"].as<std::string>();
@@ -65,11 +70,23 @@ int run_command(const std::vector<std::string>& args) {
     if (!allow.empty()) config.agents.allow = allow;
     if (insecure_plaintext) config.agents.insecure_plaintext = true;
     searches = search_specs(config, config_path, home);
-    llm = make_llm_backend(config.llm, config_path, home);
-    llm.options.use_cache = !no_cache;
+    // A dry run calls no provider: it must not need an API key or a corpus.
+    if (!dry_run) {
+      llm = make_llm_backend(config.llm, config_path, home);
+      llm.options.use_cache = !no_cache;
+    }
   } catch (const ConfigError& e) {
     std::cerr << "palladium run: " << e.what() << "\n";
     return 2;
+  }
+  if (dry_run) {
+    try {
+      std::cout << dry_run_config(config, searches, home);
+    } catch (const std::exception& e) {
+      std::cerr << "palladium run --dry-run: " << config_path << ": " << e.what() << "\n";
+      return 1;
+    }
+    return 0;
   }
 
   if (db_path.empty()) db_path = default_db_path(home, config.name);
