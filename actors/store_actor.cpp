@@ -1,5 +1,7 @@
 #include "actors/store_actor.hpp"
 
+#include <time.h>
+
 #include <functional>
 #include <utility>
 #include <vector>
@@ -153,7 +155,13 @@ StoreActor::behavior_type store_actor(Self self, std::shared_ptr<RunStore> store
           return true;
         });
       },
-      [=](store_stats_atom) { return self->state.stats; },
+      [=](store_stats_atom) {
+        StoreStats stats = self->state.stats;
+        timespec cpu{};
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+          stats.thread_cpu_ms = cpu.tv_sec * 1e3 + cpu.tv_nsec / 1e6;
+        return stats;
+      },
       [=](commit_atom) { commit(self); },
   };
 }

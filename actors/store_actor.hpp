@@ -66,6 +66,7 @@ struct StoreStats {
   int64_t failed_writes = 0;  // of which answered with an error
   int64_t commits = 0;        // batches committed
   int64_t largest_batch = 0;  // most writes in one commit
+  double thread_cpu_ms = 0;   // CPU time of the actor's (detached) thread so far
 };
 
 // The store actor's contract. Each message maps to the RunStore method of

@@ -24,6 +24,7 @@ commands:
   keys new NAME [--dir DIR]     make a CURVE key pair for the authenticated agent link
   bench dispatch --agents N     the dispatch path under N simulated agents (real ZeroMQ + CURVE)
   synthetic variants WORKLOAD   the kernels the offline synthetic model can write
+  bench store                   the run store's cost per candidate, old and new write paths
 
 'palladium <command> --help' shows a command's options.
 )";

@@ -368,8 +368,14 @@ class RunStore::WriteScope {
 };
 
 std::unique_ptr<RunStore> RunStore::open(const std::string& path, Mode mode) {
+  Options options;
+  options.mode = mode;
+  return open(path, options);
+}
+
+std::unique_ptr<RunStore> RunStore::open(const std::string& path, const Options& options) {
   const bool memory = is_memory(path);
-  const bool read_only = mode == Mode::read_only;
+  const bool read_only = options.mode == Mode::read_only;
   if (read_only && !memory && !std::filesystem::is_regular_file(path)) {
     throw StoreError("run store '" + path + "': no such database file");
   }
@@ -377,6 +383,7 @@ std::unique_ptr<RunStore> RunStore::open(const std::string& path, Mode mode) {
       path, read_only ? sqlite::Db::Mode::read_only : sqlite::Db::Mode::read_write);
   // Errors below already name the path (Db::exec / describe / fail).
   sqlite3_busy_timeout(db->handle(), kBusyTimeoutMs);
+  db->set_statement_cache(options.cache_statements);
 
   // Nothing is written before the file is known to be ours (or empty).
   bool is_new = false;
@@ -397,7 +404,7 @@ std::unique_ptr<RunStore> RunStore::open(const std::string& path, Mode mode) {
   }
   // FULL: in WAL mode, one fsync of the log per commit, so a committed batch
   // survives a power loss too (docs/architecture.md, "Run store").
-  db->exec("PRAGMA synchronous=FULL");
+  db->exec(options.sync == Sync::full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
   db->exec("PRAGMA foreign_keys=ON");
 
   sqlite::Transaction tx(*db);

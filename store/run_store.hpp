@@ -26,8 +26,9 @@
 // their process is gone, since it no longer holds the lock. A read-only
 // open (reports, status) takes no lock and cannot write, even by mistake.
 //
-// Durability. WAL journal with synchronous=FULL: a write is on disk, not
-// only in the OS cache, when its transaction commits. Outside a batch every
+// Durability. WAL journal with synchronous=FULL (the default; see
+// Options::sync): a write is on disk, not only in the OS cache, when its
+// transaction commits. Outside a batch every
 // write is its own transaction, committed when the call returns. Between
 // begin_batch() and commit_batch() writes share one transaction (group
 // commit: one fsync for many rows) and each is made atomic on its own by a
@@ -263,10 +264,29 @@ class RunStore {
     read_only,   // the file must be a Palladium store; no lock, no writes
   };
 
+  enum class Sync {
+    // Every commit fsyncs the WAL: a committed write survives a power loss.
+    full,
+    // No fsync per commit: a committed write survives the process dying
+    // (SIGKILL, a crash) but a power loss or OS crash may undo the last
+    // commits (never half of one). For benchmarks and throwaway databases:
+    // it breaks "an acknowledged write is on disk".
+    normal,
+  };
+
+  struct Options {
+    Mode mode = Mode::read_write;
+    Sync sync = Sync::full;
+    // false re-prepares every statement on every use, as schema v1's store
+    // did: only for `palladium bench store` to measure what the cache saves.
+    bool cache_statements = true;
+  };
+
   // Opens (read_write: or creates) the store at `path` (":memory:" works,
   // without WAL and lock). Throws StoreError naming `path` if it cannot be
   // opened, is not a Palladium store, has another schema version, is locked
   // by another process (read_write), or cannot switch to WAL.
+  static std::unique_ptr<RunStore> open(const std::string& path, const Options& options);
   static std::unique_ptr<RunStore> open(const std::string& path, Mode mode = Mode::read_write);
 
   ~RunStore();

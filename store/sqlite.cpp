@@ -79,7 +79,7 @@ std::string Db::query_text(const std::string& sql) {
 
 Statement& Db::cached(const char* sql) {
   auto& slot = cache_[sql];
-  if (!slot) {
+  if (!slot || !cache_statements_) {
     slot = std::make_unique<Statement>(*this, sql);
   } else {
     slot->reset();

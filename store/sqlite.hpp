@@ -50,6 +50,9 @@ class Db {
   // with the same text. Use it through CachedUse so it is reset (and its
   // read snapshot released) when the caller is done.
   Statement& cached(const char* sql);
+  // false: cached() prepares the statement again on every call (to measure
+  // what the cache saves). Default true.
+  void set_statement_cache(bool on) { cache_statements_ = on; }
 
   // "<what> (<path>): <sqlite message>", for errors.
   std::string describe(std::string_view what) const;
@@ -64,6 +67,7 @@ class Db {
   sqlite3* db_ = nullptr;
   std::string path_;
   Mode mode_;
+  bool cache_statements_ = true;
   std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
 };
 
