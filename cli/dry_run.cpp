@@ -161,9 +161,10 @@ std::string dry_run_config(const RunConfig& config, const std::vector<WorkloadSe
   auto model = make_synthetic_provider(synthetic_dir);
   std::vector<DryRunSearch> results;
   for (const auto& spec : searches) {
-    MethodConfig method;
-    method.method = spec.method;
-    auto strategy = make_strategy(method, spec.brief, Budget(spec.budget), StrategyMenus{}, spec.seed);
+    // The search's own limit even under global reallocation: a dry run has no
+    // run to grant more, and it asks for the most each search can spend.
+    auto strategy = make_strategy(spec.method, spec.brief, Budget(spec.budget, spec.method.counts),
+                                  spec.menus, spec.seed);
     const bool covers = std::find(covered.begin(), covered.end(), spec.brief.id) != covered.end();
     results.push_back(dry_run_search(*strategy, spec.brief.id, spec.seed, *model, covers));
   }

@@ -21,9 +21,8 @@ std::vector<WorkloadSearchSpec> specs_of(const std::string& yaml) {
 }
 
 std::unique_ptr<Strategy> strategy_of(const WorkloadSearchSpec& spec) {
-  MethodConfig method;
-  method.method = spec.method;
-  return make_strategy(method, spec.brief, Budget(spec.budget), StrategyMenus{}, spec.seed);
+  return make_strategy(spec.method, spec.brief, Budget(spec.budget, spec.method.counts), spec.menus,
+                       spec.seed);
 }
 
 // Answers from a script and keeps every request, to see what the strategy was told.
@@ -167,6 +166,43 @@ TEST(DryRun, CeilingPricesEveryCallAtTheOutputLimit) {
   // 1M prompt tokens at $1 plus 20 calls x 5000 tokens at $10 per Mtok.
   std::string text = dry_run_text({a}, "openai gpt-x", price, "", 5000);
   EXPECT_NE(text.find("At most $2.0000 if every one of the 20 calls"), std::string::npos) << text;
+}
+
+// Every config we ship parses and builds its searches, so a key renamed in the
+// code cannot silently break a config users copy. The study configs (and their
+// offline twins) are driven to their end: each spends exactly its stated
+// budget on every workload, with the method it names.
+TEST(ShippedConfigs, EveryOneParsesAndTheStudyOnesSpendTheirBudget) {
+  int configs = 0, study = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(kHome / "configs")) {
+    const auto path = entry.path();
+    if (path.extension() != ".yaml" || path.filename() == "prices.yaml") continue;
+    SCOPED_TRACE(path.string());
+    if (path.parent_path().filename() == "sweeps") continue;  // sweep files, not run configs
+    configs++;
+    RunConfig config;
+    std::vector<WorkloadSearchSpec> specs;
+    ASSERT_NO_THROW({
+      config = load_run_config(path.string());
+      specs = search_specs(config, path.string(), kHome);
+    });
+    ASSERT_FALSE(specs.empty());
+    if (path.string().find("/study/") == std::string::npos) continue;
+    study++;
+    EXPECT_EQ(specs.size(), config.workloads.size() * config.seeds.size());
+    const std::string method = path.stem().string();
+    auto model = make_synthetic_provider(kHome / "llm" / "synthetic");
+    for (const auto& spec : specs) {
+      EXPECT_EQ(spec.method.method, method);
+      auto strategy = strategy_of(spec);
+      DryRunSearch d = dry_run_search(*strategy, spec.brief.id, spec.seed, *model, true);
+      EXPECT_EQ(d.budget_spent, spec.budget) << spec.brief.id;
+      EXPECT_EQ(d.samples[SampleRole::code] + d.samples[SampleRole::repair], spec.budget)
+          << spec.brief.id;
+    }
+  }
+  EXPECT_GE(configs, 7);
+  EXPECT_EQ(study, 6);
 }
 
 }  // namespace
