@@ -1,13 +1,12 @@
 #include "llm/context_blocks.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
 #include "llm/token_estimate.hpp"
+#include "llm/yaml_file.hpp"
 
 namespace palladium {
 namespace {
@@ -18,22 +17,9 @@ namespace fs = std::filesystem;
   throw ContextError(file.string() + ": " + what);
 }
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail(file, "cannot read the file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_text(const fs::path& file) { return read_text_file<ContextError>(file); }
 
-YAML::Node read_yaml(const fs::path& file) {
-  const std::string text = read_text(file);
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    fail(file, "YAML syntax error at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
-  }
-}
+YAML::Node read_yaml(const fs::path& file) { return read_yaml_file<ContextError>(file); }
 
 std::vector<std::string> string_list(const YAML::Node& node, const fs::path& file,
                                      const std::string& where) {
