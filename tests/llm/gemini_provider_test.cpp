@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/llm/fake_llm_server.hpp"
+#include "tests/llm/provider_test_support.hpp"
 
 namespace palladium {
 namespace {
@@ -22,20 +23,9 @@ HttpProviderConfig config(const std::string& base = "http://127.0.0.1:9/v1beta")
   return c;
 }
 
-ChatRequest request() {
-  ChatRequest r;
-  r.workload_id = "8p";
-  r.system_prompt = "You write kernels.";
-  r.user_prompt = "## Workload 8p (GEMM)\nmake it fast";
-  return r;
-}
+ChatRequest request() { return testing::kernel_request(); }
 
-HttpResponse ok(const json& body) {
-  HttpResponse r;
-  r.status = 200;
-  r.body = body.dump();
-  return r;
-}
+HttpResponse ok(const json& body) { return testing::http_ok(body); }
 
 TEST(GeminiProviderTest, RequestCarriesSystemInstructionAndGenerationConfig) {
   HttpRequest http = make_gemini_provider(config())->build_request(request(), 2);
