@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, db_rows
+from conftest import ROOT, db_rows, wait_for_count
 
 pytestmark = pytest.mark.integration
 
@@ -93,14 +93,7 @@ def test_interrupted_mid_evaluation_then_resumed_pays_for_nothing_twice(palladiu
     proc = subprocess.Popen([str(palladium_bin), "run", str(config), "--db", str(db),
                              "--no-progress", "--no-report"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if db_rows(db, "SELECT COUNT(*) FROM evaluations")[0][0] >= 1:
-                break
-        except Exception:
-            pass
-        time.sleep(0.2)
+    wait_for_count(db, "evaluations", 1, proc=proc, timeout=300, poll=0.2)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err

@@ -13,29 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, db_rows
+from conftest import (FAULT_RUN_CONFIG, ROOT, assert_each_candidate_evaluated_and_paid_once,
+                      wait_for_count)
 
 pytestmark = pytest.mark.integration
-
-CONFIG = """name: faults
-method: iterative
-workloads: [8p, 41k]
-budget_per_workload: 4
-seeds: [0]
-llm:
-  provider: replay
-  corpus: llm/replay_corpus
-evaluation:
-  backend: interpret
-  timeout_s: 60
-  input_seeds: [0, 1]
-agents:
-  local: 2
-  slots_per_agent: 1
-  listen: tcp://127.0.0.1:0
-  heartbeat_ms: 200
-  liveness: 4
-"""
 
 
 def children(pid):
@@ -50,7 +31,8 @@ def environ_of(pid):
 
 def test_frozen_agent_is_replaced_then_rejoins_and_no_secret_reaches_it(palladium_bin, tmp_path):
     config = tmp_path / "faults.yaml"
-    config.write_text(CONFIG)
+    config.write_text(FAULT_RUN_CONFIG.format(name="faults", local=2,
+                                              listen="tcp://127.0.0.1:0"))
     db = tmp_path / "f.db"
     log = open(tmp_path / "coordinator.log", "w")
     env = dict(os.environ, OPENAI_API_KEY="sk-test-must-not-leak",
@@ -59,14 +41,7 @@ def test_frozen_agent_is_replaced_then_rejoins_and_no_secret_reaches_it(palladiu
         [str(palladium_bin), "run", str(config), "--db", str(db), "--no-progress", "--no-report"],
         stdout=subprocess.DEVNULL, stderr=log, cwd=ROOT, env=env)
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            try:
-                if db_rows(db, "SELECT COUNT(*) FROM evaluations")[0][0] >= 1:
-                    break
-            except Exception:
-                pass
-            time.sleep(0.3)
+        wait_for_count(db, "evaluations", 1, timeout=300, poll=0.3)
         agents = children(proc.pid)
         assert len(agents) == 2, agents
         for pid in agents:
@@ -87,13 +62,7 @@ def test_frozen_agent_is_replaced_then_rejoins_and_no_secret_reaches_it(palladiu
     text = (tmp_path / "coordinator.log").read_text()
     assert "went silent" in text, text[-3000:]
     assert text.count("joined") >= 3, "the frozen agent joined again after SIGCONT"
-    (status,), = db_rows(db, "SELECT status FROM runs")
-    assert status == "finished"
-    per_candidate = dict(db_rows(
-        db, "SELECT c.id, COUNT(e.id) FROM candidates c LEFT JOIN evaluations e "
-            "ON e.candidate_id = c.id GROUP BY c.id"))
-    assert len(per_candidate) == 8 and set(per_candidate.values()) == {1}, per_candidate
-    assert len(db_rows(db, "SELECT id FROM llm_calls")) == 8
+    assert_each_candidate_evaluated_and_paid_once(db, candidates=8)
     # Nothing the coordinator stored carries the keys either.
     dump = subprocess.run(["sqlite3", str(db), ".dump"], capture_output=True, text=True).stdout
     assert "must-not-leak" not in dump

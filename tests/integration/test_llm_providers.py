@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, db_rows, report_json
+from conftest import ROOT, db_rows, report_json, wait_for_count
 
 pytestmark = pytest.mark.integration
 
@@ -126,14 +126,7 @@ def test_killed_coordinator_resumes_without_asking_twice(palladium_bin, server, 
     config = write_config(tmp_path / "kill.yaml", "openai", server.port, budget=4)
     proc = run(palladium_bin, config, db, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                if db_rows(db, "SELECT COUNT(*) FROM llm_calls")[0][0] >= 2:
-                    break
-            except Exception:
-                pass
-            time.sleep(0.05)
+        wait_for_count(db, "llm_calls", 2, proc=proc, timeout=300, poll=0.05)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait()

@@ -14,33 +14,13 @@ import os
 import shutil
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, db_rows
+from conftest import (FAULT_RUN_CONFIG, ROOT, assert_each_candidate_evaluated_and_paid_once,
+                      db_rows, wait_for_count)
 
 pytestmark = pytest.mark.integration
-
-CONFIG = """name: partition
-method: iterative
-workloads: [8p, 41k]
-budget_per_workload: 4
-seeds: [0]
-llm:
-  provider: replay
-  corpus: llm/replay_corpus
-evaluation:
-  backend: interpret
-  timeout_s: 60
-  input_seeds: [0, 1]
-agents:
-  local: 0
-  slots_per_agent: 1
-  listen: tcp://{host_ip}:0
-  heartbeat_ms: 200
-  liveness: 4
-"""
 
 
 def sh(*cmd):
@@ -84,7 +64,8 @@ def test_partitioned_agent_rejoins_and_nothing_is_evaluated_twice(palladium_bin,
     for name in ("inside", "outside"):
         (allow / f"{name}.key_secret").rename(secrets / f"{name}.key_secret")
     config = tmp_path / "partition.yaml"
-    config.write_text(CONFIG.format(host_ip=netns["host_ip"]))
+    config.write_text(FAULT_RUN_CONFIG.format(name="partition", local=0,
+                                              listen=f"tcp://{netns['host_ip']}:0"))
     db = tmp_path / "p.db"
     coord_log = open(tmp_path / "coordinator.log", "w")
     coordinator = subprocess.Popen(
@@ -113,14 +94,7 @@ def test_partitioned_agent_rejoins_and_nothing_is_evaluated_twice(palladium_bin,
 
         agent("inside", ["ip", "netns", "exec", netns["ns"]])
         agent("outside", [])
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            try:
-                if db_rows(db, "SELECT COUNT(*) FROM evaluations")[0][0] >= 1:
-                    break
-            except Exception:
-                pass
-            time.sleep(0.3)
+        wait_for_count(db, "evaluations", 1, timeout=300, poll=0.3)
         # Cut the inside agent off for 5 s: far beyond liveness (4 x 200 ms) on both sides.
         sh("ip", "netns", "exec", netns["ns"], "ip", "link", "set", netns["ns_if"], "down")
         time.sleep(5)
@@ -142,13 +116,7 @@ def test_partitioned_agent_rejoins_and_nothing_is_evaluated_twice(palladium_bin,
     assert "agent inside" in coord and "went silent" in coord, coord[-3000:]
     assert inside.count("connecting to") >= 2, "the inside agent reconnected:\n" + inside[-3000:]
     assert coord.count("agent inside (") >= 2, "and joined again:\n" + coord[-3000:]
-    (status,), = db_rows(db, "SELECT status FROM runs")
-    assert status == "finished"
-    per_candidate = dict(db_rows(
-        db, "SELECT c.id, COUNT(e.id) FROM candidates c LEFT JOIN evaluations e "
-            "ON e.candidate_id = c.id GROUP BY c.id"))
-    assert len(per_candidate) == 8 and set(per_candidate.values()) == {1}, per_candidate
-    assert len(db_rows(db, "SELECT id FROM llm_calls")) == 8, "nothing was paid for twice"
+    assert_each_candidate_evaluated_and_paid_once(db, candidates=8)
     attempts = [a for (a,) in db_rows(db, "SELECT attempts FROM evaluations")]
     if "job(s) requeued" in coord:
         # The inside agent held a lease when the link went down (the usual case).

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, db_rows, report_json
+from conftest import ROOT, db_rows, report_json, wait_for_count
 
 pytestmark = pytest.mark.integration
 
@@ -120,14 +120,7 @@ def test_coordinator_killed_then_resumed_pays_for_nothing_twice(palladium_bin, t
         [str(palladium_bin), "run", str(QUICKSTART), "--db", str(db), "--no-progress"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
     try:
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline:
-            try:
-                if db_rows(db, "SELECT COUNT(*) FROM evaluations")[0][0] >= 6:
-                    break
-            except Exception:
-                pass
-            time.sleep(0.5)
+        wait_for_count(db, "evaluations", 6, timeout=600, poll=0.5)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait()
