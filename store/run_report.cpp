@@ -1,9 +1,10 @@
 #include "store/run_report.hpp"
 
-#include <fstream>
-
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -33,6 +34,15 @@ constexpr const char* kTpuWallWarning =
     "(the profiler trace had no device events), which includes dispatch "
     "overhead; treat these speedups as lower bounds.";
 
+// One workload's candidates in one search phase (Autocomp's translate or
+// optimise), so a report can show what each phase found.
+struct PhaseSummary {
+  int candidates = 0;  // evaluated ones
+  int correct = 0;
+  std::optional<double> best_speedup;    // of the correct ones
+  std::optional<double> best_kernel_ms;  // of the correct ones
+};
+
 // Everything the two renderings share.
 struct ReportData {
   RunRecord run;
@@ -41,6 +51,9 @@ struct ReportData {
   SuiteSummary suite;
   std::string timing;
   int pending = 0;  // candidates without an evaluation
+  // workload -> phase -> summary, only for phases other than the iterative
+  // methods' single one.
+  std::map<std::string, std::map<std::string, PhaseSummary>> phases;
 };
 
 ReportData collect(const RunStore& store, int64_t run_id,
@@ -64,11 +77,24 @@ ReportData collect(const RunStore& store, int64_t run_id,
   for (const auto& c : candidates) by_id[c.id] = &c;
 
   std::vector<CandidateResult> results;
+  std::map<std::string, std::map<std::string, PhaseSummary>> phases;
   bool any_timing = false, all_tpu = true, any_cpu = false;
   for (const auto& e : evaluations) {
     auto it = by_id.find(e.candidate_id);
     if (it == by_id.end()) continue;  // not possible with foreign keys on
     results.push_back({it->second->workload, e.verdict, e.speedup});
+    if (it->second->phase != Phase::iterate) {
+      PhaseSummary& ph =
+          phases[it->second->workload][std::string(to_string(it->second->phase))];
+      ph.candidates++;
+      if (e.verdict == Verdict::correct) {
+        ph.correct++;
+        if (e.speedup && (!ph.best_speedup || *e.speedup > *ph.best_speedup))
+          ph.best_speedup = e.speedup;
+        if (e.kernel_ms && (!ph.best_kernel_ms || *e.kernel_ms < *ph.best_kernel_ms))
+          ph.best_kernel_ms = e.kernel_ms;
+      }
+    }
     // Only a timed candidate says how this run was timed: a failed one
     // carries whatever its agent stamped, and must not turn a TPU report
     // into a CPU one (issue 8 item 5).
@@ -95,6 +121,7 @@ ReportData collect(const RunStore& store, int64_t run_id,
   else
     data.timing = all_tpu ? kTpuProfiler : kTpuWallFallback;
   data.pending = static_cast<int>(candidates.size() - results.size());
+  data.phases = std::move(phases);
   return data;
 }
 
@@ -117,6 +144,30 @@ std::string fmt(const char* format, double value) {
 
 std::string pad(const std::string& s, size_t width) {
   return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
+nlohmann::json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json phases_json(const std::map<std::string, PhaseSummary>& phases) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, ph] : phases) {
+    out[name] = {{"candidates", ph.candidates},
+                 {"correct", ph.correct},
+                 {"best_speedup", optional_json(ph.best_speedup)},
+                 {"best_kernel_ms", optional_json(ph.best_kernel_ms)}};
+  }
+  return out;
+}
+
+std::string phase_cell(const std::map<std::string, PhaseSummary>& phases, const std::string& name) {
+  auto it = phases.find(name);
+  if (it == phases.end()) return "-";
+  const PhaseSummary& ph = it->second;
+  std::string cell = std::to_string(ph.correct) + "/" + std::to_string(ph.candidates);
+  if (ph.best_speedup) cell += " best " + fmt("%.3fx", *ph.best_speedup);
+  return cell;
 }
 
 }  // namespace
@@ -150,13 +201,16 @@ nlohmann::json report_json(const RunStore& store, int64_t run_id,
     auto it = sensitivity.find(w.id);
     auto ignored = it == sensitivity.end() ? std::vector<std::string>{} : it->second;
     if (!ignored.empty()) degenerate.push_back(w.id);
-    workloads.push_back({{"id", w.id},
-                         {"candidates", w.candidates},
-                         {"correct", w.correct},
-                         {"best_speedup", w.best_speedup},
-                         {"verdicts", w.verdicts},
-                         {"degenerate", !ignored.empty()},
-                         {"insensitive_inputs", ignored}});
+    nlohmann::json row = {{"id", w.id},
+                          {"candidates", w.candidates},
+                          {"correct", w.correct},
+                          {"best_speedup", w.best_speedup},
+                          {"verdicts", w.verdicts},
+                          {"degenerate", !ignored.empty()},
+                          {"insensitive_inputs", ignored}};
+    auto ph = d.phases.find(w.id);
+    if (ph != d.phases.end()) row["phases"] = phases_json(ph->second);
+    workloads.push_back(std::move(row));
   }
   return {
       {"run",
@@ -213,6 +267,17 @@ std::string report_text(const RunStore& store, int64_t run_id,
     for (const auto& name : flag->second) inputs += (inputs.empty() ? "" : ", ") + name;
     out += "  * " + w.id + " is degenerate: its reference ignores " + inputs +
            " (docs/verification.md); a speedup there is not meaningful.\n";
+  }
+
+  if (!d.phases.empty()) {
+    out += "\nBy phase (correct/evaluated, best correct speedup):\n";
+    out += pad("workload", id_width) + pad("translate", 22) + "optimise\n";
+    for (const auto& w : d.workloads) {
+      auto ph = d.phases.find(w.id);
+      if (ph == d.phases.end()) continue;
+      out += pad(w.id, id_width) + pad(phase_cell(ph->second, "translate"), 22) +
+             phase_cell(ph->second, "optimise") + "\n";
+    }
   }
 
   const SuiteSummary& s = d.suite;

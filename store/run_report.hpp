@@ -14,7 +14,9 @@
 //              "timing", "degenerate_workloads"},
 //    "workloads": [{"id", "candidates", "correct", "best_speedup",
 //                   "verdicts": {VERDICT: COUNT}, "degenerate",
-//                   "insensitive_inputs"}]}
+//                   "insensitive_inputs",
+//                   "phases": {PHASE: {"candidates", "correct", "best_speedup",
+//                                      "best_kernel_ms"}}}]}
 //
 // "models" lists the models that answered the run's LLM calls (llm_calls.model);
 // the text report names the offline ones for what they are (model: synthetic is
@@ -25,6 +27,12 @@
 // least one exists); "cpu-wall" when
 // any says "cpu-wall" or none is timed, so CPU wall-clock numbers are never
 // presented as TPU speedups; "tpu-wall-fallback" otherwise.
+//
+// "phases" is there only for a workload whose candidates carry a search phase
+// other than "iterate" (Autocomp's translate and optimise): what each phase
+// evaluated, how many were correct, and the best correct speedup and kernel
+// time (null when none was correct), so a report shows what optimising added
+// over the translated seeds. The text report prints it as a second table.
 //
 // "degenerate" marks workloads whose reference ignores an input (the audit of
 // docs/verification.md §3): a correct kernel there may just constant-fold, so

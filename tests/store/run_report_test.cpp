@@ -25,11 +25,12 @@ class RunReportTest : public ::testing::Test {
   // nullopt.
   void add(const std::string& workload, int index,
            std::optional<Verdict> verdict, std::optional<double> speedup = {},
-           const std::string& timing = "cpu-wall") {
+           const std::string& timing = "cpu-wall", Phase phase = Phase::iterate) {
     SampleRecord c;
     c.run_id = run_;
     c.workload = workload;
-    c.method = "iterative";
+    c.method = phase == Phase::iterate ? "iterative" : "autocomp";
+    c.phase = phase;
     c.sample_index = index;
     c.code = "code";
     const int64_t id = store_->put_sample(c).id;
@@ -96,6 +97,35 @@ TEST_F(RunReportTest, JsonNumbersEqualWhatWasInserted) {
   EXPECT_EQ(r["run"].size(), 4u);  // id, name, status, models
   EXPECT_EQ(s.size(), 8u);      // the seven + degenerate_workloads
   EXPECT_EQ(ws[0].size(), 7u);  // the five + degenerate, insensitive_inputs
+}
+
+TEST_F(RunReportTest, PhasesShowWhatOptimisingAddedOverTheTranslatedSeeds) {
+  add("8p", 0, Verdict::correct, 1.5, "cpu-wall", Phase::translate);
+  add("8p", 1, Verdict::lowering_error, {}, "", Phase::translate);
+  add("8p", 2, Verdict::correct, 2.0, "cpu-wall", Phase::optimise);
+  add("8p", 3, Verdict::correct, 3.0, "cpu-wall", Phase::optimise);
+  add("8p", 4, Verdict::numerics_mismatch, {}, "", Phase::optimise);
+  add("9p", 0, Verdict::api_misuse, {}, "", Phase::translate);
+  add("12p", 0, Verdict::correct, 1.1);  // an iterative candidate has no phase table
+
+  const nlohmann::json r = report_json(*store_, run_, {"8p", "9p", "12p"});
+  const auto& p8 = r["workloads"][0]["phases"];
+  EXPECT_EQ(p8["translate"]["candidates"], 2);
+  EXPECT_EQ(p8["translate"]["correct"], 1);
+  EXPECT_DOUBLE_EQ(p8["translate"]["best_speedup"].get<double>(), 1.5);
+  EXPECT_EQ(p8["optimise"]["candidates"], 3);
+  EXPECT_EQ(p8["optimise"]["correct"], 2);
+  EXPECT_DOUBLE_EQ(p8["optimise"]["best_speedup"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(p8["optimise"]["best_kernel_ms"].get<double>(), 1.0);
+  const auto& p9 = r["workloads"][1]["phases"];
+  EXPECT_TRUE(p9["translate"]["best_speedup"].is_null());
+  EXPECT_FALSE(p9.contains("optimise"));
+  EXPECT_FALSE(r["workloads"][2].contains("phases"));
+
+  const std::string text = report_text(*store_, run_, {"8p", "9p", "12p"});
+  EXPECT_NE(text.find("By phase"), std::string::npos) << text;
+  EXPECT_NE(text.find("1/2 best 1.500x"), std::string::npos) << text;
+  EXPECT_NE(text.find("2/3 best 3.000x"), std::string::npos) << text;
 }
 
 TEST_F(RunReportTest, EmptyWorkloadListUsesTheRunsWorkloads) {
