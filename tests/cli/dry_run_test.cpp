@@ -171,9 +171,10 @@ TEST(DryRun, CeilingPricesEveryCallAtTheOutputLimit) {
 // Every config we ship parses and builds its searches, so a key renamed in the
 // code cannot silently break a config users copy. The study configs (and their
 // offline twins) are driven to their end: each spends exactly its stated
-// budget on every workload, with the method it names.
+// budget on every workload, with the method it names. The policy configs
+// spend something and never more than their budget.
 TEST(ShippedConfigs, EveryOneParsesAndTheStudyOnesSpendTheirBudget) {
-  int configs = 0, study = 0;
+  int configs = 0, study = 0, policies = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(kHome / "configs")) {
     const auto path = entry.path();
     if (path.extension() != ".yaml" || path.filename() == "prices.yaml") continue;
@@ -187,11 +188,21 @@ TEST(ShippedConfigs, EveryOneParsesAndTheStudyOnesSpendTheirBudget) {
       specs = search_specs(config, path.string(), kHome);
     });
     ASSERT_FALSE(specs.empty());
+    auto model = make_synthetic_provider(kHome / "llm" / "synthetic");
+    if (path.parent_path().filename() == "policies") {
+      policies++;
+      for (const auto& spec : specs) {
+        auto strategy = strategy_of(spec);
+        DryRunSearch d = dry_run_search(*strategy, spec.brief.id, spec.seed, *model, true);
+        EXPECT_GT(d.budget_spent, 0) << spec.brief.id;
+        EXPECT_LE(d.budget_spent, spec.budget) << spec.brief.id;
+      }
+      continue;
+    }
     if (path.string().find("/study/") == std::string::npos) continue;
     study++;
     EXPECT_EQ(specs.size(), config.workloads.size() * config.seeds.size());
     const std::string method = path.stem().string();
-    auto model = make_synthetic_provider(kHome / "llm" / "synthetic");
     for (const auto& spec : specs) {
       EXPECT_EQ(spec.method.method, method);
       auto strategy = strategy_of(spec);
@@ -201,8 +212,9 @@ TEST(ShippedConfigs, EveryOneParsesAndTheStudyOnesSpendTheirBudget) {
           << spec.brief.id;
     }
   }
-  EXPECT_GE(configs, 7);
+  EXPECT_GE(configs, 10);
   EXPECT_EQ(study, 6);
+  EXPECT_EQ(policies, 3);
 }
 
 }  // namespace
