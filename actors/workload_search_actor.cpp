@@ -120,7 +120,7 @@ void generate(Self self, const SampleRequest& r) {
   ChatRequest chat;
   chat.workload_id = st.spec.brief.id;
   chat.run_id = st.spec.run_id;
-  chat.method = st.spec.method;
+  chat.method = st.strategy->method();
   chat.role = r.role;
   chat.sample_index = r.sample_index;
   chat.seed = st.spec.seed;
