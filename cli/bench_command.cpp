@@ -40,6 +40,7 @@
 #include "actors/eval_dispatcher.hpp"
 #include "actors/messages.hpp"
 #include "cli/agent_link.hpp"
+#include "cli/bench_llm.hpp"
 #include "cli/bench_store.hpp"
 #include "cli/bench_swarm.hpp"
 #include "cli/coordinator.hpp"
@@ -193,6 +194,8 @@ warm-up, measures a window and prints one table row.
 int bench_command(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "swarm")
     return bench_swarm_command(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (!args.empty() && args[0] == "llm")
+    return bench_llm_command(std::vector<std::string>(args.begin() + 1, args.end()));
   if (!args.empty() && args[0] == "store")
     return bench_store_command(std::vector<std::string>(args.begin() + 1, args.end()));
   if (args.empty() || args[0] != "dispatch") {

@@ -25,6 +25,7 @@ commands:
   bench dispatch --agents N     the dispatch path under N simulated agents (real ZeroMQ + CURVE)
   synthetic variants WORKLOAD   the kernels the offline synthetic model can write
   bench store                   the run store's cost per candidate, old and new write paths
+  bench llm --base-url URL      the LLM gateway's samples/s and CPU per call (scripts/bench_llm.sh)
 
 'palladium <command> --help' shows a command's options.
 )";
