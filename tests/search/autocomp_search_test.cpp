@@ -195,8 +195,12 @@ TEST(AutocompSearchTest, FixedFractionEndsTranslationAtItsCapAndDropsTheRoot) {
   EXPECT_EQ(s.budget().spent(), 20);
   int translate_codes = 0;
   for (auto& r : log.issued) {
-    if (r.generation <= 2) EXPECT_EQ(r.phase, Phase::translate);
-    if (r.generation > 2) EXPECT_EQ(r.phase, Phase::optimise);
+    if (r.generation <= 2) {
+      EXPECT_EQ(r.phase, Phase::translate);
+    }
+    if (r.generation > 2) {
+      EXPECT_EQ(r.phase, Phase::optimise);
+    }
     if (r.phase == Phase::translate && r.role == SampleRole::code) translate_codes++;
   }
   EXPECT_EQ(translate_codes, 5);
@@ -244,7 +248,9 @@ TEST(AutocompSearchTest, KeepFactorIs1p1UpToGeneration2Then1p0) {
   auto beam = s.beam();
   EXPECT_EQ(beam.size(), 4u);
   for (int id : beam) {
-    if (id != kRootId) EXPECT_LE(depth.at(id), 2) << "generation 3 child " << id << " kept";
+    if (id != kRootId) {
+      EXPECT_LE(depth.at(id), 2) << "generation 3 child " << id << " kept";
+    }
   }
 }
 

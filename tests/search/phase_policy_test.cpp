@@ -260,9 +260,13 @@ TEST(BudgetPolicyPropertyTest, ZeroOptimiseFractionReducesToTheTranslationSearch
     // Up to the generation translation ended in, nothing was left out.
     const int last = zero.generations_finished();
     for (auto& q : want.issued) {
-      if (q.generation <= last) EXPECT_EQ(got.by_index.count(q.sample_index), 1u);
+      if (q.generation <= last) {
+        EXPECT_EQ(got.by_index.count(q.sample_index), 1u);
+      }
     }
-    if (!zero.translation_complete()) EXPECT_EQ(got.by_index.size(), want.by_index.size());
+    if (!zero.translation_complete()) {
+      EXPECT_EQ(got.by_index.size(), want.by_index.size());
+    }
   }
 }
 
