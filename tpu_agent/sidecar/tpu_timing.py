@@ -93,7 +93,9 @@ def planes_from_trace_json(trace):
     return list(planes.values())
 
 
-def _planes(profile):
+def planes_of(profile):
+    """The planes of a profile in any form device_times_from_profile accepts (each with .name
+    and .lines; each line with .name and .events), for inspecting what a trace holds."""
     if isinstance(profile, (dict, str, os.PathLike)):
         return planes_from_trace_json(profile)
     if isinstance(profile, list) and (not profile or isinstance(profile[0], dict)):
@@ -101,7 +103,8 @@ def _planes(profile):
     return list(profile.planes)
 
 
-def _find_plane(planes, plane_name):
+def find_plane(planes, plane_name):
+    """The plane named `plane_name` (or a decorated form of it), else None."""
     for plane in planes:
         if plane.name == plane_name:
             return plane
@@ -157,7 +160,7 @@ def device_times_from_profile(profile, *, module_name=None, iterations=None,
     """
     info = {"samples_ms": [], "module_name": module_name, "events_found": 0,
             "plane_found": False, "line_found": False}
-    plane = _find_plane(_planes(profile), plane_name)
+    plane = find_plane(planes_of(profile), plane_name)
     if plane is None:
         return info
     info["plane_found"] = True
