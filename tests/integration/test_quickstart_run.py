@@ -6,6 +6,7 @@ sidecar -> verdict -> store -> report.
 """
 import math
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -22,9 +23,20 @@ pytestmark = pytest.mark.integration
 QUICKSTART = ROOT / "configs" / "quickstart.yaml"
 
 
-def run_palladium(palladium_bin, db, *extra, on_start=None):
+def small_quickstart(tmp_path):
+    """The quick start cut to three workloads of four candidates: the fault tests need a run
+    to kill and resume, not the whole quick start again (the first test runs that)."""
+    text = QUICKSTART.read_text()
+    text = re.sub(r"^workloads: .*$", "workloads: [8p, 41k, 12p]", text, flags=re.M)
+    text = re.sub(r"^budget_per_workload: \d+", "budget_per_workload: 4", text, flags=re.M)
+    path = tmp_path / "small.yaml"
+    path.write_text(text)
+    return path
+
+
+def run_palladium(palladium_bin, db, *extra, on_start=None, config=QUICKSTART):
     proc = subprocess.Popen(
-        [str(palladium_bin), "run", str(QUICKSTART), "--db", str(db), "--no-progress", *extra],
+        [str(palladium_bin), "run", str(config), "--db", str(db), "--no-progress", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     if on_start:
         on_start(proc)
@@ -32,13 +44,13 @@ def run_palladium(palladium_bin, db, *extra, on_start=None):
     return proc.returncode, out, err
 
 
-def check_run_is_complete_and_consistent(palladium_bin, db):
+def check_run_is_complete_and_consistent(palladium_bin, db, workloads=5, budget=7):
     """Every generated candidate has exactly one evaluation, and the JSON
     report's numbers equal what the database holds."""
     (run_id, status), = db_rows(db, "SELECT id, status FROM runs")
     assert status == "finished"
     candidates = db_rows(db, "SELECT id, workload FROM candidates WHERE run_id = ?", run_id)
-    assert len(candidates) == 5 * 7, "budget 7 for each of 5 workloads"
+    assert len(candidates) == workloads * budget, f"budget {budget} for each of {workloads} workloads"
     per_candidate = dict(db_rows(
         db, "SELECT c.id, COUNT(e.id) FROM candidates c LEFT JOIN evaluations e "
             "ON e.candidate_id = c.id GROUP BY c.id"))
@@ -53,7 +65,7 @@ def check_run_is_complete_and_consistent(palladium_bin, db):
     assert suite["candidates"] == len(rows)
     assert suite["correct"] == len(correct)
     assert suite["per_sample_correctness"] == pytest.approx(len(correct) / len(rows))
-    assert suite["workloads"] == 5
+    assert suite["workloads"] == workloads
     assert suite["timing"] == "cpu-wall"
     by_workload = {w["id"]: w for w in report["workloads"]}
     speedups = []
@@ -99,7 +111,7 @@ def test_agent_killed_mid_run_loses_no_candidate(palladium_bin, tmp_path):
                     done = db_rows(db, "SELECT COUNT(*) FROM evaluations")[0][0]
                 except Exception:
                     done = 0
-                if done >= 4:
+                if done >= 3:
                     children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
                     if children:
                         os.kill(int(children[0]), signal.SIGKILL)
@@ -108,19 +120,21 @@ def test_agent_killed_mid_run_loses_no_candidate(palladium_bin, tmp_path):
                 time.sleep(0.5)
         threading.Thread(target=killer, daemon=True).start()
 
-    code, out, err = run_palladium(palladium_bin, db, on_start=kill_one_agent_once_work_flows)
+    code, out, err = run_palladium(palladium_bin, db, on_start=kill_one_agent_once_work_flows,
+                                   config=small_quickstart(tmp_path))
     assert killed, "the test never got to kill an agent"
     assert code == 0, err[-4000:]
-    check_run_is_complete_and_consistent(palladium_bin, db)
+    check_run_is_complete_and_consistent(palladium_bin, db, workloads=3, budget=4)
 
 
 def test_coordinator_killed_then_resumed_pays_for_nothing_twice(palladium_bin, tmp_path):
     db = tmp_path / "r.db"
+    config = small_quickstart(tmp_path)
     proc = subprocess.Popen(
-        [str(palladium_bin), "run", str(QUICKSTART), "--db", str(db), "--no-progress"],
+        [str(palladium_bin), "run", str(config), "--db", str(db), "--no-progress"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
     try:
-        wait_for_count(db, "evaluations", 6, timeout=600, poll=0.5)
+        wait_for_count(db, "evaluations", 4, timeout=600, poll=0.5)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait()
@@ -128,11 +142,11 @@ def test_coordinator_killed_then_resumed_pays_for_nothing_twice(palladium_bin, t
         "candidates": db_rows(db, "SELECT id, response FROM candidates ORDER BY id"),
         "evaluations": db_rows(db, "SELECT candidate_id, verdict, created_at FROM evaluations"),
     }
-    assert 6 <= len(before["evaluations"]) < 35
+    assert 4 <= len(before["evaluations"]) < 12
 
-    code, out, err = run_palladium(palladium_bin, db)
+    code, out, err = run_palladium(palladium_bin, db, config=config)
     assert code == 0, err[-4000:]
-    check_run_is_complete_and_consistent(palladium_bin, db)
+    check_run_is_complete_and_consistent(palladium_bin, db, workloads=3, budget=4)
     after_candidates = db_rows(db, "SELECT id, response FROM candidates ORDER BY id")
     assert after_candidates[:len(before["candidates"])] == before["candidates"]
     after_evals = set(db_rows(db, "SELECT candidate_id, verdict, created_at FROM evaluations"))
