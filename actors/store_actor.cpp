@@ -155,6 +155,12 @@ StoreActor::behavior_type store_actor(Self self, std::shared_ptr<RunStore> store
           return true;
         });
       },
+      [=](begin_run_atom, const std::string& name, const std::string& config_text,
+          int64_t cell_id) {
+        return handle<int64_t>(self, write, [&](RunStore& s) {
+          return s.begin_or_resume_run(name, config_text, cell_id);
+        });
+      },
       [=](store_stats_atom) {
         StoreStats stats = self->state.stats;
         timespec cpu{};

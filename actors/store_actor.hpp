@@ -46,6 +46,7 @@ using put_response_atom = caf::atom_constant<caf::atom("put_resp")>;
 using put_call_atom = caf::atom_constant<caf::atom("put_call")>;
 using finish_atom = caf::atom_constant<caf::atom("finish")>;
 using store_stats_atom = caf::atom_constant<caf::atom("st_stats")>;
+using begin_run_atom = caf::atom_constant<caf::atom("begin_run")>;
 using commit_atom = caf::atom_constant<caf::atom("commit")>;
 
 struct MaybeSample {
@@ -83,6 +84,8 @@ struct StoreStats {
 //   (put_call_atom, LlmCallRecord)                 -> int64_t        put_llm_call
 //   (finish_atom, int64_t run_id, status)          -> bool           finish_run
 //   (finish_atom, int64_t run_id, status, reason)  -> bool           finish_run
+//   (begin_run_atom, name, config_text, int64_t cell_id)
+//                                                  -> int64_t        begin_or_resume_run (a sweep cell)
 //   (store_stats_atom)                             -> StoreStats
 //   (commit_atom)                                  the actor's own batch tick
 using StoreActor = caf::typed_actor<
@@ -98,6 +101,7 @@ using StoreActor = caf::typed_actor<
     caf::replies_to<put_call_atom, LlmCallRecord>::with<int64_t>,
     caf::replies_to<finish_atom, int64_t, std::string>::with<bool>,
     caf::replies_to<finish_atom, int64_t, std::string, std::string>::with<bool>,
+    caf::replies_to<begin_run_atom, std::string, std::string, int64_t>::with<int64_t>,
     caf::replies_to<store_stats_atom>::with<StoreStats>, caf::reacts_to<commit_atom>>;
 
 struct StoreActorOptions {

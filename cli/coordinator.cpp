@@ -79,6 +79,14 @@ void Coordinator::start_services(std::shared_ptr<RunStore> store,
   llm_gateway_ = spawn_llm_gateway(*system_, std::move(runner), std::move(gateway), store_);
 }
 
+caf::actor Coordinator::add_llm_gateway(std::shared_ptr<CallRunner> runner,
+                                        LlmGatewayOptions gateway) {
+  // Over the same store as the first: every gateway reads and fills the one response cache.
+  extra_gateways_.push_back(
+      spawn_llm_gateway(*system_, std::move(runner), std::move(gateway), store_));
+  return extra_gateways_.back();
+}
+
 void Coordinator::start_local_agents() {
   LocalAgentSpec spec = options_.agent;
   spec.connect = local_connect_endpoint(bridge_->endpoint());
@@ -128,6 +136,7 @@ void Coordinator::shutdown() {
   local_.stop();
   for (auto* a : {&dispatcher_, &llm_gateway_})
     if (*a) caf::anon_send_exit(*a, caf::exit_reason::user_shutdown);
+  for (auto& g : extra_gateways_) caf::anon_send_exit(g, caf::exit_reason::user_shutdown);
   if (store_) caf::anon_send_exit(store_, caf::exit_reason::user_shutdown);
   system_->await_all_actors_done();
   bridge_->stop();

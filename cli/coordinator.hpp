@@ -32,6 +32,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <caf/all.hpp>
 
@@ -108,6 +109,10 @@ class Coordinator {
                       LlmGatewayOptions gateway);
   StoreActor store() const { return store_; }
   caf::actor llm_gateway() const { return llm_gateway_; }
+  // One more LLM gateway, over `runner` and the store of start_services()
+  // (call that first): a sweep whose cells use several llm sections has one
+  // per section, all over one response cache; stopped by shutdown() like the first.
+  caf::actor add_llm_gateway(std::shared_ptr<CallRunner> runner, LlmGatewayOptions gateway);
 
   // Starts options.local_agents agent processes. Throws std::runtime_error if
   // one cannot be started.
@@ -139,6 +144,7 @@ class Coordinator {
   std::unique_ptr<caf::actor_system> system_;
   std::shared_ptr<ZmqBridge> bridge_;
   caf::actor dispatcher_, llm_gateway_;
+  std::vector<caf::actor> extra_gateways_;
   StoreActor store_;
   LocalAgents local_;
   int local_alive_ = 0;
