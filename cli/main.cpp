@@ -18,7 +18,11 @@ const char* kUsage = R"(usage: palladium <command> [options]
 commands:
   run CONFIG [--db FILE]        run a search config (starts local agents, prints the report)
   agent --connect tcp://H:P     serve evaluations for a coordinator (one per TPU host)
+  sweep SWEEP [--db FILE]       run every cell of a grid over run configs (resumable)
   report DB [--format json]     per-workload rows and suite metrics of a run database
+  report DB --out DIR           Table 2/3, Figure 4, budget curves, best kernels: MD, CSV, JSON, PNG
+  policy-eval DB --policy SPEC  what another budget policy would have achieved, from the recordings
+  status DB [--live]            cells, agents, queue, samples and dollars, best so far
   eval --workload ID FILE       evaluate one kernel file through an agent and its sidecar
   context WORKLOAD [--sizes]    the context blocks a prompt carries for a workload
   keys new NAME [--dir DIR]     make a CURVE key pair for the authenticated agent link
@@ -56,6 +60,9 @@ int main(int argc, char** argv) {
     if (cmd == "run") return palladium::run_command(args);
     if (cmd == "agent") return palladium::agent_command(args);
     if (cmd == "report") return palladium::report_command(args);
+    if (cmd == "sweep") return palladium::sweep_command(args);
+    if (cmd == "policy-eval") return palladium::policy_eval_command(args);
+    if (cmd == "status") return palladium::status_command(args);
     if (cmd == "eval") return palladium::eval_command(args);
     if (cmd == "context") return palladium::context_command(args);
     if (cmd == "keys") return palladium::keys_command(args);

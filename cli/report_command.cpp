@@ -7,20 +7,56 @@
 #include <boost/program_options.hpp>
 
 #include "cli/command_line.hpp"
+#include "cli/report_files.hpp"
+#include "cli/report_input.hpp"
 #include "cli/run_config.hpp"
 #include "store/run_report.hpp"
 
 namespace po = boost::program_options;
 
 namespace palladium {
+namespace {
+
+int write_sweep_report(const std::string& db, const std::string& out_dir, int64_t sweep_id,
+                       bool plots) {
+  try {
+    auto store = RunStore::open(db, RunStore::Mode::read_only);
+    auto input = collect_report_input(
+        *store, sweep_id ? std::optional<int64_t>(sweep_id) : std::nullopt,
+        load_input_sensitivity(palladium_home() / "workloads" / "input_sensitivity.json"));
+    auto report = sweep_report_json(input);
+    auto files = write_report_files(out_dir, input, report, [&](int64_t id) {
+      auto s = store->find_sample(id);
+      if (!s) throw StoreError(db + ": no sample " + std::to_string(id));
+      return s->code;
+    });
+    if (plots) {
+      auto pngs = plot_report(out_dir, palladium_home());
+      files.insert(files.end(), pngs.begin(), pngs.end());
+    }
+    for (const auto& f : files) std::cout << f.string() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "palladium report: " << db << ": " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
 
 int report_command(const std::vector<std::string>& args) {
   po::options_description opts("palladium report DB [options]");
-  std::string db, format = "text";
-  int64_t run_id = 0;
+  std::string db, format = "text", out_dir;
+  int64_t run_id = 0, sweep_id = 0;
+  bool no_plots = false;
   opts.add_options()("help,h", "show this help")("run", po::value(&run_id),
                                                  "run id (default: the latest run in DB)")(
-      "format", po::value(&format), "text or json");
+      "format", po::value(&format), "text or json")(
+      "out", po::value(&out_dir),
+      "write the sweep report to DIR: Table 2, Table 3, Figure 4, budget curves, cells and best "
+      "kernels as Markdown, CSV, JSON and PNG")(
+      "sweep", po::value(&sweep_id), "with --out: the sweep (default: the latest, else every run)")(
+      "no-plots", po::bool_switch(&no_plots), "with --out: skip the PNGs");
   po::variables_map vm;
   if (auto stop = parse_command_line("report", args, opts, {{"db", "DB"}}, vm)) return *stop;
   db = vm["db"].as<std::string>();
@@ -32,6 +68,7 @@ int report_command(const std::vector<std::string>& args) {
     std::cerr << "palladium report: " << db << ": no such database\n";
     return 2;
   }
+  if (!out_dir.empty()) return write_sweep_report(db, out_dir, sweep_id, !no_plots);
   try {
     // Read-only: a report never changes the file, and one that is not a
     // Palladium store is refused before anything is written to it.

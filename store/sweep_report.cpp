@@ -247,6 +247,7 @@ ordered cell_json(const ReportCell& cell) {
           {"status", cell.status},
           {"status_reason", cell.status_reason},
           {"method", cell.method},
+          {"planned", cell.planned},
           {"model", cell.model},
           {"timing", timing_of(evaluated)},
           {"seeds", std::vector<int64_t>(seeds.begin(), seeds.end())},

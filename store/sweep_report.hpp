@@ -45,7 +45,7 @@
 //                 "hand_tuned_verdicts": {w: verdict}, "rows": [{"key", "label",
 //                 "speedups": {w: x}, "suite", "hand_tuned_suite", "percent_of_hand_tuned"}],
 //                 "note"}}],
-//    "cells": [{"key", "ordinal", "params", "run_id", "status", "status_reason", "method",
+//    "cells": [{"key", "ordinal", "params", "run_id", "status", "status_reason", "method", "planned",
 //               "model", "timing", "seeds", "candidates", "pending", "correct", "solved",
 //               "workloads", "geomean_speedup", "llm": {"calls", "prompt_tokens",
 //               "completion_tokens", "thinking_tokens", "cost_usd", "cost_complete"},
@@ -112,6 +112,7 @@ struct ReportCell {
   std::string method;
   std::string model;  // "synthetic", "replay", or the API model asked for
   std::vector<std::string> suite;
+  int64_t planned = 0;  // candidates its config may spend: budget x workloads x seeds
   std::vector<ReportCandidate> candidates;  // live candidates, by id
   ReportUsage usage;
 };
