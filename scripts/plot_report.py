@@ -162,6 +162,9 @@ def budget_curves(group, out):
                                 alpha=0.18, linewidth=0)
     ax_s.set_xlabel("candidates spent per workload")
     ax_s.set_ylabel(f"workloads solved (of {workloads})")
+    # The whole range 0..N, so a flat curve at 0 does not read as one around an axis of negatives.
+    ax_s.set_ylim(-0.05 * max(workloads, 1), max(workloads, 1) * 1.05)
+    ax_s.yaxis.get_major_locator().set_params(integer=True)
     ax_g.set_xlabel("candidates spent per workload")
     ax_g.set_ylabel(speedup_label(group["timing"]))
     ax_g.axhline(1.0, color="#999999", linewidth=0.8, linestyle="--")

@@ -1,5 +1,6 @@
 #include "cli/sweep_config.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -117,6 +118,25 @@ TEST(SweepConfig, CheapFirstShowsEveryLevelEarlyAtTheLowestCost) {
   std::set<std::string> keys;
   for (const auto& c : s.cells) keys.insert(c.key);
   EXPECT_EQ(keys.size(), 8u) << "a permutation";
+}
+
+TEST(SweepConfig, ACellKeepsItsKeyOrdinalAndConfigWhateverTheRunOrder) {
+  // A resumed sweep finds its cells by key; changing `order` (not part of the
+  // identity) must not move a config to another key or ordinal.
+  const std::string grid = "  budget_per_workload: [8, 2]\n  seed: [0, 1]\n";
+  auto by_grid = parse_sweep_config(sweep(grid), "s.yaml", kConfigs);
+  auto cheap = parse_sweep_config(sweep(grid) + "order: cheap_first\n", "s.yaml", kConfigs);
+  ASSERT_EQ(by_grid.text, cheap.text);
+  ASSERT_EQ(by_grid.cells.size(), cheap.cells.size());
+  EXPECT_NE(by_grid.cells[0].key, cheap.cells[0].key) << "cheap_first did reorder";
+  for (const auto& c : cheap.cells) {
+    auto same = std::find_if(by_grid.cells.begin(), by_grid.cells.end(),
+                             [&](const SweepCell& g) { return g.key == c.key; });
+    ASSERT_NE(same, by_grid.cells.end()) << c.key;
+    EXPECT_EQ(same->ordinal, c.ordinal) << c.key;
+    EXPECT_EQ(same->config.text, c.config.text) << c.key;
+    EXPECT_EQ(same->params_json, c.params_json) << c.key;
+  }
 }
 
 }  // namespace
