@@ -139,5 +139,23 @@ TEST(SweepConfig, ACellKeepsItsKeyOrdinalAndConfigWhateverTheRunOrder) {
   }
 }
 
+TEST(SweepConfig, TheShippedOfflineSweepIsTwoMethodsByTwoBudgetsByTwoSeedsOnTheSyntheticModel) {
+  auto s = load_sweep_config(kConfigs + "/sweeps/offline.yaml");
+  ASSERT_EQ(s.cells.size(), 8u);
+  std::set<std::string> methods, seeds;
+  std::set<int> budgets;
+  for (const auto& c : s.cells) {
+    methods.insert(c.config.search.method);
+    budgets.insert(c.config.search.budget_per_workload);
+    ASSERT_EQ(c.config.seeds.size(), 1u);
+    seeds.insert(std::to_string(c.config.seeds[0]));
+    EXPECT_EQ(c.config.llm.provider, "synthetic") << c.key << ": offline, no key";
+    EXPECT_EQ(c.config.evaluation.backend, "interpret") << c.key;
+  }
+  EXPECT_EQ(methods, (std::set<std::string>{"iterative", "iterative_context"}));
+  EXPECT_EQ(budgets.size(), 2u);
+  EXPECT_EQ(seeds.size(), 2u);
+}
+
 }  // namespace
 }  // namespace palladium
