@@ -12,7 +12,7 @@ import os
 import sys
 import tempfile
 
-from tpu_agent.sidecar.verdicts import truncate
+from .errors import truncate
 
 MAX_OUTPUT_CHARS = 4000
 

@@ -1,25 +1,22 @@
-"""Defense in depth inside the sidecar: a `sys.addaudithook` guard active only while candidate
-code runs (import, trace, lower, numerics, timing).
+"""Clear early error messages inside the candidate process: a `sys.addaudithook` guard active
+only while candidate code runs (import, trace, lower, the interpret-mode check).
 
-The real boundary is the OS (docs/verification.md, "Sandbox"): the agent starts the sidecar with
-rlimits, a private temp cwd, a scrubbed environment, no network namespace when root, and kills its
-process group on timeout. Lint is static and can be bypassed (`getattr(glob, "os").fork()`,
-`np.save("/elsewhere")`), so while a candidate runs this hook refuses, by raising
-`SandboxViolation`, the runtime events that would let it reach outside its evaluation:
+This is not the boundary. The candidate process runs under bubblewrap and seccomp
+(docs/verification.md, "The candidate sandbox"), where fork, exec, sockets, signals to others and
+writes outside its private tmpfs fail whatever Python does; the candidate controls its whole
+process and may switch this hook off. What the hook adds is a message that names the rule
+("sandbox: os.fork is not allowed in a kernel module") where the OS would only say EPERM, and a
+record of refusals the candidate caught, so that it still fails:
 
   * process creation: os.fork/forkpty/system/exec*/spawn*/posix_spawn, subprocess.Popen, pty;
   * network: socket creation, connect, bind, name lookups;
   * ctypes (foreign calls can do anything): every `ctypes.*` event;
   * file opens for writing (or create/append/truncate), and remove/rename/mkdir/chmod/..., for
-    paths outside the allowed directory (the sidecar's private cwd);
-  * os.kill/killpg, os.chdir, os.putenv/unsetenv, sys.addaudithook (cannot remove ours anyway).
+    paths outside the allowed directory (the candidate's private directory);
+  * os.kill/killpg, os.chdir, os.putenv/unsetenv, sys.addaudithook.
 
-Every refusal is also recorded, so a candidate that catches the exception still fails
-(`violations()`); the evaluator reports it as `runtime_error` with signature kind
-`SandboxViolation`. A hook cannot be removed once added; `guard()` only flips it on and off.
-Known limits: os.write on an inherited fd has no audit event (the protocol fds are the candidate's
-to corrupt; the agent then reports `crash` and restarts the sidecar), and a candidate that finds
-this module's state through gc/frames could switch the guard off; the OS limits still hold.
+`violations()`/`take_violations()` return the recorded refusals; the judge reports them as
+`runtime_error` with signature kind `SandboxViolation`.
 """
 import contextlib
 import os

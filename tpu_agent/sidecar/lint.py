@@ -3,7 +3,8 @@
 `lint(code) -> list[str]` returns human-readable problems (empty when clean). It rejects
   * modules that reach outside the kernel: the process, files, network, threads, the interpreter
     (os, sys, subprocess, socket, ctypes, multiprocessing, ...) and dynamic code (`exec`, `eval`,
-    `__import__`), because the sidecar process is shared by every later candidate;
+    `__import__`), and Palladium's own modules (workloads, tpu_agent, protocol). The candidate
+    sandbox refuses all of it anyway (docs/verification.md); lint says why before anything runs;
   * changes to `jax.config`, which would leak into later candidates and the reference run;
   * Pallas names that JAX 0.10.2 no longer has, naming the replacement, so the LLM learns the
     fix instead of seeing a bare AttributeError.
@@ -15,8 +16,11 @@ FORBIDDEN_MODULES = frozenset({
     "os", "sys", "subprocess", "socket", "ctypes", "multiprocessing", "threading", "signal",
     "shutil", "importlib", "pty", "resource", "asyncio", "concurrent", "builtins", "gc",
     "pickle", "marshal", "urllib", "http", "requests", "tempfile", "pathlib", "io", "fcntl",
-    "select", "mmap", "tpu_agent",
+    "select", "mmap",
 })
+# Palladium's own packages: a candidate that imports the workload module (`from workloads import
+# wl_12p`) returns the baseline. The sandbox does not contain them; lint says so first.
+PROJECT_MODULES = frozenset({"workloads", "tpu_agent", "protocol", "palladium_candidate"})
 
 FORBIDDEN_CALLS = frozenset({"exec", "eval", "compile", "__import__", "open", "breakpoint", "input"})
 
@@ -63,6 +67,9 @@ class _Linter(ast.NodeVisitor):
         root = name.split(".")[0]
         if root in FORBIDDEN_MODULES:
             self._flag(node, f"import of '{name}' is not allowed in a kernel module")
+        elif root in PROJECT_MODULES:
+            self._flag(node, f"import of '{name}' is not allowed: a kernel module may not "
+                             "import Palladium's own modules (workloads, the sidecar, protocol)")
 
     def visit_Import(self, node):
         for alias in node.names:

@@ -1,4 +1,5 @@
-"""Framing for the sidecar pipe protocol (docs/architecture.md, "Sidecar pipe protocol").
+"""Framing for the sidecar pipe protocol, version 2 (docs/architecture.md, "Sidecar pipe
+protocol"; its C++ side is tpu_agent/sidecar_protocol.hpp).
 
 A stream of MessagePack maps with no extra framing: requests arrive on fd 3, responses leave on
 fd 4. `Channel.read()` returns the next decoded message, or None at EOF; `Channel.write()` sends
@@ -8,7 +9,7 @@ import os
 
 import msgpack
 
-VERSION = 1
+VERSION = 2
 REQUEST_FD = 3
 RESPONSE_FD = 4
 
@@ -17,8 +18,8 @@ class Channel:
     def __init__(self, request_fd=REQUEST_FD, response_fd=RESPONSE_FD):
         self._request_fd = request_fd
         self._response_fd = response_fd
-        # Nothing the sidecar might start (a candidate cannot, lint forbids it) should hold the
-        # protocol pipes open after the sidecar dies, or the agent would never see EOF.
+        # Nothing the judge starts (the candidate sandbox) may hold the protocol pipes open after
+        # the judge dies, or the agent would never see EOF.
         for fd in (request_fd, response_fd):
             os.set_inheritable(fd, False)
         self._unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)

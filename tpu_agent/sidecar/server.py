@@ -1,5 +1,9 @@
-"""The sidecar's request loop: `ready` once, then one `result` per `eval` and one `audit_result`
+"""The judge's request loop: `ready` once, then one `result` per `eval` and one `audit_result`
 per `audit`, until `shutdown`/EOF.
+
+Before `ready` the candidate sandbox is started and its warm-spare parent must answer
+(candidate_pool.py); a host where it cannot start gets no `ready`: the judge logs why and exits
+with status 3, so the agent never evaluates a candidate without its sandbox.
 
 Messages that are not maps, carry another protocol version or an unknown type are logged to
 stderr (the agent's log file) and dropped; they never end the process. Every `eval` gets exactly
@@ -9,6 +13,7 @@ RLIMIT_CPU (set by the agent) counts the whole life of this persistent process. 
 never lands on an innocent candidate, the loop exits cleanly between jobs once it has used
 RECYCLE_FRACTION of the soft limit; the agent sees EOF while idle and starts a fresh sidecar.
 """
+import importlib.metadata
 import os
 import resource
 import sys
@@ -17,8 +22,16 @@ import time
 import jax
 
 from tpu_agent.sidecar.audit import audit_workload
-from tpu_agent.sidecar.evaluate import Evaluator
+from tpu_agent.sidecar.candidate_pool import SandboxUnavailable
+from tpu_agent.sidecar.evaluate import DEFAULT_TIMEOUT_S, Evaluator
 from tpu_agent.sidecar.protocol import VERSION, Channel
+
+EXIT_NO_SANDBOX = 3
+# Result fields that go back to the agent (the evaluator's internal ones stay here).
+RESULT_FIELDS = ("verdict", "stage", "error", "error_signature", "stdout", "stderr", "stage_ms",
+                 "max_abs_err", "max_rel_err", "kernel_ms", "baseline_ms", "timing_kind",
+                 "seeds", "check_seeds", "attempts", "outside_pallas_fraction", "structure",
+                 "infrastructure")
 
 RECYCLE_FRACTION = 0.5
 
@@ -53,30 +66,59 @@ def handle_audit(message):
     return reply
 
 
+def libtpu_version():
+    """The installed libtpu wheel's version, "" without one (package metadata; nothing loads)."""
+    try:
+        return importlib.metadata.version("libtpu")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
 def ready_message(backend):
     return {
         "type": "ready", "version": VERSION, "pid": os.getpid(), "jax_version": jax.__version__,
         "backend": backend, "device_kind": jax.devices()[0].device_kind,
+        "libtpu_version": libtpu_version(),
     }
 
 
+def _number(value, default):
+    return float(value) if isinstance(value, (int, float)) and value > 0 else default
+
+
 def handle_eval(evaluator, message):
-    seeds = [int(s) for s in message.get("seeds") or [0, 1]]
+    """`seeds` are replayed exactly when `replay_seeds` is true; otherwise the judge draws
+    len(seeds) (default 2) fresh ones and reports them."""
+    seeds = [int(s) for s in message.get("seeds") or [] if isinstance(s, int)]
+    replay = message.get("replay_seeds") is True and bool(seeds)
     require_pallas = message.get("require_pallas", True)
     result = evaluator.evaluate(str(message.get("workload_id", "")), message.get("code") or "",
-                                seeds, require_pallas=require_pallas is not False)
-    return {"type": "result", "version": VERSION, "job_id": message["job_id"], **result}
+                                seeds=seeds if replay else None, seed_count=len(seeds) or 2,
+                                require_pallas=require_pallas is not False,
+                                timeout_s=_number(message.get("timeout_s"), DEFAULT_TIMEOUT_S))
+    reply = {"type": "result", "version": VERSION, "job_id": message["job_id"]}
+    reply.update({key: result.get(key) for key in RESULT_FIELDS})
+    if reply["verdict"] is None:
+        reply["verdict"] = ""  # an infrastructure fault: the agent retries, no verdict
+    return reply
 
 
 def serve(backend, channel=None):
     channel = channel or Channel()
     evaluator = Evaluator(backend=backend)
+    try:
+        evaluator.pool.start()
+        evaluator.pool.prepare()
+    except SandboxUnavailable as exc:
+        log(f"refusing to start: the candidate sandbox is unavailable: {exc}")
+        return EXIT_NO_SANDBOX
     channel.write(ready_message(backend))
     log(f"ready: backend={backend} jax={jax.__version__} cwd={os.getcwd()}")
     while True:
         message = channel.read()
         if message is None:
             log("EOF on requests; exiting")
+            evaluator.close()
             return 0
         if not isinstance(message, dict) or message.get("version") != VERSION:
             log(f"dropped malformed or wrong-version message: {str(message)[:200]}")
@@ -84,6 +126,7 @@ def serve(backend, channel=None):
         kind = message.get("type")
         if kind == "shutdown":
             log("shutdown")
+            evaluator.close()
             return 0
         if kind == "audit":
             reply = handle_audit(message)
@@ -102,4 +145,5 @@ def serve(backend, channel=None):
         if should_recycle():
             log(f"used {cpu_seconds_used():.0f} CPU s of RLIMIT_CPU "
                 f"{resource.getrlimit(resource.RLIMIT_CPU)[0]} s; exiting to be restarted")
+            evaluator.close()
             return 0

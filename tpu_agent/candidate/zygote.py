@@ -1,0 +1,112 @@
+"""The warm-spare parent: the first process inside a candidate sandbox (`python -m
+palladium_candidate`, started by palladium-sandbox), trusted code in an untrusted place.
+
+It loads the "zygote" seccomp stage (no execve from here on), imports JAX, Pallas, the Mosaic
+lowering and jax.export once, and then forks one spare (spare.py) per `spawn` request of the
+judge on the control socket (fd 3), handing it the two pipe ends that came with the request. It
+never starts the XLA backend itself (its thread pools would not survive the fork, and a child
+would hang), never reads a candidate and never runs one: candidates run only in spares. It reaps
+spares when the judge asks (`reap`: SIGKILL if alive, then wait, and report how it ended).
+
+It exits on `shutdown` or EOF of the control socket, killing its spares first; bwrap's
+--die-with-parent and the pid namespace kill everything left if the judge dies.
+"""
+import ctypes
+import os
+import signal
+import socket
+import sys
+import time
+
+from . import seccomp
+
+
+
+def describe_status(status):
+    if os.WIFEXITED(status):
+        return f"exit {os.WEXITSTATUS(status)}"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = "?"
+        return f"signal {sig} ({name})"
+    return f"status {status}"
+
+
+def _prewarm():
+    """Imports only: nothing that starts a thread pool or a backend."""
+    import jax  # noqa: F401
+    import jax.numpy  # noqa: F401
+    import ml_dtypes  # noqa: F401
+    import numpy  # noqa: F401
+    from jax import export  # noqa: F401
+    from jax._src.pallas.mosaic import lowering  # noqa: F401
+    from jax._src.pallas.mosaic import pallas_call_registration  # noqa: F401
+    from jax._src.pallas.mosaic.interpret import interpret_pallas_call  # noqa: F401
+    from jax.experimental import pallas  # noqa: F401
+    from jax.experimental.pallas import tpu  # noqa: F401
+
+    from . import interpret, stages  # noqa: F401
+    interpret.install()
+
+
+def main():
+    seccomp.load("zygote")
+    start = time.perf_counter()
+    _prewarm()
+    # Its /proc files become root-owned: a spare cannot read this process's memory or fds.
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+    from . import spare
+    from .protocol import ProtocolError, check, message, receive_control, send_control
+
+    import jax
+    control = socket.socket(fileno=int(os.environ.get("PALLADIUM_CONTROL_FD", "3")))
+    send_control(control, message("ready", pid=os.getpid(), jax_version=jax.__version__,
+                                  import_ms=round((time.perf_counter() - start) * 1e3, 3)))
+    children = set()
+    try:
+        while True:
+            try:
+                msg, fds = receive_control(control, maxfds=2)
+            except ProtocolError as exc:
+                print(f"zygote: dropped a control packet: {exc}", file=sys.stderr, flush=True)
+                continue
+            if msg is None:
+                return 0
+            kind = msg.get("type") if isinstance(msg, dict) else None
+            if kind == "shutdown":
+                return 0
+            if kind == "spawn" and len(fds) == 2:
+                check(msg, "spawn")
+                pid = os.fork()
+                if pid == 0:
+                    control.close()
+                    spare.main(fds[0], fds[1])  # never returns
+                for fd in fds:
+                    os.close(fd)
+                children.add(pid)
+                send_control(control, message("spawned", spare=msg.get("spare"), pid=pid))
+            elif kind == "reap":
+                pid = msg.get("pid")
+                status = "unknown pid"
+                if pid in children:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    status = describe_status(os.waitpid(pid, 0)[1])
+                    children.discard(pid)
+                send_control(control, message("reaped", pid=pid, status=status))
+            else:
+                for fd in fds:
+                    os.close(fd)
+                print(f"zygote: dropped {str(msg)[:200]}", file=sys.stderr, flush=True)
+    finally:
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass

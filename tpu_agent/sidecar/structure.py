@@ -1,0 +1,306 @@
+"""Structural honesty: how much of a program's work runs outside its Pallas kernels, read from a
+jax.export artifact (StableHLO) without running any of the candidate's Python.
+
+    measure(mlir_text) -> Measurement
+    check(candidate, baseline, require_pallas) -> None | (verdict, kind, message)
+
+Work is counted the same way for the candidate's artifact and for the judge's own export of the
+XLA baseline:
+  * dot_general / dot / convolution: 2 x multiply-adds (MXU FLOPs);
+  * reduce / reduce_window: the elements reduced;
+  * elementwise arithmetic and transcendental ops on floating-point tensors: their elements.
+Only the TPU path counts. A kernel in a multi-platform artifact is a `stablehlo.case` on the
+platform with the Mosaic `tpu_custom_call` in one branch and its CPU stand-in (the HLO
+interpreter) in the others; the branch with the custom call is the kernel, the rest is not
+"outside" (it never runs on a TPU) and is counted apart as `cpu_branch`. A `tpu_custom_call` is
+opaque: its work is inside Pallas by definition. An XLA `while` whose trip count is a constant
+(fori_loop, scan) counts its body that many times; any other loop counts its body once and is
+reported in `unbounded_loops`.
+
+The rule (MAX_OUTSIDE_FRACTION): a candidate whose work outside Pallas kernels exceeds half of
+the baseline's total is `no_pallas`, kind "outside_pallas". Half, because a Pallas kernel that
+does the workload keeps the heavy part (the matmuls, the reductions) inside; the prologues and
+epilogues that LLM kernels leave to XLA (a bias add, a cast, a transpose) measured at most a few
+percent of the baseline on the replay corpus's correct kernels (docs/verification.md), while a
+token kernel beside XLA measures about 100%. A candidate with no tpu_custom_call on its TPU path
+is `no_pallas`, kind "no_kernel".
+
+Custom calls are an allowlist: the judge compiles and runs these artifacts, and a custom call
+names C++ code in the judge's own process (a host callback descriptor is a raw pointer). Anything
+but `tpu_custom_call` and sharding annotations makes the artifact unacceptable.
+"""
+import dataclasses
+import re
+
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib.mlir import ir
+
+MAX_OUTSIDE_FRACTION = 0.5
+ALLOWED_CUSTOM_CALLS = frozenset({"tpu_custom_call", "Sharding", "SPMDFullToShardShape",
+                                  "SPMDShardToFullShape"})
+TPU_KERNEL = "tpu_custom_call"
+
+_MXU = {"stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution"}
+_REDUCE = {"stablehlo.reduce", "stablehlo.reduce_window"}
+_ELEMENTWISE = {f"stablehlo.{name}" for name in (
+    "add", "subtract", "multiply", "divide", "remainder", "power", "maximum", "minimum",
+    "atan2", "exponential", "exponential_minus_one", "log", "log_plus_one", "logistic", "tanh",
+    "sqrt", "rsqrt", "cbrt", "sine", "cosine", "tan", "negate", "abs", "sign", "floor", "ceil",
+    "round_nearest_even", "round_nearest_afz", "clamp", "select", "compare")} | {
+    "chlo.erf", "chlo.erf_inv", "chlo.lgamma", "chlo.digamma", "chlo.sinh", "chlo.cosh",
+    "chlo.asin", "chlo.acos", "chlo.atan", "chlo.asinh", "chlo.acosh", "chlo.atanh",
+    "chlo.erfc"}
+
+_CONTRACTING = re.compile(r"lhs_contracting_dimensions = \[([\d, ]*)\]")
+_CONV_RHS = re.compile(r"\]x\[([^\]]*)\]->")
+_WINDOW = re.compile(r"window_dimensions = array<i64: ([\d, ]*)>")
+
+
+@dataclasses.dataclass
+class Work:
+    mxu_flops: float = 0.0
+    reduce_elems: float = 0.0
+    elementwise_elems: float = 0.0
+
+    def total(self):
+        return self.mxu_flops + self.reduce_elems + self.elementwise_elems
+
+    def add(self, other, times=1.0):
+        self.mxu_flops += other.mxu_flops * times
+        self.reduce_elems += other.reduce_elems * times
+        self.elementwise_elems += other.elementwise_elems * times
+
+    def as_dict(self):
+        return {k: float(v) for k, v in dataclasses.asdict(self).items()} | {
+            "total": float(self.total())}
+
+
+@dataclasses.dataclass
+class Measurement:
+    kernels: int = 0                       # tpu_custom_calls on the TPU path
+    outside: Work = dataclasses.field(default_factory=Work)
+    cpu_branch: Work = dataclasses.field(default_factory=Work)
+    custom_calls: list = dataclasses.field(default_factory=list)   # every target seen
+    forbidden_calls: list = dataclasses.field(default_factory=list)
+    unbounded_loops: int = 0
+
+
+def _shape(value):
+    try:
+        return list(ir.RankedTensorType(value.type).shape)
+    except (ValueError, TypeError):
+        return []
+
+
+def _elements(value):
+    n = 1
+    for d in _shape(value):
+        n *= max(int(d), 0)
+    return n
+
+
+def _is_float(value):
+    try:
+        element = str(ir.RankedTensorType(value.type).element_type)
+    except (ValueError, TypeError):
+        return False
+    return element.startswith(("f", "bf"))
+
+
+def _attr(op, name):
+    try:
+        return str(op.attributes[name])
+    except (KeyError, ValueError):
+        return ""
+
+
+def _op_work(op):
+    work = Work()
+    name = op.name
+    if name in _MXU and op.results:
+        out = _elements(op.results[0])
+        lhs = _shape(op.operands[0])
+        if name == "stablehlo.dot_general":
+            match = _CONTRACTING.search(_attr(op, "dot_dimension_numbers"))
+            dims = [int(d) for d in match.group(1).split(",") if d.strip()] if match else []
+            k = 1
+            for d in dims:
+                k *= int(lhs[d]) if d < len(lhs) else 1
+        elif name == "stablehlo.dot":
+            k = int(lhs[-1]) if lhs else 1
+        else:
+            rhs = _shape(op.operands[1])
+            spec = _CONV_RHS.search(_attr(op, "dimension_numbers") or str(op))
+            labels = [s.strip() for s in spec.group(1).split(",")] if spec else []
+            total = 1
+            for d in rhs:
+                total *= int(d)
+            out_features = int(rhs[labels.index("o")]) if "o" in labels and rhs else 1
+            k = total // max(out_features, 1)
+        work.mxu_flops = 2.0 * out * k
+    elif name == "stablehlo.reduce" and op.operands:
+        work.reduce_elems = float(_elements(op.operands[0]))
+    elif name == "stablehlo.reduce_window" and op.results:
+        match = _WINDOW.search(str(op.attributes["window_dimensions"])) if \
+            "window_dimensions" in op.attributes else None
+        window = 1
+        if match:
+            for d in match.group(1).split(","):
+                window *= int(d)
+        work.reduce_elems = float(_elements(op.results[0]) * window)
+    elif name in _ELEMENTWISE and op.results:
+        probe = op.operands[0] if name in ("stablehlo.compare", "stablehlo.select") and \
+            op.operands else op.results[0]
+        if name == "stablehlo.select" and len(op.operands) > 1:
+            probe = op.operands[1]
+        if _is_float(probe):
+            work.elementwise_elems = float(_elements(op.results[0]))
+    return work
+
+
+def _contains_kernel(op):
+    if op.name == "stablehlo.custom_call" and _target(op) == TPU_KERNEL:
+        return True
+    return any(_contains_kernel(inner) for region in op.regions for block in region.blocks
+               for inner in block.operations)
+
+
+def _target(op):
+    try:
+        return ir.StringAttr(op.attributes["call_target_name"]).value
+    except (KeyError, ValueError):
+        return ""
+
+
+def _constant_int(value):
+    """The integer a scalar constant op defines, or None."""
+    owner = getattr(value, "owner", None)
+    op = getattr(owner, "operation", owner)
+    if op is None or getattr(op, "name", "") != "stablehlo.constant":
+        return None
+    match = re.search(r"dense<(-?\d+)>", _attr(op, "value"))
+    return int(match.group(1)) if match else None
+
+
+def _trip_count(op):
+    """Constant trip count of a counted `while` (init c0; cond iter < c1), else None."""
+    try:
+        cond = op.regions[0].blocks[0]
+        ops = list(cond.operations)
+        ret = ops[-1]
+        compare = ret.operands[0].owner
+        compare = getattr(compare, "operation", compare)
+        if compare.name != "stablehlo.compare" or "LT" not in _attr(compare, "comparison_direction"):
+            return None
+        counter, bound = compare.operands[0], compare.operands[1]
+        limit = _constant_int(bound)
+        index = list(cond.arguments).index(counter) if counter in list(cond.arguments) else None
+        if limit is None or index is None:
+            return None
+        start = _constant_int(op.operands[index])
+        if start is None:
+            return None
+        return max(limit - start, 0)
+    except (IndexError, ValueError, AttributeError, TypeError):
+        return None
+
+
+class _Walker:
+    def __init__(self, measurement):
+        self.m = measurement
+
+    def walk_region_ops(self, ops, work, tpu_path):
+        for op in ops:
+            self.walk(op.operation, work, tpu_path)
+
+    def walk(self, op, work, tpu_path):
+        name = op.name
+        if name == "stablehlo.custom_call":
+            target = _target(op)
+            self.m.custom_calls.append(target)
+            if target not in ALLOWED_CUSTOM_CALLS:
+                self.m.forbidden_calls.append(target)
+            if target == TPU_KERNEL and tpu_path:
+                self.m.kernels += 1
+            return
+        if name == "stablehlo.case":
+            branches = [list(region.blocks[0].operations) for region in op.regions]
+            with_kernel = [any(_contains_kernel(o.operation) for o in b) for b in branches]
+            if sum(with_kernel) == 1 and len(branches) > 1:
+                for ops, kernel in zip(branches, with_kernel):
+                    if kernel:
+                        self.walk_region_ops(ops, work, tpu_path)
+                    else:
+                        self.walk_region_ops(ops, self.m.cpu_branch, False)
+                return
+            # A data-dependent conditional: one branch runs; count the heaviest.
+            best = None
+            for ops in branches:
+                branch = Work()
+                self.walk_region_ops(ops, branch, tpu_path)
+                if best is None or branch.total() > best.total():
+                    best = branch
+            if best is not None:
+                work.add(best)
+            return
+        if name == "stablehlo.while":
+            trips = _trip_count(op)
+            if trips is None:
+                self.m.unbounded_loops += 1 if tpu_path else 0
+                trips = 1
+            body = Work()
+            for region in op.regions:
+                for block in region.blocks:
+                    self.walk_region_ops(block.operations, body, tpu_path)
+            work.add(body, trips)
+            return
+        work.add(_op_work(op))
+        for region in op.regions:
+            for block in region.blocks:
+                self.walk_region_ops(block.operations, work, tpu_path)
+
+
+def measure(mlir_text):
+    """The Measurement of a module's text (Exported.mlir_module()). Raises ValueError when the
+    text does not parse."""
+    measurement = Measurement()
+    context = jax_mlir.make_ir_context()
+    with context:
+        try:
+            module = ir.Module.parse(mlir_text)
+        except Exception as exc:  # MLIR's own error type varies by version
+            raise ValueError(f"the artifact's module does not parse: {exc}") from None
+        _Walker(measurement).walk(module.operation, measurement.outside, True)
+    return measurement
+
+
+def outside_fraction(candidate, baseline):
+    """Work outside Pallas kernels / the baseline's total work, or None (no baseline work)."""
+    total = baseline.outside.total()
+    return None if total <= 0 else candidate.outside.total() / total
+
+
+def check(candidate, baseline, require_pallas=True):
+    """None when the structure is acceptable, else (verdict, signature kind, message)."""
+    if candidate.forbidden_calls:
+        names = ", ".join(sorted(set(candidate.forbidden_calls)))
+        return ("runtime_error", "artifact",
+                f"the exported program calls custom call(s) {names}; only Pallas TPU kernels "
+                "(tpu_custom_call) may be custom calls (host callbacks and foreign code cannot "
+                "be judged)")
+    if not require_pallas:
+        return None
+    if candidate.kernels == 0:
+        return ("no_pallas", "no_kernel",
+                "the exported TPU program contains no Pallas kernel (tpu_custom_call): a "
+                "pallas_call whose result is unused is removed, and the work runs in XLA")
+    fraction = outside_fraction(candidate, baseline)
+    if fraction is not None and fraction > MAX_OUTSIDE_FRACTION:
+        o, b = candidate.outside, baseline.outside
+        return ("no_pallas", "outside_pallas",
+                f"{fraction:.0%} of the workload's work runs in XLA outside the Pallas kernels "
+                f"(at the full shapes: {o.mxu_flops:.3g} of the baseline's {b.mxu_flops:.3g} "
+                f"matmul/conv FLOPs, {o.reduce_elems:.3g} of {b.reduce_elems:.3g} reduced "
+                f"elements, {o.elementwise_elems:.3g} of {b.elementwise_elems:.3g} elementwise); "
+                f"at most {MAX_OUTSIDE_FRACTION:.0%} may: move the heavy work into the kernel")
+    return None
