@@ -35,9 +35,13 @@ const char* const kBaseRefused[] = {
 const char* const kZygoteRefused[] = {"execve", "execveat"};
 
 const char* const kCandidateRefused[] = {
-    "fork", "vfork", "socket", "socketpair", "kill", "tkill", "tgkill", "rt_sigqueueinfo",
-    "rt_tgsigqueueinfo", "pidfd_send_signal", "pidfd_open",
+    "fork", "vfork", "socket", "socketpair", "tkill", "pidfd_send_signal", "pidfd_open",
 };
+
+// Signals only to the process itself (abort(), raise() and a CHECK failure in XLA are a crash of
+// the candidate, not an attack): the first argument must be the caller's own pid, which the
+// spare writes over kSelfPidPlaceholder when it loads the program.
+const char* const kSelfOnlySignals[] = {"kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"};
 
 constexpr uint64_t kNamespaceFlags[] = {CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER,
                                         CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP};
@@ -92,18 +96,34 @@ std::string add_base_rules(scmp_filter_ctx ctx) {
   return "";
 }
 
+// In a candidate process a refused call is an attack, not a probe: the process is killed
+// (SIGSYS), so a candidate that catches an EPERM cannot carry on and pass. The earlier stages'
+// refusals are repeated here with that action (the strictest action of stacked filters wins).
 std::string add_candidate_rules(scmp_filter_ctx ctx) {
-  const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
-  for (const char* name : kCandidateRefused) {
-    if (auto err = add(ctx, eperm, name); !err.empty()) return err;
+  const uint32_t kill = SCMP_ACT_KILL_PROCESS;
+  for (const char* name : kBaseRefused) {
+    if (auto err = add(ctx, kill, name); !err.empty()) return err;
   }
-  // Threads only: a clone without CLONE_THREAD is a new process.
-  if (auto err = add(ctx, eperm, "clone", {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
+  for (const char* name : kZygoteRefused) {
+    if (auto err = add(ctx, kill, name); !err.empty()) return err;
+  }
+  for (const char* name : kCandidateRefused) {
+    if (auto err = add(ctx, kill, name); !err.empty()) return err;
+  }
+  for (const char* name : kSelfOnlySignals) {
+    if (auto err = add(ctx, kill, name, {SCMP_A0(SCMP_CMP_NE, kSelfPidPlaceholder)});
+        !err.empty()) {
+      return err;
+    }
+  }
+  // Threads only: a clone without CLONE_THREAD is a new process (namespace flags with it are
+  // refused by the base stage already).
+  if (auto err = add(ctx, kill, "clone", {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
       !err.empty()) {
     return err;
   }
   // Limits of its own process only (0 = the caller); not the parent's or a spare's.
-  return add(ctx, eperm, "prlimit64", {SCMP_A0(SCMP_CMP_NE, 0)});
+  return add(ctx, kill, "prlimit64", {SCMP_A0(SCMP_CMP_NE, 0)});
 }
 
 std::string export_program(scmp_filter_ctx ctx, std::string* out) {

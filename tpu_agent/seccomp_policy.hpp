@@ -13,10 +13,13 @@
 //   kCandidate  loaded by each forked spare as its first act, while it is still single-
 //               threaded (so every thread JAX starts later inherits it): adds no fork, vfork or
 //               clone without CLONE_THREAD (threads only), no socket or socketpair at all, no
-//               signal to any process (kill, tkill, tgkill, sigqueue, pidfd_*), prlimit64 only
-//               on itself.
-// A refused call fails with EPERM (ENOSYS for clone3), so Python raises a PermissionError with
-// a clear message instead of the process dying without a word. The filter's architecture
+//               signal to another process (kill, tgkill and sigqueue only with the caller's
+//               own pid, which the spare patches in over kSelfPidPlaceholder; no tkill or
+//               pidfd_*), prlimit64 only on itself; and every refusal of the earlier stages.
+// In the base and zygote stages a refused call fails with EPERM (ENOSYS for clone3, so glibc
+// falls back to clone): that code is the runner's own. In the candidate stage a refused call
+// kills the process with SIGSYS: candidate code that tries one is attacking, and must not be
+// able to catch the error and carry on to a verdict of `correct`. The filter's architecture
 // check kills the process on a foreign ABI (x32, i386).
 //
 // Thread safety: build_seccomp_program is pure and may be called from any thread.
@@ -24,6 +27,7 @@
 #ifndef PALLADIUM_TPU_AGENT_SECCOMP_POLICY_HPP_
 #define PALLADIUM_TPU_AGENT_SECCOMP_POLICY_HPP_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +35,10 @@
 namespace palladium::agent {
 
 enum class SeccompStage { kBase, kZygote, kCandidate };
+
+// A constant no pid reaches (pid_max is at most 2^22) that stands for "the caller's pid" in the
+// candidate program; the loader replaces every BPF instruction constant equal to it.
+inline constexpr uint32_t kSelfPidPlaceholder = 0x3EC05EC0;
 
 // "base", "zygote", "candidate".
 std::string_view to_string(SeccompStage stage);

@@ -100,7 +100,7 @@ def test_reference_lowers_for_tpu_at_full_shape(workload_id):
     """The tuned block sizes are valid at the full CONFIG: trace + Mosaic lowering on abstract
     inputs (nothing is allocated or run), one pallas_call -> one tpu_custom_call."""
     _require(workload_id)
-    from tpu_agent.sidecar import interpret
+    from tpu_agent.candidate import interpret
     module, reference = registry.get(workload_id), hand_tuned.get(workload_id)
     static = tuple(getattr(module, "STATIC_ARGNUMS", ()))
     arrays = jax.eval_shape(lambda: [x for i, x in enumerate(module.create_inputs(module.CONFIG))

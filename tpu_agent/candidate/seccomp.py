@@ -11,8 +11,11 @@ without running anything.
 """
 import ctypes
 import os
+import struct
 
 SECCOMP_DIR = "/palladium/seccomp"
+# tpu_agent/seccomp_policy.hpp kSelfPidPlaceholder: "the caller's pid" in the candidate program.
+SELF_PID_PLACEHOLDER = 0x3EC05EC0
 
 _PR_SET_NO_NEW_PRIVS = 38
 _SYS_SECCOMP = 317  # x86_64; the filters' architecture check refuses any other ABI anyway
@@ -24,12 +27,28 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def load(stage, directory=SECCOMP_DIR):
+def with_own_pid(program, pid):
+    """`program` with every instruction constant equal to SELF_PID_PLACEHOLDER set to `pid`
+    (struct sock_filter: u16 code, u8 jt, u8 jf, u32 k); returns (program, count)."""
+    out = bytearray(program)
+    count = 0
+    for offset in range(0, len(out), 8):
+        if struct.unpack_from("<I", out, offset + 4)[0] == SELF_PID_PLACEHOLDER:
+            struct.pack_into("<I", out, offset + 4, pid)
+            count += 1
+    return bytes(out), count
+
+
+def load(stage, directory=SECCOMP_DIR, own_pid=None):
     with open(os.path.join(directory, f"{stage}.bpf"), "rb") as handle:
         program = handle.read()
     if not program or len(program) % 8:
         raise RuntimeError(f"seccomp program {stage!r} has {len(program)} bytes, not 8 per "
                            "instruction")
+    if own_pid is not None:
+        program, count = with_own_pid(program, own_pid)
+        if count == 0:
+            raise RuntimeError(f"seccomp program {stage!r} has no own-pid placeholder")
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")

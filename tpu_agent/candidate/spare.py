@@ -50,7 +50,7 @@ def main(request_fd, response_fd):
     try:
         start = time.perf_counter()
         _close_other_fds({request_fd, response_fd})
-        seccomp.load("candidate")
+        seccomp.load("candidate", own_pid=os.getpid())
         stages.hide_project_modules()
         _warm()
         stream = Stream(request_fd, response_fd)

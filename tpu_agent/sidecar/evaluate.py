@@ -329,7 +329,11 @@ class Evaluator:
                               f"the candidate process gave no result within "
                               f"{timeout_s * CANDIDATE_SHARE:.0f} s (in the {run.stage} stage); "
                               "its sandbox was killed")
-            raise _Failed("crash", "crash", f"{run.failure} in the {run.stage} stage")
+            why = ""
+            if "SIGSYS" in run.failure:
+                why = ("; the sandbox killed it for a forbidden system call (a new process, "
+                       "exec, a socket, a signal to another process, ptrace, mount, ...)")
+            raise _Failed("crash", "crash", f"{run.failure} in the {run.stage} stage{why}")
         if not candidate.get("ok"):
             self._candidate_failure(candidate, result, state)
 

@@ -56,6 +56,11 @@ NUMERICS_MISMATCH = gemm(scale="1.5")
 # B's block index runs one past the end: traces and lowers fine, TPU interpret mode raises.
 RUNTIME_ERROR = gemm(b_index_map="lambda i, j, k: (k + 1, j)")
 NO_PALLAS = "import jax.numpy as jnp\n\ndef workload(A, B):\n    return jnp.matmul(A, B)\n"
+# The baseline returns bfloat16; a float32 output is more accurate and still the wrong program.
+FLOAT32_OUTPUT = CORRECT.replace("jax.ShapeDtypeStruct((M, N), A.dtype)",
+                                 "jax.ShapeDtypeStruct((M, N), jnp.float32)")
+# Blocks of 512 rows over 256 rows: M // bm == 0, so the grid has no iterations.
+EMPTY_GRID = gemm(blocks="(512, 128, 256)")
 
 # Never stores to o_ref; in TPU interpret mode the output buffer starts as NaN.
 UNWRITTEN_OUTPUT = CORRECT.replace("o_ref[...] = (acc_ref[...] * 1.0)", "_ = (acc_ref[...] * 1.0)")
@@ -215,8 +220,10 @@ def _copy(x_ref, o_ref):
     o_ref[...] = x_ref[...]
 
 def workload(A, B):
-    return pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(_ANSWER.shape, A.dtype))(
-        _ANSWER.astype(A.dtype))
+    shape = (A.shape[0], B.shape[1])
+    answer = _ANSWER if _ANSWER.shape == shape else jnp.zeros(shape)
+    return pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(shape, A.dtype))(
+        answer.astype(A.dtype))
 '''
 
 # Lint bypasses: names lint does not know reach os through a module that imported it.

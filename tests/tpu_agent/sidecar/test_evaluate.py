@@ -1,4 +1,5 @@
-"""One hand-written candidate per verdict the in-process pipeline can produce."""
+"""One hand-written candidate per verdict the judge can produce (the candidate itself runs in a
+sandboxed candidate process; tests/tpu_agent/sidecar/test_hostile.py has the attacks)."""
 import math
 
 import pytest
@@ -8,7 +9,9 @@ from tpu_agent.sidecar.evaluate import evaluate
 from tpu_agent.sidecar.verdicts import VERDICTS
 
 RESULT_FIELDS = {"verdict", "stage", "error", "error_signature", "stdout", "stderr", "stage_ms",
-                 "max_abs_err", "max_rel_err", "kernel_ms", "baseline_ms", "timing_kind"}
+                 "max_abs_err", "max_rel_err", "kernel_ms", "baseline_ms", "timing_kind",
+                 "seeds", "check_seeds", "attempts", "outside_pallas_fraction", "structure",
+                 "spare_ms", "infrastructure"}
 
 
 def run(code, seeds=(0,)):
@@ -22,12 +25,25 @@ def test_correct_kernel_passes_every_stage_and_is_timed():
     result = run(k.CORRECT, seeds=(0, 1))
     assert result["verdict"] == "correct", result["error"]
     assert result["stage"] == "done"
-    assert list(result["stage_ms"]) == ["extract", "lint", "import", "trace", "lower",
-                                        "numerics", "timing"]
+    assert set(result["stage_ms"]) == {"extract", "lint", "import", "trace", "lower", "compile",
+                                       "structure", "numerics", "timing"}
     assert result["max_abs_err"] <= 0.01 + 0.01 * 2 and not math.isnan(result["max_abs_err"])
     assert result["kernel_ms"] > 0 and result["baseline_ms"] > 0
     assert result["timing_kind"] == "cpu-wall"
     assert result["error"] == "" and result["error_signature"] == ""
+    assert result["seeds"] == [0, 1] and len(result["check_seeds"]) == 1
+    assert result["attempts"] == 1
+    assert result["outside_pallas_fraction"] == 0.0  # the GEMM runs inside the kernel
+    assert result["structure"]["kernels"] == 1
+
+
+def test_failed_candidates_carry_no_timing_kind():
+    # A failure is untimed: stamping it "cpu-wall" made one failure turn a TPU run's report
+    # into "NOT TPU speedups".
+    for code in (k.SYNTAX_ERROR, k.NUMERICS_MISMATCH):
+        result = run(code)
+        assert result["verdict"] != "correct"
+        assert result["timing_kind"] is None and result["kernel_ms"] is None
 
 
 @pytest.mark.parametrize("code", ["", "   \n\t\n", "```python\n```"])
@@ -71,14 +87,23 @@ def test_lowering_error_for_block_not_divisible_by_8_128():
     assert "divisible by 8 and 128" in result["error"]
     # Library frames are pruned; the candidate's own frame stays.
     assert "site-packages" not in result["error"]
-    assert "candidate_" in result["error"]
+    assert "candidate.py" in result["error"]
     assert "divisible by N and N" in result["error_signature"]
     assert "/" not in result["error_signature"].split(":", 2)[2].split(" ")[0]
 
 
 def test_shape_mismatch():
+    # Caught from the artifact's output avals, before anything of it runs in the judge.
     result = run(k.SHAPE_MISMATCH)
-    assert (result["verdict"], result["stage"]) == ("shape_mismatch", "numerics"), result["error"]
+    assert (result["verdict"], result["stage"]) == ("shape_mismatch", "compile"), result["error"]
+    assert "[4096, 28672]" in result["error"] and "[8192, 28672]" in result["error"]  # full
+
+
+def test_a_float32_output_where_the_baseline_returns_bfloat16_is_a_dtype_mismatch():
+    result = run(k.FLOAT32_OUTPUT)
+    assert (result["verdict"], result["stage"]) == ("shape_mismatch", "compile"), result["error"]
+    assert result["error_signature"].startswith("compile:dtype:")
+    assert "float32" in result["error"] and "bfloat16" in result["error"]
 
 
 def test_numerics_mismatch_reports_errors():
@@ -97,6 +122,19 @@ def test_unwritten_output_is_nan_and_fails():
 def test_no_pallas():
     result = run(k.NO_PALLAS)
     assert (result["verdict"], result["stage"]) == ("no_pallas", "trace")
+
+
+def test_empty_grid_says_so():
+    result = run(k.EMPTY_GRID)
+    assert (result["verdict"], result["stage"]) == ("api_misuse", "trace"), result["error"]
+    assert "has no iterations" in result["error"] and "never runs" in result["error"]
+    assert result["error_signature"].startswith("trace:EmptyGrid:")
+
+
+def test_the_failing_stage_time_is_recorded():
+    result = run(k.RUNTIME_ERROR)
+    assert result["stage"] == "numerics"
+    assert result["stage_ms"]["numerics"] > 0  # the stage that failed, not only those before it
 
 
 def test_runtime_error_out_of_bounds_block_in_tpu_interpret_mode():

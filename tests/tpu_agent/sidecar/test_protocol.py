@@ -4,9 +4,12 @@ import pytest
 import sidecar_kernels as k
 from tpu_agent.sidecar.pipe_client import PipeClient
 
+from tpu_agent.sidecar.protocol import VERSION
+
 RESULT_KEYS = {"type", "version", "job_id", "verdict", "stage", "error", "error_signature",
                "stdout", "stderr", "stage_ms", "max_abs_err", "max_rel_err", "kernel_ms",
-               "baseline_ms", "timing_kind"}
+               "baseline_ms", "timing_kind", "seeds", "check_seeds", "attempts",
+               "outside_pallas_fraction", "structure", "infrastructure"}
 
 
 def Sidecar(tmp_path, backend="interpret"):
@@ -23,13 +26,14 @@ def sidecar(tmp_path):
 
 
 def eval_message(job_id, code, workload_id="8p", seeds=(0,)):
-    return {"type": "eval", "version": 1, "job_id": job_id, "workload_id": workload_id,
-            "code": code, "check_level": "full", "seeds": list(seeds)}
+    return {"type": "eval", "version": VERSION, "job_id": job_id, "workload_id": workload_id,
+            "code": code, "check_level": "full", "seeds": list(seeds), "timeout_s": 300.0}
 
 
 def test_ready_eval_shutdown(sidecar):
     ready = sidecar.receive()
-    assert ready["type"] == "ready" and ready["version"] == 1
+    assert ready["type"] == "ready" and ready["version"] == VERSION == 2
+    assert isinstance(ready["libtpu_version"], str)
     assert ready["backend"] == "interpret"
     assert ready["pid"] == sidecar.proc.pid  # the launcher exec'd into the sidecar
     assert isinstance(ready["jax_version"], str) and isinstance(ready["device_kind"], str)
@@ -38,11 +42,11 @@ def test_ready_eval_shutdown(sidecar):
     sidecar.send(eval_message(7, k.PRINTING))
     # Junk in between is logged and dropped, not fatal.
     sidecar.send({"type": "eval", "version": 99, "job_id": 8, "code": ""})
-    sidecar.send({"type": "mystery", "version": 1})
+    sidecar.send({"type": "mystery", "version": VERSION})
     sidecar.send(eval_message(9, "   "))
     sidecar.send(eval_message(10, k.LOWERING_ERROR))
-    sidecar.send({"type": "audit", "version": 1, "workload_id": "41k"})
-    sidecar.send({"type": "audit", "version": 1, "workload_id": "no-such-workload"})
+    sidecar.send({"type": "audit", "version": VERSION, "workload_id": "41k"})
+    sidecar.send({"type": "audit", "version": VERSION, "workload_id": "no-such-workload"})
     sidecar.send({**eval_message(11, k.NO_PALLAS), "require_pallas": False})
     sidecar.send(eval_message(12, k.NO_PALLAS))  # require_pallas missing: true
 
@@ -51,14 +55,17 @@ def test_ready_eval_shutdown(sidecar):
     assert (first["type"], first["job_id"], first["verdict"]) == ("result", 7, "correct"), first
     assert "hello from the candidate" in first["stdout"]
     assert first["timing_kind"] == "cpu-wall" and first["kernel_ms"] > 0
+    assert len(first["seeds"]) == 1 and first["seeds"] != [0]  # drawn fresh, one as asked
+    assert first["attempts"] == 1 and first["infrastructure"] == ""
 
     second = sidecar.receive()
     assert (second["job_id"], second["verdict"], second["stage"]) == (9, "no_code", "extract")
+    assert second["timing_kind"] is None  # untimed
     third = sidecar.receive()
     assert (third["job_id"], third["verdict"]) == (10, "lowering_error")
     assert third["error_signature"].startswith("lower:ValueError")
     audit = sidecar.receive()
-    assert audit == {"type": "audit_result", "version": 1, "workload_id": "41k",
+    assert audit == {"type": "audit_result", "version": VERSION, "workload_id": "41k",
                      "degenerate": False, "insensitive_inputs": [], "error": ""}
     unknown = sidecar.receive()
     assert unknown["type"] == "audit_result" and "KeyError" in unknown["error"]
@@ -67,7 +74,7 @@ def test_ready_eval_shutdown(sidecar):
     strict = sidecar.receive()
     assert (strict["job_id"], strict["verdict"]) == (12, "no_pallas")
 
-    sidecar.send({"type": "shutdown", "version": 1})
+    sidecar.send({"type": "shutdown", "version": VERSION})
     assert sidecar.wait() == 0
     assert sidecar.receive() is None
     log = sidecar.log_path.read_text()
@@ -81,6 +88,26 @@ def test_exits_cleanly_on_eof(sidecar):
     assert sidecar.receive()["type"] == "ready"
     sidecar.close_requests()
     assert sidecar.wait() == 0
+
+
+def test_replayed_seeds_are_used_exactly(sidecar):
+    assert sidecar.receive()["type"] == "ready"
+    sidecar.send({**eval_message(5, "   ", seeds=(7, 8)), "replay_seeds": True})
+    sidecar.send(eval_message(6, k.NO_PALLAS, seeds=(7, 8)))
+    assert sidecar.receive()["seeds"] == []  # no_code: nothing was drawn or run
+    drawn = sidecar.receive()
+    assert len(drawn["seeds"]) == 2 and drawn["seeds"] != [7, 8]
+
+
+def test_refuses_to_start_without_its_sandbox(tmp_path):
+    instance = PipeClient(tmp_path, tmp_path / "sidecar.log",
+                          env={"PALLADIUM_SANDBOX": str(tmp_path / "no-such-launcher")})
+    try:
+        assert instance.wait(timeout=120) == 3
+        assert instance.receive() is None  # no ready message
+        assert "candidate sandbox is unavailable" in instance.log_path.read_text()
+    finally:
+        instance.cleanup()
 
 
 def test_tpu_backend_refuses_without_tpu(tmp_path):

@@ -1,24 +1,18 @@
-"""The in-process half of the sandbox: the audit hook catches what lint cannot see.
+"""The audit hook inside the candidate process: clear messages for what lint cannot see.
 
-The OS half (rlimits, network namespace, process-group kill, segfaults, hangs) is tested with
-the real sidecar under the agent's SidecarProcess in tests/tpu_agent/sidecar_process_test.cpp.
+The boundary itself (bubblewrap, seccomp, uid, namespaces, rlimits, kills) is tested by the
+attacks of test_hostile.py and, from the outside, by tests/tpu_agent/palladium_sandbox_test.cpp.
+Here: a refusal the hook sees is a runtime_error whose message names the rule, even when the
+candidate catches it.
 """
 import os
 
 import pytest
 
 import sidecar_kernels as k
-from tpu_agent.sidecar import sandbox
+from tpu_agent.candidate import guard as sandbox
 from tpu_agent.sidecar.evaluate import evaluate
 from tpu_agent.sidecar.lint import lint
-
-
-def _children():
-    try:
-        with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children") as handle:
-            return handle.read().split()
-    except OSError:
-        return []
 
 
 def test_fork_is_lint_rejected_when_visible():
@@ -30,12 +24,10 @@ def test_fork_is_lint_rejected_when_visible():
 def test_lint_bypasses_are_refused_at_run_time(name):
     code = getattr(k, name)
     assert lint(code) == [], "the bypass must get past lint for this test to mean anything"
-    before = _children()
     result = evaluate("8p", code, (0,))
     assert result["verdict"] == "runtime_error", result
     assert "sandbox:" in result["error"]
     assert "SandboxViolation" in result["error_signature"]
-    assert _children() == before  # no process escaped
 
 
 def test_write_outside_the_private_dir_is_refused(tmp_path):

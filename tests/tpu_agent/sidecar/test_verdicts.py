@@ -137,6 +137,6 @@ def test_signature_normalises_shape_extents_but_not_element_types():
 
 
 def test_sandbox_violation_is_a_runtime_error_at_any_stage():
-    from tpu_agent.sidecar.sandbox import SandboxViolation
+    from tpu_agent.candidate.guard import SandboxViolation
     for stage in ("import", "trace", "numerics"):
         assert classify(stage, SandboxViolation("sandbox: os.fork")) == "runtime_error"

