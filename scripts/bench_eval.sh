@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Per-candidate evaluation overhead: the persistent sidecar vs a fresh Python process per
+# Per-candidate evaluation overhead: the judge with warm candidate spares vs a fresh Python process per
 # candidate (JAXBench / Autocomp / MaxKernel style), same candidates, one run, side by side.
-# About 1.5-2.5 minutes on 2 busy cores (5 candidates). Arguments go to scripts/bench_eval.py
+# About 2-4 minutes on 2 busy cores (5 candidates). Arguments go to scripts/bench_eval.py
 # (--limit N of 10 correct corpus kernels, --seeds, --json OUT).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

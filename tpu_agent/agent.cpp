@@ -12,6 +12,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "protocol/wire_protocol.hpp"
 #include "tpu_agent/agent_log.hpp"
 #include "tpu_agent/coordinator_link.hpp"
+#include "tpu_agent/secret_scrubber.hpp"
 #include "tpu_agent/sidecar_process.hpp"
 
 namespace palladium::agent {
@@ -134,6 +136,10 @@ class Agent::Impl {
   void assign(Slot& s, wire::Job job);
   void drain_queue();
   void finish(Slot& s, wire::Result result);
+  // The judge died or broke the protocol while running `s`'s job: not the candidate's doing
+  // (it runs in its own sandboxed process), so the job goes back to the front of the queue on a
+  // fresh judge, up to kJudgeRetries times. Only a job that keeps killing its judge is charged.
+  void judge_lost(Slot& s, const std::string& how, const std::string& log_tail);
   void on_sidecar_events(Slot& s);
   void on_timers(Clock::time_point now);
   Clock::time_point next_wakeup(Clock::time_point now) const;
@@ -147,6 +153,8 @@ class Agent::Impl {
 
   std::vector<Slot> slots_;
   std::deque<wire::Job> queue_;
+  std::map<int64_t, int> judge_deaths_;  // job id -> judges lost while running it
+  SecretScrubber scrubber_ = SecretScrubber::from_environment();
   std::string jax_version_;
   std::string device_kind_;
   std::string libtpu_version_;
@@ -362,8 +370,7 @@ void Agent::Impl::assign(Slot& s, wire::Job job) {
   std::string err = s.proc->send_eval(*s.job);
   if (!err.empty()) {
     s.proc->kill();
-    finish(s, make_crash_result(*s.job, err + " (" + s.proc->exit_description() + ")",
-                                s.proc->log_tail(), timing_kind_for(opt_.backend)));
+    judge_lost(s, err + " (" + s.proc->exit_description() + ")", s.proc->log_tail());
     restart_slot(s, now);
   }
 }
@@ -379,10 +386,33 @@ void Agent::Impl::drain_queue() {
   }
 }
 
+void Agent::Impl::judge_lost(Slot& s, const std::string& how, const std::string& log_tail) {
+  constexpr int kJudgeRetries = 2;
+  int deaths = ++judge_deaths_[s.job->job_id];
+  if (deaths <= kJudgeRetries) {
+    log()->warn("slot {}: the judge was lost running job {} ({}); retrying it on a fresh judge "
+                "({} of {})", s.index, s.job->job_id, how, deaths, kJudgeRetries);
+    queue_.push_front(std::move(*s.job));
+    s.job.reset();
+    if (s.state == SlotState::kBusy) s.state = SlotState::kIdle;
+    return;
+  }
+  finish(s, make_crash_result(*s.job,
+                              "the judge died " + std::to_string(deaths) +
+                                  " times while evaluating this candidate; last: " + how,
+                              log_tail));
+}
+
 void Agent::Impl::finish(Slot& s, wire::Result result) {
+  judge_deaths_.erase(result.job_id);
   result.agent_id = opt_.agent_id;
   result.backend = opt_.backend;
   result.lease = s.job->lease;  // the coordinator hears a result only for the lease it gave
+  // Nothing the agent knows as a secret leaves it, whatever text the candidate produced.
+  result.error = scrubber_.scrub(result.error);
+  result.error_signature = scrubber_.scrub(result.error_signature);
+  result.stdout_text = scrubber_.scrub(result.stdout_text);
+  result.stderr_text = scrubber_.scrub(result.stderr_text);
   long ms = ms_between(s.started, Clock::now());
   const wire::Job& job = *s.job;
   if (result.verdict == "correct" || result.error.empty()) {
@@ -426,7 +456,7 @@ void Agent::Impl::on_sidecar_events(Slot& s) {
     how += " (" + s.proc->exit_description() + ")";
     std::string tail = s.proc->log_tail();
     if (s.state == SlotState::kBusy && s.job) {
-      finish(s, make_crash_result(*s.job, how, tail, timing_kind_for(opt_.backend)));
+      judge_lost(s, how, tail);
       s.restart_failures = 0;
     } else {
       log()->error("slot {}: {}; log tail:\n{}", s.index, how, tail);
@@ -442,8 +472,7 @@ void Agent::Impl::on_timers(Clock::time_point now) {
     if (s.state == SlotState::kBusy && now >= s.deadline) {
       s.proc->kill();
       finish(s, make_timeout_result(*s.job,
-                                    std::chrono::duration<double>(now - s.started).count(),
-                                    timing_kind_for(opt_.backend)));
+                                    std::chrono::duration<double>(now - s.started).count()));
       restart_slot(s, now);
     } else if (s.state == SlotState::kStarting && now >= s.deadline) {
       log()->error("slot {}: sidecar sent no ready within {} ms; killed", s.index,

@@ -23,6 +23,7 @@
 
 #include "protocol/taxonomy.hpp"
 #include "protocol/wire_fields.hpp"
+#include "tpu_agent/secret_scrubber.hpp"
 
 extern char** environ;
 
@@ -44,14 +45,22 @@ int move_high(int fd) {
   return high;
 }
 
-bool secret_name(const std::string& name) {
-  std::string upper;
-  for (char c : name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return upper.find("KEY") != std::string::npos || upper.find("TOKEN") != std::string::npos ||
-         upper.find("SECRET") != std::string::npos;
-}
-
 }  // namespace
+
+bool judge_environment_variable(const std::string& name) {
+  if (secret_variable_name(name)) return false;
+  static const char* const kExact[] = {
+      "PATH", "LANG", "LANGUAGE", "TZ", "HOME", "USER", "LOGNAME", "XDG_CACHE_HOME",
+      "PALLADIUM_SIDECAR_CACHE", "PALLADIUM_SANDBOX", "XLA_FLAGS", "LIBTPU_INIT_ARGS",
+      "ALLOW_MULTIPLE_LIBTPU_LOAD", "TF_CPP_MIN_LOG_LEVEL", "PYTHONDONTWRITEBYTECODE"};
+  for (const char* exact : kExact) {
+    if (name == exact) return true;
+  }
+  for (const char* prefix : {"LC_", "JAX_", "TPU_"}) {
+    if (name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
 
 std::vector<std::string> one_chip_environment(int chip) {
   // A distinct port per process: libtpu's processes on one host would otherwise collide.
@@ -63,17 +72,18 @@ std::vector<std::string> one_chip_environment(int chip) {
 
 namespace {
 
+// An allowlist: what the judge needs and nothing else of the agent's (its keys above all).
 std::vector<std::string> child_environment(const SidecarOptions& o, const std::string& temp_dir) {
   std::vector<std::string> env;
+  bool sandbox_named = false;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string entry(*e);
     std::string name = entry.substr(0, entry.find('='));
-    if (secret_name(name) || name == "PYTHONPATH" || name == "PALLADIUM_HOME" ||
-        name == "PYTHONUNBUFFERED" || name == "TMPDIR") {
-      continue;
-    }
+    if (!judge_environment_variable(name)) continue;
+    sandbox_named = sandbox_named || name == "PALLADIUM_SANDBOX";
     env.push_back(std::move(entry));
   }
+  if (!sandbox_named) env.push_back(std::string("PALLADIUM_SANDBOX=") + PALLADIUM_SANDBOX_BIN);
   env.push_back("PYTHONPATH=" + o.home);
   env.push_back("PALLADIUM_HOME=" + o.home);
   env.push_back("PYTHONUNBUFFERED=1");
@@ -218,6 +228,42 @@ std::string write_all(int fd, const std::string& data, Clock::time_point deadlin
     ::poll(&p, 1, static_cast<int>(left.count()));
   }
   return "";
+}
+
+}  // namespace
+
+namespace {
+
+// The value of `key` in the map `o`, or nullptr.
+const msgpack::object* find_key(const msgpack::object& o, std::string_view key) {
+  if (o.type != msgpack::type::MAP) return nullptr;
+  for (uint32_t i = 0; i < o.via.map.size; ++i) {
+    const msgpack::object_kv& kv = o.via.map.ptr[i];
+    if (kv.key.type == msgpack::type::STR &&
+        std::string_view(kv.key.via.str.ptr, kv.key.via.str.size) == key) {
+      return &kv.val;
+    }
+  }
+  return nullptr;
+}
+
+// The judge's result: the wire result's fields, except that an untimed result (any failure)
+// has a nil timing_kind, which the wire spells "".
+void read_sidecar_result(const msgpack::object& o, wire::MapReader& rd, wire::Result* out) {
+  rd.int64("job_id", &out->job_id);
+  rd.str("verdict", &out->verdict);
+  rd.str("stage", &out->stage);
+  rd.str("error", &out->error);
+  rd.str("error_signature", &out->error_signature);
+  rd.str("stdout", &out->stdout_text);
+  rd.str("stderr", &out->stderr_text);
+  rd.number_map("stage_ms", &out->stage_ms);
+  rd.opt_number("max_abs_err", &out->max_abs_err);
+  rd.opt_number("max_rel_err", &out->max_rel_err);
+  rd.opt_number("kernel_ms", &out->kernel_ms);
+  rd.opt_number("baseline_ms", &out->baseline_ms);
+  const msgpack::object* kind = find_key(o, "timing_kind");
+  if (kind != nullptr && kind->type != msgpack::type::NIL) rd.str("timing_kind", &out->timing_kind);
 }
 
 }  // namespace
@@ -384,7 +430,7 @@ std::vector<SidecarEvent> SidecarProcess::read_available() {
         events.emplace_back(std::move(ready));
       } else if (type == "result") {
         wire::Result result;
-        wire::read_result_fields(rd, &result, /*include_agent_fields=*/false);
+        read_sidecar_result(o, rd, &result);
         if (!rd.ok()) {
           events.emplace_back(SidecarProtocolError{"bad sidecar frame: " + rd.error()});
           return events;
@@ -408,7 +454,7 @@ std::string SidecarProcess::send_eval(const wire::Job& job, std::chrono::millise
   if (req_fd_ < 0) return "sidecar not running";
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(buf);
-  pk.pack_map(8);
+  pk.pack_map(10);
   pack_str(pk, "type");
   pack_str(pk, "eval");
   pack_str(pk, "version");
@@ -426,6 +472,11 @@ std::string SidecarProcess::send_eval(const wire::Job& job, std::chrono::millise
   for (int64_t s : job.seeds) pk.pack_int64(s);
   pack_str(pk, "require_pallas");
   pk.pack(job.require_pallas);
+  pack_str(pk, "timeout_s");
+  pk.pack_double(job.timeout_s > 0 ? job.timeout_s : 600.0);
+  // The judge draws fresh seeds (as many as the job names); a replay is for `palladium eval`.
+  pack_str(pk, "replay_seeds");
+  pk.pack(false);
   return write_all(req_fd_, std::string(buf.data(), buf.size()), Clock::now() + timeout);
 }
 
@@ -542,7 +593,6 @@ std::variant<SidecarReady, std::string> SidecarProcess::wait_ready(
 }
 
 wire::Result SidecarProcess::evaluate(const wire::Job& job) {
-  const std::string timing_kind = timing_kind_for(options_.backend);
   auto start = Clock::now();
   auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(job.timeout_s));
@@ -550,14 +600,14 @@ wire::Result SidecarProcess::evaluate(const wire::Job& job) {
   if (!err.empty()) {
     std::string tail = log_tail();
     kill();
-    return make_crash_result(job, err + " (" + exit_description_ + ")", tail, timing_kind);
+    return make_crash_result(job, err + " (" + exit_description_ + ")", tail);
   }
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       kill();
       return make_timeout_result(
-          job, std::chrono::duration<double>(Clock::now() - start).count(), timing_kind);
+          job, std::chrono::duration<double>(Clock::now() - start).count());
     }
     pollfd p{resp_fd_, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -572,15 +622,14 @@ wire::Result SidecarProcess::evaluate(const wire::Job& job) {
                             : std::get<SidecarProtocolError>(ev).error;
       kill();
       std::string tail = log_tail();
-      return make_crash_result(job, how + " (" + exit_description_ + ")", tail, timing_kind);
+      return make_crash_result(job, how + " (" + exit_description_ + ")", tail);
     }
   }
 }
 
 // -- synthesized results -----------------------------------------------------------------
 
-wire::Result make_timeout_result(const wire::Job& job, double elapsed_s,
-                                 const std::string& timing_kind) {
+wire::Result make_timeout_result(const wire::Job& job, double elapsed_s) {
   wire::Result r;
   r.job_id = job.job_id;
   r.verdict = "timeout";
@@ -590,12 +639,12 @@ wire::Result make_timeout_result(const wire::Job& job, double elapsed_s,
       << " s); the sidecar's process group was killed and the sidecar restarted";
   r.error = msg.str();
   r.error_signature = "timeout";
-  r.timing_kind = timing_kind;
+  r.timing_kind = "";  // untimed
   return r;
 }
 
 wire::Result make_crash_result(const wire::Job& job, const std::string& how,
-                               const std::string& log_tail, const std::string& timing_kind) {
+                               const std::string& log_tail) {
   wire::Result r;
   r.job_id = job.job_id;
   r.verdict = "crash";
@@ -603,7 +652,7 @@ wire::Result make_crash_result(const wire::Job& job, const std::string& how,
   r.error = "sidecar crashed mid-job: " + how;
   if (!log_tail.empty()) r.error += "\n--- sidecar log tail ---\n" + log_tail;
   r.error_signature = "crash: " + how;
-  r.timing_kind = timing_kind;
+  r.timing_kind = "";  // untimed
   return r;
 }
 

@@ -1,9 +1,10 @@
 // One Python sidecar child process and its pipe protocol (docs/architecture.md "Sidecar pipe
 // protocol"), seen from the agent.
 //
-// The child is `<python> -m <module> --backend <backend>`, started with fork+execve (no
-// shell) in its own process group, with PYTHONPATH=<home>, an environment without variables
-// named like *KEY*, *TOKEN* or *SECRET*, cwd = TMPDIR = a private temp dir, fd 3 = requests,
+// The child is the judge, `<python> -m <module> --backend <backend>`, started with fork+execve
+// (no shell) in its own process group, with PYTHONPATH=<home>, an allowlisted environment
+// (judge_environment_variable(); PALLADIUM_SANDBOX names the candidate sandbox launcher), cwd =
+// TMPDIR = a private temp dir, fd 3 = requests,
 // fd 4 = responses, fds 1/2 appended to a log file, every other fd closed on exec, and the
 // sandbox of docs/verification.md ("Sandbox"): rlimits on address space, CPU seconds, file size
 // and open files, no core dumps, and a fresh network namespace (no interfaces but a down
@@ -35,8 +36,13 @@
 namespace palladium::agent {
 
 // Version of the sidecar pipe protocol (tpu_agent/sidecar/protocol.py VERSION); it changes
-// independently of the wire protocol's wire::kVersion.
-constexpr int kSidecarPipeVersion = 1;
+// independently of the wire protocol's wire::kVersion. 2: eval carries timeout_s and
+// replay_seeds; ready carries libtpu_version and stages; result may have a nil timing_kind.
+constexpr int kSidecarPipeVersion = 2;
+
+// True when the agent's variable `name` may reach the judge: locale, PATH, HOME, the JAX, XLA
+// and TPU runtime settings and the sidecar cache; never a name that looks like a credential.
+bool judge_environment_variable(const std::string& name);
 
 // Resource limits of a sidecar (setrlimit in the child before exec). 0 means "the default
 // below", -1 means "leave the inherited limit". Each can also be overridden at run time by an
@@ -88,8 +94,8 @@ struct SidecarReady {
   std::string jax_version;
   std::string backend;
   std::string device_kind;
-  // Optional in the ready frame: libtpu's version ("" without libtpu) and the taxonomy stages
-  // the sidecar runs; the agent forwards both in its HELLO. Empty `stages` when not reported.
+  // Optional in the frame: libtpu's version ("" without libtpu) and the taxonomy stages the
+  // judge runs; the agent forwards both in its HELLO. Empty `stages` when not reported.
   std::string libtpu_version;
   std::vector<std::string> stages;
 };
@@ -124,8 +130,8 @@ class SidecarProcess {
   // after one of those the caller should kill() the child.
   std::vector<SidecarEvent> read_available();
 
-  // Writes an `eval` request for `job` (job_id, workload_id, code, check_level, seeds,
-  // require_pallas).
+  // Writes an `eval` request for `job` (job_id, workload_id, code, check_level, seeds (their
+  // number; the judge draws fresh ones), require_pallas, timeout_s).
   // Waits at most `timeout` for pipe space. Returns "" on success, else the error (the child
   // is gone or not reading).
   std::string send_eval(const wire::Job& job,
@@ -171,15 +177,15 @@ class SidecarProcess {
   std::unique_ptr<Parser> parser_;
 };
 
-// The result the agent reports when a job's sidecar exceeded the job's timeout_s.
-wire::Result make_timeout_result(const wire::Job& job, double elapsed_s,
-                                 const std::string& timing_kind);
+// The result the agent reports when a job's sidecar exceeded the job's timeout_s. Untimed: its
+// timing_kind is "" (a failure must not make a TPU run's report look like CPU timings).
+wire::Result make_timeout_result(const wire::Job& job, double elapsed_s);
 
 // The result the agent reports when a job's sidecar died, closed its pipe or broke the
 // protocol mid-job. `how` is exit_description() or the protocol error; `log_tail` is the end
 // of the sidecar log.
 wire::Result make_crash_result(const wire::Job& job, const std::string& how,
-                               const std::string& log_tail, const std::string& timing_kind);
+                               const std::string& log_tail);
 
 // "cpu-wall" for interpret, "tpu-profiler" for tpu.
 std::string timing_kind_for(const std::string& backend);

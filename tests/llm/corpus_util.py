@@ -156,6 +156,8 @@ def evaluate_response(name, seeds=(0, 1)):
 if __name__ == "__main__":
     sys.path.insert(0, str(REPO_ROOT))
     name = sys.argv[1]
-    import tpu_agent.sidecar.evaluate  # noqa: F401  (jax and the sidecar, before the clock matters)
-    print("START", name, flush=True)  # imports done; the evaluation itself starts now
+    # jax, the judge and its candidate sandbox, before the clock matters.
+    from tpu_agent.sidecar.evaluate import shared_evaluator
+    shared_evaluator(start=True)
+    print("START", name, flush=True)  # start-up done; the evaluation itself starts now
     print("VERDICT", evaluate_response(name)["verdict"], flush=True)

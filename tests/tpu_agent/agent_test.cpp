@@ -226,10 +226,14 @@ TEST_F(AgentTest, TimeoutAndCrashAreReportedAndTheSidecarRestarted) {
   EXPECT_NE(t->error.find("timeout_s=0.5"), std::string::npos) << t->error;
   EXPECT_NE(t->error.find("killed"), std::string::npos) << t->error;
 
+  EXPECT_EQ(t->timing_kind, "") << "a failure is untimed";
+
+  // A judge that dies under every attempt: retried on fresh judges, then charged.
   coordinator_.send(job(11, "EXIT_ABRUPTLY"));
-  auto c = coordinator_.result_for(11);
+  auto c = coordinator_.result_for(11, 60s);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->verdict, "crash");
+  EXPECT_NE(c->error.find("the judge died 3 times"), std::string::npos) << c->error;
   EXPECT_NE(c->error.find("exit status 3"), std::string::npos) << c->error;
   EXPECT_NE(c->error.find("dying abruptly"), std::string::npos) << c->error;
 
@@ -238,6 +242,38 @@ TEST_F(AgentTest, TimeoutAndCrashAreReportedAndTheSidecarRestarted) {
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->verdict, "correct");
   EXPECT_EQ(ok->stdout_text, "captured candidate output\n");
+}
+
+TEST_F(AgentTest, AJudgeLostOnceIsAnInfrastructureFaultAndTheJobIsRetried) {
+  std::string marker = testing::make_temp_dir("die-once") + "/died";
+  AgentThread agent(options_);
+  ASSERT_TRUE(coordinator_.expect<wire::Hello>());
+  coordinator_.send(job(30, "DIE_ONCE=" + marker));
+  auto r = coordinator_.result_for(30, 60s);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->verdict, "correct") << "the first judge's death is not the candidate's";
+  EXPECT_TRUE(std::filesystem::exists(marker));
+  std::filesystem::remove_all(std::filesystem::path(marker).parent_path());
+}
+
+TEST_F(AgentTest, SecretValuesAreScrubbedFromEveryResultText) {
+  ::setenv("PALLADIUM_TEST_API_KEY", "sk-agent-secret-4242", 1);
+  ::setenv("PALLADIUM_SECRET_ENV", "INNOCENT_NAME", 1);
+  ::setenv("INNOCENT_NAME", "hunter2-is-secret", 1);
+  AgentThread agent(options_);
+  ASSERT_TRUE(coordinator_.expect<wire::Hello>());
+  ::unsetenv("PALLADIUM_TEST_API_KEY");
+  ::unsetenv("PALLADIUM_SECRET_ENV");
+  ::unsetenv("INNOCENT_NAME");
+  coordinator_.send(job(31, "ECHO_TEXT=key sk-agent-secret-4242 and hunter2-is-secret!"));
+  auto r = coordinator_.result_for(31);
+  ASSERT_TRUE(r);
+  for (const std::string* text : {&r->error, &r->stdout_text, &r->stderr_text,
+                                  &r->error_signature}) {
+    EXPECT_EQ(text->find("sk-agent-secret-4242"), std::string::npos) << *text;
+    EXPECT_EQ(text->find("hunter2-is-secret"), std::string::npos) << *text;
+  }
+  EXPECT_NE(r->error.find("key [secret] and [secret]!"), std::string::npos) << r->error;
 }
 
 TEST_F(AgentTest, ReconnectsAfterTheCoordinatorGoesSilent) {
@@ -306,6 +342,7 @@ TEST_F(AgentTest, RealSidecarSmoke) {
   auto bad = coordinator_.result_for(2, 180s);
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->verdict, "syntax_error") << bad->error;
+  EXPECT_EQ(bad->timing_kind, "") << "a failure is untimed";
 }
 
 TEST(AgentOptionsTest, Defaults) {

@@ -10,6 +10,8 @@ with an eval is chosen by markers in the candidate code:
   ECHO_ENV        answer correct with stdout = "cwd=<cwd>" and one environment name a line
                   (with its value for PYTHON* and TPU_* names, which hold no secrets)
   ECHO_LIMITS     answer correct with stdout = the rlimits, network interfaces and open fds
+  DIE_ONCE=<path> exit with status 3 if <path> does not exist (creating it), else answer correct
+  ECHO_TEXT=<t>   answer numerics_mismatch with <t> as error, signature, stdout and stderr
   (otherwise)     answer correct
 
 With --backend tpu it refuses to start, as the real sidecar does without a TPU.
@@ -32,13 +34,16 @@ def _write(out, obj):
         data = data[n:]
 
 
-def _result(job_id, verdict="correct", stdout=""):
+VERSION = 2  # tpu_agent/sidecar/protocol.py
+
+
+def _result(job_id, verdict="correct", stdout="", text=""):
     return {
-        "type": "result", "version": 1, "job_id": job_id, "verdict": verdict,
-        "stage": "done", "error": "", "error_signature": "", "stdout": stdout,
-        "stderr": "", "stage_ms": {"import": 1.5, "numerics": 2},
+        "type": "result", "version": VERSION, "job_id": job_id, "verdict": verdict,
+        "stage": "done", "error": text, "error_signature": text, "stdout": stdout or text,
+        "stderr": text, "stage_ms": {"import": 1.5, "numerics": 2},
         "max_abs_err": 0.0, "max_rel_err": None, "kernel_ms": 0.25, "baseline_ms": None,
-        "timing_kind": "cpu-wall",
+        "timing_kind": "cpu-wall" if verdict == "correct" else None,
     }
 
 
@@ -50,8 +55,9 @@ def main():
         print("fake_sidecar: no TPU device found (jax.devices() has only cpu)", file=sys.stderr)
         sys.exit(2)
     out = 4
-    _write(out, {"type": "ready", "version": 1, "pid": os.getpid(), "jax_version": "0.0-fake",
-                 "backend": args.backend, "device_kind": "cpu"})
+    _write(out, {"type": "ready", "version": VERSION, "pid": os.getpid(),
+                 "jax_version": "0.0-fake", "backend": args.backend, "device_kind": "cpu",
+                 "libtpu_version": "0.0.0-fake", "stages": ["lint", "import", "numerics"]})
     unpacker = msgpack.Unpacker(raw=False)
     while True:
         data = os.read(3, 65536)
@@ -93,6 +99,15 @@ def main():
                 lines.append("fds=" + ",".join(sorted(os.listdir("/proc/self/fd"), key=int)))
                 lines.append("TMPDIR=" + os.environ.get("TMPDIR", ""))
                 stdout = "\n".join(lines) + "\n"
+            m = re.search(r"DIE_ONCE=(\S+)", code)
+            if m and not os.path.exists(m.group(1)):
+                open(m.group(1), "w").close()
+                print("fake_sidecar: dying once", file=sys.stderr, flush=True)
+                os._exit(3)
+            m = re.search(r"ECHO_TEXT=(.*)", code)
+            if m:
+                _write(out, _result(msg["job_id"], "numerics_mismatch", text=m.group(1)))
+                continue
             m = re.search(r"SLEEP_MS=(\d+)", code)
             if m:
                 time.sleep(int(m.group(1)) / 1000.0)

@@ -25,6 +25,7 @@ Thread safety: none; one judge thread owns a pool.
 import dataclasses
 import os
 import pathlib
+import resource
 import signal
 import socket
 import subprocess
@@ -58,8 +59,11 @@ def launcher_path():
 
 
 def default_address_space_mb():
-    """The old sidecar's measured bound (docs/verification.md): peak 1.6 GiB virtual."""
-    return max(8192, 2048 + 128 * (os.cpu_count() or 1))
+    """RLIMIT_AS of each candidate process: the sidecar's measured bound (docs/verification.md:
+    peak 1.6 GiB virtual, XLA adds per CPU), and never more than the judge's own limit."""
+    default = max(8192, 2048 + 128 * (os.cpu_count() or 1))
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return default if soft == resource.RLIM_INFINITY else min(default, soft >> 20)
 
 
 def _python_paths():

@@ -103,7 +103,7 @@ def _empty_result():
         "stdout": "", "stderr": "", "stage_ms": {}, "max_abs_err": None, "max_rel_err": None,
         "kernel_ms": None, "baseline_ms": None, "timing_kind": None, "seeds": [],
         "check_seeds": [], "attempts": 0, "outside_pallas_fraction": None, "structure": None,
-        "spare_ms": None, "infrastructure": "",
+        "spare_ms": None, "candidate_stage_ms": {}, "infrastructure": "",
     }
 
 
@@ -315,6 +315,8 @@ class Evaluator:
         for name, ms in (candidate.get("stage_ms") or {}).items():
             if isinstance(name, str) and isinstance(ms, (int, float)):
                 result["stage_ms"][name[:40]] = float(ms)
+        # What of stage_ms ran in the candidate process (its numerics is the interpret check).
+        result["candidate_stage_ms"] = dict(result["stage_ms"])
         result["stdout"] = truncate(str(candidate.get("stdout") or ""), 4000)
         result["stderr"] = truncate(str(candidate.get("stderr") or ""), 4000)
         if run.infrastructure:
@@ -562,9 +564,18 @@ def _mismatch_kind(got, want):
 _default = None
 
 
-def evaluate(workload_id, code, seeds=None, seed_count=2, require_pallas=True):
-    """Evaluate one candidate with a shared interpret-backend judge in this process."""
+def shared_evaluator(start=False):
+    """The interpret-backend judge evaluate() uses; start=True starts its sandbox now (so that
+    a caller timing evaluations does not time the sandbox's start-up)."""
     global _default
     if _default is None:
         _default = Evaluator()
-    return _default.evaluate(workload_id, code, seeds, seed_count, require_pallas)
+    if start:
+        _default.pool.start()
+        _default.pool.prepare()
+    return _default
+
+
+def evaluate(workload_id, code, seeds=None, seed_count=2, require_pallas=True):
+    """Evaluate one candidate with a shared interpret-backend judge in this process."""
+    return shared_evaluator().evaluate(workload_id, code, seeds, seed_count, require_pallas)

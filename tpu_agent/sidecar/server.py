@@ -27,11 +27,14 @@ from tpu_agent.sidecar.evaluate import DEFAULT_TIMEOUT_S, Evaluator
 from tpu_agent.sidecar.protocol import VERSION, Channel
 
 EXIT_NO_SANDBOX = 3
+# The candidate sandbox failed under a job even after the pool's retry: exit without a result,
+# so that the agent retries the job on a fresh judge instead of charging the candidate.
+EXIT_INFRASTRUCTURE = 75
 # Result fields that go back to the agent (the evaluator's internal ones stay here).
 RESULT_FIELDS = ("verdict", "stage", "error", "error_signature", "stdout", "stderr", "stage_ms",
                  "max_abs_err", "max_rel_err", "kernel_ms", "baseline_ms", "timing_kind",
                  "seeds", "check_seeds", "attempts", "outside_pallas_fraction", "structure",
-                 "infrastructure")
+                 "infrastructure", "spare_ms")
 
 RECYCLE_FRACTION = 0.5
 
@@ -98,8 +101,6 @@ def handle_eval(evaluator, message):
                                 timeout_s=_number(message.get("timeout_s"), DEFAULT_TIMEOUT_S))
     reply = {"type": "result", "version": VERSION, "job_id": message["job_id"]}
     reply.update({key: result.get(key) for key in RESULT_FIELDS})
-    if reply["verdict"] is None:
-        reply["verdict"] = ""  # an infrastructure fault: the agent retries, no verdict
     return reply
 
 
@@ -139,6 +140,11 @@ def serve(backend, channel=None):
             continue
         start = time.perf_counter()
         reply = handle_eval(evaluator, message)
+        if reply["verdict"] is None:
+            log(f"job {reply['job_id']}: infrastructure fault, no verdict: "
+                f"{reply['infrastructure']}; exiting so that the agent retries it")
+            evaluator.close()
+            return EXIT_INFRASTRUCTURE
         channel.write(reply)
         log(f"job {reply['job_id']} {message.get('workload_id')}: {reply['verdict']} at "
             f"{reply['stage']} in {(time.perf_counter() - start) * 1e3:.0f} ms")
