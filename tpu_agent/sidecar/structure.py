@@ -17,13 +17,14 @@ opaque: its work is inside Pallas by definition. An XLA `while` whose trip count
 (fori_loop, scan) counts its body that many times; any other loop counts its body once and is
 reported in `unbounded_loops`.
 
-The rule (MAX_OUTSIDE_FRACTION): a candidate whose work outside Pallas kernels exceeds half of
-the baseline's total is `no_pallas`, kind "outside_pallas". Half, because a Pallas kernel that
-does the workload keeps the heavy part (the matmuls, the reductions) inside; the prologues and
-epilogues that LLM kernels leave to XLA (a bias add, a cast, a transpose) measured at most a few
-percent of the baseline on the replay corpus's correct kernels (docs/verification.md), while a
-token kernel beside XLA measures about 100%. A candidate with no tpu_custom_call on its TPU path
-is `no_pallas`, kind "no_kernel".
+The rule (MAX_OUTSIDE_FRACTION): a candidate whose work outside Pallas kernels exceeds 90% of
+the baseline's total (so that less than a tenth of the workload runs in its kernels) is
+`no_pallas`, kind "outside_pallas". Measured (docs/verification.md, 1b): every correct kernel of
+the replay corpus, the skeletons and five hand-tuned references keep all but 0.006% of the work
+inside; the sixth, 3p's upstream flash attention inside MLA, leaves the MLA projections to XLA,
+69% of the work, and is a real kernel; a token kernel beside XLA measures 100% (99.99% and up).
+90% sits between the two with room on both sides. A candidate with no tpu_custom_call on its
+TPU path is `no_pallas`, kind "no_kernel".
 
 Custom calls are an allowlist: the judge compiles and runs these artifacts, and a custom call
 names C++ code in the judge's own process (a host callback descriptor is a raw pointer). Anything
@@ -35,7 +36,7 @@ import re
 from jax._src.interpreters import mlir as jax_mlir
 from jax._src.lib.mlir import ir
 
-MAX_OUTSIDE_FRACTION = 0.5
+MAX_OUTSIDE_FRACTION = 0.9
 ALLOWED_CUSTOM_CALLS = frozenset({"tpu_custom_call", "Sharding", "SPMDFullToShardShape",
                                   "SPMDShardToFullShape"})
 TPU_KERNEL = "tpu_custom_call"

@@ -59,6 +59,8 @@ NO_PALLAS = "import jax.numpy as jnp\n\ndef workload(A, B):\n    return jnp.matm
 # The baseline returns bfloat16; a float32 output is more accurate and still the wrong program.
 FLOAT32_OUTPUT = CORRECT.replace("jax.ShapeDtypeStruct((M, N), A.dtype)",
                                  "jax.ShapeDtypeStruct((M, N), jnp.float32)")
+# An assertion without a message in the candidate's own code.
+BARE_ASSERT = CORRECT.replace("    M, K = A.shape", "    M, K = A.shape\n    assert M < 0")
 # Blocks of 512 rows over 256 rows: M // bm == 0, so the grid has no iterations.
 EMPTY_GRID = gemm(blocks="(512, 128, 256)")
 

@@ -11,7 +11,7 @@ from tpu_agent.sidecar.verdicts import VERDICTS
 RESULT_FIELDS = {"verdict", "stage", "error", "error_signature", "stdout", "stderr", "stage_ms",
                  "max_abs_err", "max_rel_err", "kernel_ms", "baseline_ms", "timing_kind",
                  "seeds", "check_seeds", "attempts", "outside_pallas_fraction", "structure",
-                 "spare_ms", "infrastructure"}
+                 "spare_ms", "candidate_stage_ms", "infrastructure"}
 
 
 def run(code, seeds=(0,)):
@@ -129,6 +129,15 @@ def test_empty_grid_says_so():
     assert (result["verdict"], result["stage"]) == ("api_misuse", "trace"), result["error"]
     assert "has no iterations" in result["error"] and "never runs" in result["error"]
     assert result["error_signature"].startswith("trace:EmptyGrid:")
+
+
+def test_a_bare_assertion_names_the_kernels_line():
+    result = run(k.BARE_ASSERT)
+    assert (result["verdict"], result["stage"]) == ("api_misuse", "trace"), result["error"]
+    line = k.BARE_ASSERT.strip().splitlines().index("    assert M < 0") + 1  # as judged
+    assert (f"AssertionError without a message at candidate.py line {line}: assert M < 0"
+            in result["error"]), result["error"]
+    assert result["error_signature"].startswith("trace:AssertionError: AssertionError without")
 
 
 def test_the_failing_stage_time_is_recorded():
