@@ -68,6 +68,9 @@ from tpu_agent.sidecar.verdicts import classify, error_signature, truncate
 from workloads import registry
 
 TPU_TIMING_RUNS = 20
+# The taxonomy stages the judge reports in its ready frame. Its "compile" stage checks the
+# artifacts but runs no libtpu compile until compile_tier.py is wired in, so it is not claimed.
+JUDGE_STAGES = ("extract", "lint", "import", "trace", "lower", "structure", "numerics", "timing")
 DEFAULT_TIMEOUT_S = 600.0
 # Of the job's timeout, the share the candidate process may use; the rest is the judge's.
 CANDIDATE_SHARE = 0.8

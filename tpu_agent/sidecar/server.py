@@ -77,11 +77,17 @@ def libtpu_version():
         return ""
 
 
+def stages_run():
+    """The taxonomy stages this judge runs (the agent forwards them in its HELLO)."""
+    from tpu_agent.sidecar.evaluate import JUDGE_STAGES
+    return list(JUDGE_STAGES)
+
+
 def ready_message(backend):
     return {
         "type": "ready", "version": VERSION, "pid": os.getpid(), "jax_version": jax.__version__,
         "backend": backend, "device_kind": jax.devices()[0].device_kind,
-        "libtpu_version": libtpu_version(),
+        "libtpu_version": libtpu_version(), "stages": stages_run(),
     }
 
 

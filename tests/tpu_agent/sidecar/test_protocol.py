@@ -34,6 +34,7 @@ def test_ready_eval_shutdown(sidecar):
     ready = sidecar.receive()
     assert ready["type"] == "ready" and ready["version"] == VERSION == 2
     assert isinstance(ready["libtpu_version"], str)
+    assert ready["stages"][0] == "extract" and "structure" in ready["stages"]
     assert ready["backend"] == "interpret"
     assert ready["pid"] == sidecar.proc.pid  # the launcher exec'd into the sidecar
     assert isinstance(ready["jax_version"], str) and isinstance(ready["device_kind"], str)
