@@ -9,7 +9,7 @@ from tpu_agent.sidecar.protocol import VERSION
 RESULT_KEYS = {"type", "version", "job_id", "verdict", "stage", "error", "error_signature",
                "stdout", "stderr", "stage_ms", "max_abs_err", "max_rel_err", "kernel_ms",
                "baseline_ms", "timing_kind", "seeds", "check_seeds", "attempts",
-               "outside_pallas_fraction", "structure", "infrastructure"}
+               "outside_pallas_fraction", "structure", "infrastructure", "spare_ms"}
 
 
 def Sidecar(tmp_path, backend="interpret"):
