@@ -9,14 +9,15 @@ CPU shapes: the candidate runs in a sandboxed candidate process (Pallas TPU inte
 check), the judge runs its exported artifact.
 
 Responses whose kernel never finishes ("timeout") run in child processes (all of them at once,
-niced) that are killed after HANG_TIMEOUT_S; in the real system the agent reports `timeout` for
-them. Whole file: about two minutes on a quiet 2-core machine.
+niced) that are killed once they ran twice as long as a finishing kernel in the same run (and
+at least HANG_TIMEOUT_S); the agent reports `timeout` for them. Whole file: about two minutes on a quiet 2-core machine.
 """
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import warnings
 
@@ -70,8 +71,16 @@ IN_PROCESS_FILES = sorted(name for name, verdict in EXPECTED.items() if verdict 
 
 # The judge now also compiles and runs the candidate's exported artifact on its own seeds, after
 # the candidate process's interpret-mode check: 1p/03 measured 21.6 s against 19.4 s before, on
-# the same loaded host (load average ~15 on 2 cores).
+# the same loaded host (load average ~15 on 2 cores), 29.5 s at load 18: a fixed wall window
+# flaked, so the window follows the control.
 HANG_TIMEOUT_S = 30.0
+# Start-up (JAX, the judge, its candidate sandbox) is not part of the window, but is bounded.
+STARTUP_LIMIT_S = 300.0
+# A hung kernel is killed after WINDOW_OVER_CONTROL times the time CONTROL_FILE took in the same
+# run (at least HANG_TIMEOUT_S); the control itself must finish within CONTROL_LIMIT_S, well
+# inside the agent's default job timeout (600 s).
+WINDOW_OVER_CONTROL = 2.0
+CONTROL_LIMIT_S = 240.0
 # Runs next to the hanging children, under the same load, to show the window is long enough for
 # a kernel that does finish (the slowest correct response in the corpus).
 CONTROL_FILE = "1p/03.md"
@@ -135,15 +144,23 @@ def test_verdict_in_process(name, tmp_path, monkeypatch):
         assert result["stage"] == "done" and result["max_abs_err"] is not None
 
 
+def _read_lines(proc, lines):
+    for line in proc.stdout:
+        lines.append((time.monotonic(), line))
+
+
 @pytest.fixture(scope="module")
 def hang_runs(tmp_path_factory):
     """Starts every expected-timeout response, and CONTROL_FILE, each in its own child (own
-    process group), waits HANG_TIMEOUT_S, kills the survivors and returns
-    {name: (finished, stdout)}. The spinning children run at the lowest priority so that the
-    control, which must finish inside the window, is not starved by them on a small machine."""
+    process group); each child's window opens when it prints START (its judge and sandbox are
+    up, as an agent's judge is before a job's timeout runs) and it is killed when the window
+    closes: WINDOW_OVER_CONTROL times the control's own time, measured side by side in this run.
+    Returns {name: (finished in its window, stdout)}. The spinning children
+    run at the lowest priority so that the control, which must finish inside its window, is not
+    starved by them on a small machine."""
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), JAX_PLATFORMS="cpu")
     script = str(CORPUS_DIR.parents[1] / "tests" / "llm" / "corpus_util.py")
-    children = {}
+    children, lines = {}, {}
     with warnings.catch_warnings():
         # JAX warns on every fork; subprocess's fork is followed directly by exec in C.
         warnings.filterwarnings("ignore", message="os.fork", category=RuntimeWarning)
@@ -154,16 +171,53 @@ def hang_runs(tmp_path_factory):
                 ["nice", "-n", niceness, sys.executable, script, name], cwd=cwd, env=env,
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                 start_new_session=True)
-    deadline = time.monotonic() + HANG_TIMEOUT_S
-    while time.monotonic() < deadline and any(p.poll() is None for p in children.values()):
+            lines[name] = []
+    readers = [threading.Thread(target=_read_lines, args=(children[n], lines[n]), daemon=True)
+               for n in children]
+    for reader in readers:
+        reader.start()
+
+    def at(name, word):  # when the child printed the line starting with word, or None
+        return next((t for t, line in list(lines[name]) if line.startswith(word)), None)
+
+    def opened(name):
+        return at(name, "START")
+
+    def finished_at(name):
+        return at(name, "VERDICT")
+
+    startup_deadline = time.monotonic() + STARTUP_LIMIT_S
+    while time.monotonic() < startup_deadline:
+        if all(opened(n) is not None or children[n].poll() is not None for n in children):
+            break
         time.sleep(0.25)
-    runs = {}
+    # The control first: how long a finishing kernel takes here, now, sets the others' window
+    # (at least HANG_TIMEOUT_S), so that a loaded host slows both sides alike.
+    control = children[CONTROL_FILE]
+    control_start = opened(CONTROL_FILE)
+    while (control_start is not None and control.poll() is None
+           and time.monotonic() < control_start + CONTROL_LIMIT_S):
+        time.sleep(0.25)
+    control_done = finished_at(CONTROL_FILE)
+    window = HANG_TIMEOUT_S
+    if control_start is not None and control_done is not None:
+        window = max(HANG_TIMEOUT_S, WINDOW_OVER_CONTROL * (control_done - control_start))
     for name, proc in children.items():
-        finished = proc.poll() is not None
-        if not finished:
+        start = opened(name)
+        if start is not None and name != CONTROL_FILE:
+            while time.monotonic() < start + window and proc.poll() is None:
+                time.sleep(0.25)
+        if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate(timeout=30)
-        runs[name] = (finished, out)
+    for reader, proc in zip(readers, children.values()):
+        proc.wait(timeout=30)
+        reader.join(timeout=30)
+    runs = {}
+    for name in children:
+        start, done = opened(name), finished_at(name)
+        limit = CONTROL_LIMIT_S if name == CONTROL_FILE else window
+        runs[name] = (start is not None and done is not None and done <= start + limit,
+                      "".join(line for _, line in lines[name]))
     return runs
 
 
