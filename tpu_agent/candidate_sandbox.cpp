@@ -160,6 +160,10 @@ std::vector<std::string> bwrap_arguments(const SandboxSpec& spec, int base_fd, i
   const std::string dir = kSeccompDir;
   a.insert(a.end(), {"--dir", dir, "--ro-bind-data", std::to_string(zygote_fd), dir + "/zygote.bpf",
                      "--ro-bind-data", std::to_string(candidate_fd), dir + "/candidate.bpf",
+                     // The root (a tmpfs holding the mount points bwrap made, e.g. the parent
+                     // of the runner's package on PYTHONPATH) read-only: only /tmp is writable,
+                     // and nothing on sys.path can be written by one candidate for the next.
+                     "--remount-ro", "/",
                      "--seccomp", std::to_string(base_fd), "--clearenv"});
   for (const std::string& e : spec.env) {
     auto eq = e.find('=');

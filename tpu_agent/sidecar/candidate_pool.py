@@ -138,7 +138,11 @@ class CandidatePool:
             cmd += ["--env", entry]
         cmd += ["--as-mb", str(self.address_space_mb), "--cpu-s", str(self.cpu_seconds),
                 "--tmpfs-mb", str(self.tmpfs_mb), "--nofile", "256", "--fsize-mb", "64",
-                "--keep-fd", str(control_fd), "--", _python_executable(), "-m", RUNNER_PACKAGE]
+                "--keep-fd", str(control_fd), "--", _python_executable(),
+                # -P: no working directory on sys.path. The sandbox's /tmp outlives a spare (the
+                # parent forks many), so a module one candidate writes there would otherwise be
+                # imported by the next. -s: no user site under HOME=/tmp either.
+                "-P", "-s", "-m", RUNNER_PACKAGE]
         return cmd
 
     def start(self):

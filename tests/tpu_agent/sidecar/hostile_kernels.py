@@ -199,6 +199,33 @@ except Exception as _e:
 '''
 
 
+# 11b. Plant code for the next candidate: the sandbox's /tmp outlives one spare (the warm-spare
+#      parent forks many), so write a module, and a stdlib name imported lazily, into /tmp, the
+#      working directory and every writable directory on sys.path. IMPORTS_THE_PLANT, run next
+#      in the same sandbox, must not find it.
+PLANTS_A_MODULE = ZEROS + _NO_HOOK + '''
+_sys = _os.sys
+_plant = "print('PLANT RAN')\\nX = 1\\n"
+_wrote = []
+for _dir in {"/tmp", _os.getcwd(), *[_p or _os.getcwd() for _p in _sys.path]}:
+    for _name in ("palladium_planted.py", "fractions.py", "statistics.py"):
+        try:
+            with _open(_os.path.join(_dir, _name), "w") as _f:
+                _f.write(_plant)
+            _wrote.append(_os.path.join(_dir, _name))
+        except OSError:
+            pass
+print("planted", sorted(_wrote))
+'''
+IMPORTS_THE_PLANT = CORRECT + _BYPASS + '''
+try:
+    _imp("palladium_planted")
+    print("plant imported")
+except ImportError as _e:
+    print("no plant:", _e)
+'''
+
+
 # 12. Import the workload module itself and return its baseline (lint sees the plain import;
 #     the bypass is refused by the sandbox, which has no such module).
 IMPORTS_THE_WORKLOAD = '''

@@ -154,6 +154,15 @@ def test_no_file_is_written_outside(tmp_path):
     assert not target.exists()
 
 
+def test_a_module_planted_in_the_sandbox_does_not_reach_the_next_candidate():
+    planter = run(h.PLANTS_A_MODULE)
+    assert planter["verdict"] == "numerics_mismatch", planter
+    assert "/tmp/palladium_planted.py" in planter["stdout"], planter["stdout"]  # /tmp is writable
+    after = run(h.IMPORTS_THE_PLANT)  # the same sandbox: its /tmp still holds the plant
+    assert "PLANT RAN" not in after["stdout"] and "no plant:" in after["stdout"], after["stdout"]
+    assert after["verdict"] == "correct", after["error"]
+
+
 def test_the_project_modules_cannot_be_imported():
     linted = run(h.IMPORTS_THE_WORKLOAD)
     assert linted["verdict"] == "lint_rejected", linted
