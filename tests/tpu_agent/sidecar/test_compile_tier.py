@@ -22,6 +22,10 @@ from tpu_agent.sidecar import compile_tier
 from tpu_agent.sidecar.evaluate import Evaluator
 from workloads import registry
 
+# The candidate process's pallas_call override (a kernel's own interpret=True is dropped), which
+# the old in-process sidecar installed in every process that imported it.
+interpret.install()
+
 REPO = pathlib.Path(__file__).resolve().parents[3]
 
 # (kernel, workload, verdict, kind, text the compiler's message must contain)
@@ -53,7 +57,6 @@ def test_kernel_passes_every_cpu_check(name, evaluator):
     assert result["verdict"] == "correct", result["error"][-2000:]
     # The Python Mosaic lowering alone, at the full CONFIG shapes, without libtpu.
     specs = compile_tier.input_specs(module, sharded=False)
-    interpret.install()  # the candidate process's pallas_call override (interpret=True dropped)
     with interpret.mode("tpu"), interpret.tpu_abstract_mesh():
         jax.jit(_load(name, code)).trace(*specs).lower(lowering_platforms=("tpu",))
 
