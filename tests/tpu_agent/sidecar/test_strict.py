@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import sidecar_kernels as k
-from tpu_agent.sidecar.evaluate import NORM_RTOL, evaluate, norm_relative_error
+from tpu_agent.sidecar.compare import NORM_RTOL
+from tpu_agent.sidecar.evaluate import evaluate
 from workloads import registry
 
 
@@ -44,6 +45,75 @@ def test_kernel_that_skips_a_later_output_block_fails_on_stale_values():
     result = evaluate("8p", k.SKIPS_LAST_OUTPUT_BLOCK, (0,))
     assert (result["verdict"], result["stage"]) == ("numerics_mismatch", "numerics"), result
     assert result["error_signature"].startswith("numerics:tolerance:")
+
+
+# -- exact reference (compare.py) ----------------------------------------------------------------
+
+def _cancel_module():
+    """(x + y) - y in bf16 with |y| ~ 100: the bf16 baseline rounds x + y to bf16's 0.5 ulp and
+    is off by up to 0.5, while the exact answer is x. A kernel computing in float32 returns x."""
+    module = types.ModuleType("wl_cancel_test")
+    module.ID, module.NAME = "cancel_test", "Cancel"
+    module.CPU_CONFIG = {"rows": 64, "cols": 256}
+    module.CONFIG = {"rows": 512, "cols": 1024}
+    module.ATOL, module.RTOL = 0.01, 0.01
+
+    def create_inputs(config=module.CPU_CONFIG, seed=0, dtype=jnp.bfloat16):
+        kx, ky = jax.random.split(jax.random.key(seed))
+        shape = (config["rows"], config["cols"])
+        return (jax.random.normal(kx, shape, dtype),
+                (jax.random.normal(ky, shape, jnp.float32) * 100).astype(dtype))
+
+    module.create_inputs = create_inputs
+    module.workload = lambda x, y: (x + y) - y
+    return module
+
+
+_CANCEL_KERNEL = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def _kernel(x_ref, y_ref, o_ref):
+    x, y = x_ref[...].astype(jnp.float32), y_ref[...].astype(jnp.float32)
+    o_ref[...] = (BODY).astype(o_ref.dtype)
+
+def workload(x, y):
+    R, C = x.shape
+    spec = pl.BlockSpec((32, C), lambda i: (i, 0))
+    return pl.pallas_call(
+        _kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(R // 32,),
+        in_specs=[spec, spec], out_specs=spec)(x, y)
+'''
+
+
+@pytest.fixture
+def cancel_workload(monkeypatch):
+    module = _cancel_module()
+    real_get = registry.get
+    monkeypatch.setattr(registry, "get",
+                        lambda wid: module if wid == module.ID else real_get(wid))
+    return module
+
+
+def test_the_judge_accepts_the_exact_answer_where_the_bf16_baseline_is_far_off(cancel_workload):
+    # The premise: at these inputs the bf16 baseline is further from the exact answer than
+    # atol + rtol*|exact|, so the rule "compare with the baseline" rejected the exact kernel.
+    x, y = cancel_workload.create_inputs(cancel_workload.CPU_CONFIG, 0)
+    off = np.abs(np.asarray(cancel_workload.workload(x, y), np.float64) - np.asarray(x, np.float64))
+    assert (off > 0.01 + 0.01 * np.abs(np.asarray(x, np.float64))).mean() > 0.5
+    result = evaluate(cancel_workload.ID, _CANCEL_KERNEL.replace("BODY", "(x + y) - y"))
+    assert result["verdict"] == "correct", result["error"]
+    assert result["max_abs_err"] == 0.0  # measured against the exact answer, not the baseline
+
+
+def test_the_baseline_error_widens_the_bound_only_where_the_baseline_errs(cancel_workload):
+    # Adding 0.05 is within the baseline's own error at most elements, but not where |y| is
+    # small and the baseline is (nearly) exact: the slack is the baseline's error per element.
+    result = evaluate(cancel_workload.ID, _CANCEL_KERNEL.replace("BODY", "x + 0.05"))
+    assert result["verdict"] == "numerics_mismatch", result
+    assert result["error_signature"].startswith("numerics:tolerance:"), result["error"]
+    assert "baseline" in result["error"] and "exact" in result["error"]
 
 
 # -- norm-relative bound -----------------------------------------------------------------------
@@ -101,7 +171,7 @@ def test_near_zero_output_cannot_pass_with_a_constant(softmax_workload):
     result = evaluate(softmax_workload, SOFTMAX_UNIFORM, (0, 1))
     assert result["verdict"] == "numerics_mismatch", result
     assert result["max_abs_err"] < 0.01  # the elementwise atol alone would have passed it
-    assert "||got - want|| / ||want||" in result["error"]
+    assert "||got - exact|| / ||exact||" in result["error"]
     assert result["error_signature"].startswith("numerics:norm:")
 
 
@@ -110,11 +180,8 @@ def test_correct_softmax_passes_the_norm_bound(softmax_workload):
     assert result["verdict"] == "correct", result["error"]
 
 
-def test_norm_relative_error_definition():
-    want = np.array([3.0, 4.0])
-    assert norm_relative_error(want, want) == 0.0
-    assert norm_relative_error(np.array([3.0, 4.5]), want) == pytest.approx(0.1)
-    assert norm_relative_error(np.zeros(4), np.zeros(4)) is None  # no magnitude: elementwise only
+def test_norm_bound_is_a_few_bf16_ulps():
+    # The bound itself and its arithmetic are tested in test_compare.py.
     assert 0 < NORM_RTOL <= 0.05
 
 
