@@ -9,6 +9,10 @@ in the result, where the test looks for leaks.
 """
 from sidecar_kernels import CORRECT
 
+# Every kernel here is tiled in (256, 256) blocks, so that it fits v6e's VMEM at the full shapes
+# too: with the compile tier on, the judge compiles each candidate for a v6e before it looks at
+# anything else, and an attack must reach the defence it is meant to test, not fail that compile.
+
 # A Pallas kernel that writes zeros: wrong unless the attack worked.
 ZEROS = '''
 import jax
@@ -19,8 +23,28 @@ def _zeros(a_ref, b_ref, o_ref):
     o_ref[...] = jnp.zeros_like(o_ref)
 
 def workload(A, B):
-    return pl.pallas_call(_zeros, out_shape=jax.ShapeDtypeStruct((A.shape[0], B.shape[1]),
-                                                                 A.dtype))(A, B)
+    M, N = A.shape[0], B.shape[1]
+    return pl.pallas_call(
+        _zeros, out_shape=jax.ShapeDtypeStruct((M, N), A.dtype), grid=(M // 256, N // 256),
+        in_specs=[pl.BlockSpec((256, 256), lambda i, j: (i, 0)),
+                  pl.BlockSpec((256, 256), lambda i, j: (0, j))],
+        out_specs=pl.BlockSpec((256, 256), lambda i, j: (i, j)))(A, B)
+'''
+
+# A tiled copy kernel, the token Pallas of the attacks that compute elsewhere.
+_COPY = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def _copy(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+def _tiled_copy(x):
+    spec = pl.BlockSpec((256, 256), lambda i, j: (i, j))
+    return pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                          grid=(x.shape[0] // 256, x.shape[1] // 256),
+                          in_specs=[spec], out_specs=spec)(x)
 '''
 
 # Reaches the standard library behind lint's back (the audit hook still names the rule).
@@ -80,10 +104,7 @@ _np.allclose = lambda *a, **k: True
 
 # 3. Steal the references: search every live object and frame for an array of the output's
 #    shape and return it through a Pallas copy.
-STEALS_THE_REFERENCE = _NO_HOOK + '''
-import jax
-import jax.numpy as jnp
-from jax.experimental import pallas as pl
+STEALS_THE_REFERENCE = _NO_HOOK + _COPY + '''
 _np = _imp("numpy")
 _stolen = []
 for _o in _gc.get_objects():
@@ -94,14 +115,11 @@ for _o in _gc.get_objects():
         pass
 print("stolen", len(_stolen))
 
-def _copy(x_ref, o_ref):
-    o_ref[...] = x_ref[...]
-
 def workload(A, B):
     shape = (A.shape[0], B.shape[1])
     found = [s for s in _stolen if s.shape == shape]
     found = jnp.asarray(found[0], A.dtype) if found else jnp.zeros(shape, A.dtype)
-    return pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(shape, A.dtype))(found)
+    return _tiled_copy(found)
 '''
 
 # 4. Forge the timing: make every clock in the process run 1000x slower, then be correct.
@@ -240,42 +258,20 @@ workload = _wl.workload
 '''
 
 # 13. Pallas for show: XLA does the GEMM, a token kernel copies the result.
-XLA_BESIDE_A_COPY_KERNEL = '''
-import jax
-import jax.numpy as jnp
-from jax.experimental import pallas as pl
-
-def _copy(x_ref, o_ref):
-    o_ref[...] = x_ref[...]
-
+XLA_BESIDE_A_COPY_KERNEL = _COPY + '''
 def workload(A, B):
-    c = jnp.matmul(A, B)
-    return pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(c.shape, c.dtype))(c)
+    return _tiled_copy(jnp.matmul(A, B))
 '''
 # ...or a kernel whose result is never used.
-UNUSED_KERNEL = '''
-import jax
-import jax.numpy as jnp
-from jax.experimental import pallas as pl
-
-def _copy(x_ref, o_ref):
-    o_ref[...] = x_ref[...]
-
+UNUSED_KERNEL = _COPY + '''
 def workload(A, B):
-    pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(A.shape, A.dtype))(A)
+    _tiled_copy(A)
     return jnp.matmul(A, B)
 '''
 # ...or one kept alive by adding zero times its result.
-KERNEL_TIMES_ZERO = '''
-import jax
-import jax.numpy as jnp
-from jax.experimental import pallas as pl
-
-def _copy(x_ref, o_ref):
-    o_ref[...] = x_ref[...]
-
+KERNEL_TIMES_ZERO = _COPY + '''
 def workload(A, B):
-    token = pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(A.shape, A.dtype))(A)
+    token = _tiled_copy(A)
     return jnp.matmul(A, B) + 0 * token.sum().astype(A.dtype)
 '''
 
