@@ -1,28 +1,18 @@
 """`python -m tpu_agent.sidecar --backend interpret|tpu`: run the judge on fds 3/4.
 
 `--backend tpu` refuses to start (exit status 2) unless JAX sees a TPU, so a misconfigured host
-never reports CPU numbers as TPU ones. Without a candidate sandbox it refuses too (status 3).
+never reports CPU numbers as TPU ones; so does an invalid $PALLADIUM_COMPILE_TIER (status 2).
+Without a candidate sandbox it refuses too (status 3).
 """
 import argparse
 import ctypes
-import os
 import signal
 import sys
 
-
-def _quiet_libtpu_on_cpu_hosts(argv):
-    """On a CPU host libtpu (loaded for the deviceless compile and TPU exports) would ask the
-    GCE metadata server who it is and warn about the missing TPU VM variables; a TPU host's
-    variables belong to its runtime and are left alone."""
-    if "tpu" in (argv or sys.argv[1:]):
-        return
-    for name, value in (("TPU_SKIP_MDS_QUERY", "1"), ("TPU_ACCELERATOR_TYPE", "v6e-1"),
-                        ("TPU_WORKER_HOSTNAMES", "localhost"), ("TPU_WORKER_ID", "0"),
-                        ("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")):
-        os.environ.setdefault(name, value)
-
-
-_quiet_libtpu_on_cpu_hosts(None)
+# First: on a host without TPU chips this sets libtpu's environment (no metadata-server query,
+# no TPU VM warnings, several processes may load it) before anything initialises JAX's backends;
+# a TPU host's variables belong to its runtime and are left alone.
+from tpu_agent.sidecar import compile_tier  # noqa: E402,F401,I001
 
 import jax  # noqa: E402
 

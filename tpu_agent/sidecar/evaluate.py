@@ -20,6 +20,9 @@ failure (docs/verification.md has every rule with its reason and its test):
   compile   the artifacts must be programs over the workload's inputs
             whose outputs have the baseline's shapes AND dtypes exactly   -> shape_mismatch,
                                                                              runtime_error
+            then, with PALLADIUM_COMPILE_TIER=on (default off), the
+            deviceless libtpu v6e compile of the full-shape artifact      -> compile_error,
+                                                                             resource_exhausted
   structure no custom calls but Pallas kernels; a Pallas kernel on the
             TPU path; outside kernels at most 90% of the baseline's work -> no_pallas
             (structure.py)
@@ -54,6 +57,7 @@ by the pool and never becomes the candidate's verdict; when it persists, the res
 None and "infrastructure" set, and the server reports it so the agent retries the job.
 """
 import builtins
+import os
 import re
 import secrets
 import statistics
@@ -64,6 +68,9 @@ import numpy as np
 from jax import export
 
 from tpu_agent.candidate.protocol import ProtocolError, decode_array, encode_array, message
+# compile_tier first: on a host without TPU chips it sets libtpu's environment before anything
+# initialises JAX's backends (with jax[tpu] installed, that loads libtpu too).
+from tpu_agent.sidecar import compile_tier  # noqa: I001
 from tpu_agent.sidecar import baseline_cache, compare, structure, tpu_timing
 from tpu_agent.sidecar.audit import static_argnums
 from tpu_agent.sidecar.candidate_pool import CandidatePool
@@ -72,9 +79,18 @@ from tpu_agent.sidecar.verdicts import classify, error_signature, truncate
 from workloads import registry
 
 TPU_TIMING_RUNS = 20
-# The taxonomy stages the judge reports in its ready frame. Its "compile" stage checks the
-# artifacts but runs no libtpu compile until compile_tier.py is wired in, so it is not claimed.
+# The taxonomy stages the judge runs (its ready frame lists them); "compile" only when the
+# compile tier runs (Evaluator.stages()), since without it nothing compiles the kernel for a TPU.
 JUDGE_STAGES = ("extract", "lint", "import", "trace", "lower", "structure", "numerics", "timing")
+# The deviceless libtpu v6e compile (compile_tier.py) of the candidate's full-shape artifact, in
+# the compile stage: "on" runs it on the interpret backend when libtpu is installed; "off" (the
+# default) does not. It is off by default because it runs in the judge's own process, and
+# compiling a kernel whose blocks are whole full-size arrays (an ungridded pallas_call, a common
+# LLM answer) makes libtpu's LLVM run out of memory and abort the judge (at the agent's 8 GiB
+# RLIMIT_AS), which the candidate would then be charged for as a crash; it needs a disposable
+# compile process first (docs/verification.md 1a). On the TPU backend the judge's native run
+# compiles the same artifact with the chip's own libtpu, so the tier never runs there.
+COMPILE_TIER_ENV = "PALLADIUM_COMPILE_TIER"
 DEFAULT_TIMEOUT_S = 600.0
 # Of the job's timeout, the share the candidate process may use; the rest is the judge's.
 CANDIDATE_SHARE = 0.8
@@ -88,11 +104,12 @@ _BUILTIN_BASES = ("SyntaxError", "ModuleNotFoundError", "ImportError", "Attribut
 class _Failed(Exception):
     """A judge stage rejected the candidate."""
 
-    def __init__(self, verdict, kind, text, error=None):
+    def __init__(self, verdict, kind, text, error=None, signature=None):
         super().__init__(text)
         self.verdict = verdict
         self.kind = kind
         self.error = text if error is None else error  # the full text (a traceback)
+        self.signature = signature  # None: made from stage, kind and text
 
 
 def _empty_result():
@@ -101,7 +118,7 @@ def _empty_result():
         "stdout": "", "stderr": "", "stage_ms": {}, "max_abs_err": None, "max_rel_err": None,
         "kernel_ms": None, "baseline_ms": None, "timing_kind": None, "seeds": [],
         "check_seeds": [], "attempts": 0, "outside_pallas_fraction": None, "structure": None,
-        "spare_ms": None, "candidate_stage_ms": {}, "infrastructure": "",
+        "spare_ms": None, "candidate_stage_ms": {}, "infrastructure": "", "compile_tier": None,
     }
 
 
@@ -147,18 +164,48 @@ def _poison_outputs(avals):
     return count
 
 
-class Evaluator:
-    """The judge; one per process. backend: "interpret" (CPU) or "tpu" (a real chip)."""
+def compile_tier_setting(backend, value=None):
+    """(run the compile tier?, why not) for `backend` and $PALLADIUM_COMPILE_TIER (or `value`):
+    "off" (default) or "on"; anything else is a ValueError naming the variable."""
+    value = (os.environ.get(COMPILE_TIER_ENV, "off") if value is None else value).strip()
+    if value.lower() not in ("on", "off"):
+        raise ValueError(f"{COMPILE_TIER_ENV}={value!r}: expected 'on' or 'off'")
+    if value.lower() == "off":
+        return False, f"{COMPILE_TIER_ENV}=off"
+    if backend == "tpu":
+        return False, "the TPU backend compiles the artifact natively"
+    if not compile_tier.libtpu_version():
+        return False, "libtpu is not installed"
+    return True, ""
 
-    def __init__(self, backend="interpret", pool=None, timing_runs=1, check_seed_count=1):
+
+class Evaluator:
+    """The judge; one per process. backend: "interpret" (CPU) or "tpu" (a real chip).
+
+    compile_tier: None follows compile_tier_setting(); True/False forces it (tests)."""
+
+    def __init__(self, backend="interpret", pool=None, timing_runs=1, check_seed_count=1,
+                 compile_tier=None):
         assert backend in ("interpret", "tpu"), backend
         self.backend = backend
+        if compile_tier is None:
+            compile_tier, self.compile_tier_skipped = compile_tier_setting(backend)
+        else:
+            self.compile_tier_skipped = "" if compile_tier else "disabled by the caller"
+        self.compile_tier = bool(compile_tier)
         self.timing_runs = timing_runs
         self.check_seed_count = check_seed_count
         self.pool = pool or CandidatePool()
         self._baselines = {}
         self._structures = {}
         self._baseline_cache = None
+
+    def stages(self):
+        """The taxonomy stages this judge runs, in order."""
+        stages = list(JUDGE_STAGES)
+        if self.compile_tier:
+            stages.insert(stages.index("lower") + 1, "compile")
+        return stages
 
     # -- the workload side (trusted) -----------------------------------------------------------
 
@@ -230,7 +277,7 @@ class Evaluator:
                 result["verdict"], result["stage"] = "correct", "done"
         except _Failed as failure:
             self._fail(result, state["stage"], failure.verdict, failure.kind, str(failure),
-                       failure.error)
+                       failure.error, failure.signature)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # the judge's own work on the candidate's artifact raised
@@ -243,10 +290,10 @@ class Evaluator:
         return result
 
     @staticmethod
-    def _fail(result, stage, verdict, kind, text, error_text):
+    def _fail(result, stage, verdict, kind, text, error_text, signature=None):
         result["verdict"], result["stage"] = verdict, stage
         result["error"] = truncate(error_text, 8000)
-        result["error_signature"] = error_signature(stage, kind, text)
+        result["error_signature"] = signature or error_signature(stage, kind, text)
 
     @staticmethod
     def _end_stage(result, state):
@@ -327,6 +374,8 @@ class Evaluator:
         artifacts = candidate.get("artifacts") or {}
         self._stage("compile", result, state)
         full_exp = self._artifact(artifacts.get("full"), module, full, ("tpu",))
+        if self.compile_tier:
+            self._compile_for_v6e(artifacts["full"], module, result)
         cpu_branch_error = candidate.get("cpu_branch_error")
         reduced_exp = None
         if not (cpu_branch_error and "reduced" not in artifacts):
@@ -422,6 +471,18 @@ class Evaluator:
                           f"outputs {_describe(got_out)} differ from the baseline's "
                           f"{_describe(want_out)} (shape and dtype must match exactly)")
         return exp
+
+    @staticmethod
+    def _compile_for_v6e(blob, module, result):
+        """The deviceless libtpu v6e compile of the full-shape artifact (compile_tier.py): the
+        Mosaic passes and XLA:TPU's VMEM/HBM allocation, which no CPU check runs."""
+        outcome = compile_tier.compile_exported(blob, module)
+        result["compile_tier"] = {"libtpu_version": outcome.libtpu_version,
+                                  "lower_ms": outcome.lower_ms, "compile_ms": outcome.compile_ms}
+        if not outcome.ok:
+            raise _Failed(outcome.verdict, outcome.kind, outcome.error.splitlines()[0]
+                          if outcome.error else outcome.kind, outcome.error,
+                          outcome.error_signature)
 
     def _check_interpret(self, check, module, config, check_seeds, result):
         error = check.get("error")

@@ -13,7 +13,6 @@ RLIMIT_CPU (set by the agent) counts the whole life of this persistent process. 
 never lands on an innocent candidate, the loop exits cleanly between jobs once it has used
 RECYCLE_FRACTION of the soft limit; the agent sees EOF while idle and starts a fresh sidecar.
 """
-import importlib.metadata
 import os
 import resource
 import sys
@@ -21,12 +20,14 @@ import time
 
 import jax
 
+from tpu_agent.sidecar import compile_tier
 from tpu_agent.sidecar.audit import audit_workload
 from tpu_agent.sidecar.candidate_pool import SandboxUnavailable
 from tpu_agent.sidecar.evaluate import DEFAULT_TIMEOUT_S, Evaluator
 from tpu_agent.sidecar.protocol import VERSION, Channel
 
 EXIT_NO_SANDBOX = 3
+EXIT_BAD_SETTING = 2
 # The candidate sandbox failed under a job even after the pool's retry: exit without a result,
 # so that the agent retries the job on a fresh judge instead of charging the candidate.
 EXIT_INFRASTRUCTURE = 75
@@ -34,7 +35,7 @@ EXIT_INFRASTRUCTURE = 75
 RESULT_FIELDS = ("verdict", "stage", "error", "error_signature", "stdout", "stderr", "stage_ms",
                  "max_abs_err", "max_rel_err", "kernel_ms", "baseline_ms", "timing_kind",
                  "seeds", "check_seeds", "attempts", "outside_pallas_fraction", "structure",
-                 "infrastructure", "spare_ms")
+                 "infrastructure", "spare_ms", "compile_tier")
 
 RECYCLE_FRACTION = 0.5
 
@@ -69,25 +70,15 @@ def handle_audit(message):
     return reply
 
 
-def libtpu_version():
-    """The installed libtpu wheel's version, "" without one (package metadata; nothing loads)."""
-    try:
-        return importlib.metadata.version("libtpu")
-    except importlib.metadata.PackageNotFoundError:
-        return ""
-
-
-def stages_run():
-    """The taxonomy stages this judge runs (the agent forwards them in its HELLO)."""
-    from tpu_agent.sidecar.evaluate import JUDGE_STAGES
-    return list(JUDGE_STAGES)
-
-
-def ready_message(backend):
+def ready_message(evaluator):
+    """`stages`: the taxonomy stages this judge runs (the agent forwards them in its HELLO);
+    "compile" only when its compile tier runs (`compile_tier` says why not otherwise)."""
     return {
         "type": "ready", "version": VERSION, "pid": os.getpid(), "jax_version": jax.__version__,
-        "backend": backend, "device_kind": jax.devices()[0].device_kind,
-        "libtpu_version": libtpu_version(), "stages": stages_run(),
+        "backend": evaluator.backend, "device_kind": jax.devices()[0].device_kind,
+        "libtpu_version": compile_tier.libtpu_version(), "stages": evaluator.stages(),
+        "compile_tier": "on" if evaluator.compile_tier else
+                        f"off: {evaluator.compile_tier_skipped}",
     }
 
 
@@ -112,15 +103,20 @@ def handle_eval(evaluator, message):
 
 def serve(backend, channel=None):
     channel = channel or Channel()
-    evaluator = Evaluator(backend=backend)
+    try:
+        evaluator = Evaluator(backend=backend)
+    except ValueError as exc:  # a bad setting ($PALLADIUM_COMPILE_TIER): no ready, say which
+        log(f"refusing to start: {exc}")
+        return EXIT_BAD_SETTING
     try:
         evaluator.pool.start()
         evaluator.pool.prepare()
     except SandboxUnavailable as exc:
         log(f"refusing to start: the candidate sandbox is unavailable: {exc}")
         return EXIT_NO_SANDBOX
-    channel.write(ready_message(backend))
-    log(f"ready: backend={backend} jax={jax.__version__} cwd={os.getcwd()}")
+    channel.write(ready_message(evaluator))
+    log(f"ready: backend={backend} jax={jax.__version__} cwd={os.getcwd()} compile tier "
+        f"{'on' if evaluator.compile_tier else 'off: ' + evaluator.compile_tier_skipped}")
     while True:
         message = channel.read()
         if message is None:

@@ -19,6 +19,7 @@ import compile_tier_kernels as kernels
 import sidecar_kernels
 from tpu_agent.candidate import interpret
 from tpu_agent.sidecar import compile_tier
+from tpu_agent.sidecar import evaluate as evaluate_module
 from tpu_agent.sidecar.evaluate import Evaluator
 from workloads import registry
 
@@ -46,19 +47,68 @@ def _load(name, code):
 
 @pytest.fixture(scope="module")
 def evaluator():
-    return Evaluator()
+    assert evaluate_module.compile_tier_setting("interpret", "on") == (True, "")  # libtpu here
+    judge = Evaluator(compile_tier=True)
+    yield judge
+    judge.close()
 
 
 @pytest.mark.parametrize("name", [r[0] for r in REJECTED])
 def test_kernel_passes_every_cpu_check(name, evaluator):
     workload_id, code = kernels.ALL[name]
     module = registry.get(workload_id)
-    result = evaluator.evaluate(workload_id, code, seeds=(0, 1))
+    evaluator.compile_tier = False  # the judge without its compile tier: every CPU check
+    try:
+        result = evaluator.evaluate(workload_id, code, seeds=(0, 1))
+    finally:
+        evaluator.compile_tier = True
     assert result["verdict"] == "correct", result["error"][-2000:]
     # The Python Mosaic lowering alone, at the full CONFIG shapes, without libtpu.
     specs = compile_tier.input_specs(module, sharded=False)
     with interpret.mode("tpu"), interpret.tpu_abstract_mesh():
         jax.jit(_load(name, code)).trace(*specs).lower(lowering_platforms=("tpu",))
+
+
+@pytest.mark.parametrize("name,verdict,kind,text", REJECTED)
+def test_the_judge_rejects_it_in_its_compile_stage(name, verdict, kind, text, evaluator):
+    # The judge compiles the candidate process's full-shape artifact itself, after lowering and
+    # before it judges structure and numerics: neither is looked at (the candidate process's
+    # interpret run has happened, in the same job, but its outputs are never compared).
+    workload_id, code = kernels.ALL[name]
+    result = evaluator.evaluate(workload_id, code, seeds=(0,))
+    assert (result["verdict"], result["stage"]) == (verdict, "compile"), result["error"][-2000:]
+    assert result["error_signature"].startswith(f"compile:{kind}: ")
+    assert text in result["error"]
+    assert "structure" not in result["stage_ms"] and result["structure"] is None
+    assert result["max_abs_err"] is None and result["kernel_ms"] is None
+    assert result["timing_kind"] is None  # a failure is untimed
+    assert result["compile_tier"]["libtpu_version"] == compile_tier.libtpu_version()
+    assert result["stage_ms"]["compile"] >= result["compile_tier"]["compile_ms"] > 0
+
+
+def test_the_judge_compiles_a_correct_kernel_and_claims_the_stage(evaluator):
+    result = evaluator.evaluate("8p", sidecar_kernels.CORRECT, seeds=(0,))
+    assert result["verdict"] == "correct", result["error"]
+    assert result["compile_tier"]["compile_ms"] > 0
+    assert evaluator.stages().index("compile") == evaluator.stages().index("lower") + 1
+
+
+def test_compile_tier_setting(monkeypatch):
+    setting = evaluate_module.compile_tier_setting
+    monkeypatch.delenv("PALLADIUM_COMPILE_TIER", raising=False)
+    assert setting("interpret") == (False, "PALLADIUM_COMPILE_TIER=off")  # the default
+    assert setting("interpret", "on") == (True, "")
+    # On a TPU the judge's native run compiles the artifact with the chip's own libtpu.
+    assert setting("tpu", "on")[0] is False
+    with pytest.raises(ValueError, match="PALLADIUM_COMPILE_TIER='auto'"):
+        setting("interpret", "auto")
+    monkeypatch.setenv("PALLADIUM_COMPILE_TIER", "on")
+    assert setting("interpret") == (True, "")
+    # A host without libtpu skips it and says why; it never claims the compile stage.
+    monkeypatch.setattr(compile_tier, "libtpu_version", lambda: "")
+    assert setting("interpret") == (False, "libtpu is not installed")
+    judge = Evaluator(pool=object())
+    assert not judge.compile_tier and "compile" not in judge.stages()
 
 
 @pytest.mark.parametrize("name,verdict,kind,text", REJECTED)

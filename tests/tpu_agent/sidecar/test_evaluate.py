@@ -11,7 +11,7 @@ from tpu_agent.sidecar.verdicts import VERDICTS
 RESULT_FIELDS = {"verdict", "stage", "error", "error_signature", "stdout", "stderr", "stage_ms",
                  "max_abs_err", "max_rel_err", "kernel_ms", "baseline_ms", "timing_kind",
                  "seeds", "check_seeds", "attempts", "outside_pallas_fraction", "structure",
-                 "spare_ms", "candidate_stage_ms", "infrastructure"}
+                 "spare_ms", "candidate_stage_ms", "infrastructure", "compile_tier"}
 
 
 def run(code, seeds=(0,)):
@@ -35,6 +35,7 @@ def test_correct_kernel_passes_every_stage_and_is_timed():
     assert result["attempts"] == 1
     assert result["outside_pallas_fraction"] == 0.0  # the GEMM runs inside the kernel
     assert result["structure"]["kernels"] == 1
+    assert result["compile_tier"] is None  # the compile tier is off by default
 
 
 def test_failed_candidates_carry_no_timing_kind():

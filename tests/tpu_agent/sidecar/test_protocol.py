@@ -9,7 +9,8 @@ from tpu_agent.sidecar.protocol import VERSION
 RESULT_KEYS = {"type", "version", "job_id", "verdict", "stage", "error", "error_signature",
                "stdout", "stderr", "stage_ms", "max_abs_err", "max_rel_err", "kernel_ms",
                "baseline_ms", "timing_kind", "seeds", "check_seeds", "attempts",
-               "outside_pallas_fraction", "structure", "infrastructure", "spare_ms"}
+               "outside_pallas_fraction", "structure", "infrastructure", "spare_ms",
+               "compile_tier"}
 
 
 def Sidecar(tmp_path, backend="interpret"):
@@ -35,6 +36,9 @@ def test_ready_eval_shutdown(sidecar):
     assert ready["type"] == "ready" and ready["version"] == VERSION == 2
     assert isinstance(ready["libtpu_version"], str)
     assert ready["stages"][0] == "extract" and "structure" in ready["stages"]
+    # The compile tier is off by default, and then the judge does not claim the stage.
+    assert ready["compile_tier"] == "off: PALLADIUM_COMPILE_TIER=off"
+    assert "compile" not in ready["stages"]
     assert ready["backend"] == "interpret"
     assert ready["pid"] == sidecar.proc.pid  # the launcher exec'd into the sidecar
     assert isinstance(ready["jax_version"], str) and isinstance(ready["device_kind"], str)
@@ -58,6 +62,7 @@ def test_ready_eval_shutdown(sidecar):
     assert first["timing_kind"] == "cpu-wall" and first["kernel_ms"] > 0
     assert len(first["seeds"]) == 1 and first["seeds"] != [0]  # drawn fresh, one as asked
     assert first["attempts"] == 1 and first["infrastructure"] == ""
+    assert first["compile_tier"] is None  # nothing compiled it for a TPU
 
     second = sidecar.receive()
     assert (second["job_id"], second["verdict"], second["stage"]) == (9, "no_code", "extract")
@@ -117,5 +122,33 @@ def test_tpu_backend_refuses_without_tpu(tmp_path):
         assert instance.wait(timeout=60) == 2
         assert instance.receive() is None  # no ready message
         assert "refusing to start" in instance.log_path.read_text()
+    finally:
+        instance.cleanup()
+
+
+def test_the_compile_tier_switched_on_claims_its_stage_and_reports_libtpu(tmp_path):
+    instance = PipeClient(tmp_path, tmp_path / "sidecar.log",
+                          env={"PALLADIUM_SIDECAR_CACHE": str(tmp_path / "cache"),
+                               "PALLADIUM_COMPILE_TIER": "on"})
+    try:
+        ready = instance.receive()
+        assert ready["libtpu_version"] and ready["compile_tier"] == "on"
+        assert ready["stages"][ready["stages"].index("lower") + 1] == "compile"
+        instance.send(eval_message(1, k.CORRECT))
+        result = instance.receive(timeout=300)
+        assert result["verdict"] == "correct", result["error"]
+        assert result["compile_tier"]["libtpu_version"] == ready["libtpu_version"]
+        assert result["compile_tier"]["compile_ms"] > 0
+    finally:
+        instance.cleanup()
+
+
+def test_an_invalid_compile_tier_setting_refuses_to_start(tmp_path):
+    instance = PipeClient(tmp_path, tmp_path / "sidecar.log",
+                          env={"PALLADIUM_COMPILE_TIER": "yes please"})
+    try:
+        assert instance.wait(timeout=120) == 2
+        assert instance.receive() is None  # no ready message
+        assert "PALLADIUM_COMPILE_TIER='yes please'" in instance.log_path.read_text()
     finally:
         instance.cleanup()
