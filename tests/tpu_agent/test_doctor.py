@@ -24,7 +24,8 @@ from test_tpu_timing import (HOST, MEASURED_US, FakeClock, calls, chrome_trace, 
                              from_bytes, several_modules)
 
 from tpu_agent import doctor  # noqa: E402
-from tpu_agent.sidecar import compile_tier, interpret  # noqa: E402
+from tpu_agent.candidate import interpret  # noqa: E402
+from tpu_agent.sidecar import compile_tier  # noqa: E402
 from workloads import hand_tuned, registry  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
