@@ -24,19 +24,21 @@ def truncate(text, limit):
     return f"{text[:head]}\n... [{len(text) - head - tail} chars omitted] ...\n{text[-tail:]}"
 
 
-def _prune(te, seen):
+def _prune(te, seen, noise):
     if te is None or id(te) in seen:
         return
     seen.add(id(te))
-    kept = [frame for frame in te.stack if not any(n in frame.filename for n in _NOISE_FRAMES)]
+    kept = [frame for frame in te.stack if not any(n in frame.filename for n in noise)]
     te.stack = traceback.StackSummary.from_list(kept)
-    _prune(te.__cause__, seen)
-    _prune(te.__context__, seen)
+    _prune(te.__cause__, seen, noise)
+    _prune(te.__context__, seen, noise)
 
 
-def format_error(exc, limit=MAX_ERROR_CHARS):
+def format_error(exc, limit=MAX_ERROR_CHARS, noise=_NOISE_FRAMES):
+    """The traceback text without frames whose file path holds any of `noise`, keeping its
+    head and its tail (the message). The judge formats its own errors with this too."""
     te = traceback.TracebackException.from_exception(exc)
-    _prune(te, set())
+    _prune(te, set(), noise)
     return truncate("".join(te.format()), limit)
 
 

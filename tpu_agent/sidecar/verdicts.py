@@ -6,9 +6,12 @@
 failures across candidates.
 """
 import re
-import traceback
 
 from protocol.taxonomy import STAGES, VERDICTS  # noqa: F401  (re-exported)
+# The candidate runner's formatting, so a message reads the same from either side (our module,
+# not candidate code: importing it runs nothing a candidate wrote).
+from tpu_agent.candidate.errors import format_error as _format_error
+from tpu_agent.candidate.errors import truncate  # noqa: F401  (re-exported)
 
 MAX_ERROR_CHARS = 8000
 MAX_SIGNATURE_CHARS = 240
@@ -115,29 +118,9 @@ def classify(stage, exc):
 _NOISE_FRAMES = ("/site-packages/", "/tpu_agent/sidecar/", "/lib/python3")
 
 
-def _prune(te, seen):
-    if te is None or id(te) in seen:
-        return
-    seen.add(id(te))
-    kept = [frame for frame in te.stack if not any(n in frame.filename for n in _NOISE_FRAMES)]
-    te.stack = traceback.StackSummary.from_list(kept)
-    _prune(te.__cause__, seen)
-    _prune(te.__context__, seen)
-
-
 def format_error(exc, limit=MAX_ERROR_CHARS):
     """The traceback text without library frames, keeping its head and its tail (the message)."""
-    te = traceback.TracebackException.from_exception(exc)
-    _prune(te, set())
-    return truncate("".join(te.format()), limit)
-
-
-def truncate(text, limit):
-    if len(text) <= limit:
-        return text
-    head = limit // 4
-    tail = limit - head - 40
-    return f"{text[:head]}\n... [{len(text) - head - tail} chars omitted] ...\n{text[-tail:]}"
+    return _format_error(exc, limit, _NOISE_FRAMES)
 
 
 # A URL is evidence as written (an issue link, a doc page): kept whole, digits and all.
