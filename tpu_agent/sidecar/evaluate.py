@@ -509,8 +509,8 @@ class Evaluator:
             # The seed is fresh per evaluation and recorded in "check_seeds": kept out of the
             # text, which feeds the next prompt, so the same failure asks the same question
             # (and hits the response cache) in another cell or a re-run.
-            self._compare(module, got, reference, "the fresh check input (TPU interpret mode)",
-                          result)
+            self._compare(module, got, reference,
+                          "the fresh check seed's inputs (TPU interpret mode)", result)
 
     def _judge_numerics(self, module, exp, seeds, result):
         call = jax.jit(exp.call)

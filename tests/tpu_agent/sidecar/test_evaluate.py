@@ -119,7 +119,7 @@ def test_unwritten_output_is_nan_and_fails():
     assert result["verdict"] == "numerics_mismatch", result["error"]
     assert "NaN" in result["error"]
     # The error text feeds the next prompt: the fresh check seed is recorded, not quoted.
-    assert "fresh check input" in result["error"], result["error"]
+    assert "fresh check seed" in result["error"], result["error"]
     assert result["check_seeds"] and not any(str(s) in result["error"]
                                              for s in result["check_seeds"])
 
