@@ -2,17 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/cli/config_error.hpp"
+
 namespace palladium {
 namespace {
 
-std::string error_of(const std::string& yaml) {
-  try {
-    parse_run_config(yaml, "test.yaml");
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const std::string& yaml) { return testing::config_error_of(yaml); }
 
 TEST(RunConfig, ParsesAllSections) {
   auto c = parse_run_config(R"(

@@ -6,20 +6,14 @@
 
 #include "cli/run_config.hpp"
 #include "cli/run_setup.hpp"
+#include "tests/cli/config_error.hpp"
 
 namespace palladium {
 namespace {
 
 const std::filesystem::path kHome(PALLADIUM_SOURCE_DIR);
 
-std::string error_of(const std::string& yaml) {
-  try {
-    parse_run_config(yaml, "test.yaml");
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const std::string& yaml) { return testing::config_error_of(yaml); }
 
 TEST(ContextConfig, DefaultsToAllFourBlocks) {
   auto c = parse_run_config("name: q\nworkloads: [8p]\n", "t");
