@@ -105,25 +105,25 @@ def test_replayed_seeds_are_used_exactly(sidecar):
     assert len(drawn["seeds"]) == 2 and drawn["seeds"] != [7, 8]
 
 
+def assert_refuses_to_start(instance, status, reason, timeout):
+    """The sidecar exits with `status` before any ready message and logs `reason`."""
+    try:
+        assert instance.wait(timeout=timeout) == status
+        assert instance.receive() is None  # no ready message
+        assert reason in instance.log_path.read_text()
+    finally:
+        instance.cleanup()
+
+
 def test_refuses_to_start_without_its_sandbox(tmp_path):
     instance = PipeClient(tmp_path, tmp_path / "sidecar.log",
                           env={"PALLADIUM_SANDBOX": str(tmp_path / "no-such-launcher")})
-    try:
-        assert instance.wait(timeout=120) == 3
-        assert instance.receive() is None  # no ready message
-        assert "candidate sandbox is unavailable" in instance.log_path.read_text()
-    finally:
-        instance.cleanup()
+    assert_refuses_to_start(instance, 3, "candidate sandbox is unavailable", timeout=120)
 
 
 def test_tpu_backend_refuses_without_tpu(tmp_path):
     instance = Sidecar(tmp_path, backend="tpu")
-    try:
-        assert instance.wait(timeout=60) == 2
-        assert instance.receive() is None  # no ready message
-        assert "refusing to start" in instance.log_path.read_text()
-    finally:
-        instance.cleanup()
+    assert_refuses_to_start(instance, 2, "refusing to start", timeout=60)
 
 
 def test_the_compile_tier_switched_on_claims_its_stage_and_reports_libtpu(tmp_path):
@@ -146,9 +146,4 @@ def test_the_compile_tier_switched_on_claims_its_stage_and_reports_libtpu(tmp_pa
 def test_an_invalid_compile_tier_setting_refuses_to_start(tmp_path):
     instance = PipeClient(tmp_path, tmp_path / "sidecar.log",
                           env={"PALLADIUM_COMPILE_TIER": "yes please"})
-    try:
-        assert instance.wait(timeout=120) == 2
-        assert instance.receive() is None  # no ready message
-        assert "PALLADIUM_COMPILE_TIER='yes please'" in instance.log_path.read_text()
-    finally:
-        instance.cleanup()
+    assert_refuses_to_start(instance, 2, "PALLADIUM_COMPILE_TIER='yes please'", timeout=120)
