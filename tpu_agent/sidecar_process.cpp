@@ -51,7 +51,8 @@ bool judge_environment_variable(const std::string& name) {
   if (secret_variable_name(name)) return false;
   static const char* const kExact[] = {
       "PATH", "LANG", "LANGUAGE", "TZ", "HOME", "USER", "LOGNAME", "XDG_CACHE_HOME",
-      "PALLADIUM_SIDECAR_CACHE", "PALLADIUM_SANDBOX", "PALLADIUM_COMPILE_TIER", "XLA_FLAGS",
+      "PALLADIUM_SIDECAR_CACHE", "PALLADIUM_SANDBOX", "PALLADIUM_COMPILE_TIER",
+      "PALLADIUM_COMPILE_MEMORY_MB", "XLA_FLAGS",
       "LIBTPU_INIT_ARGS", "ALLOW_MULTIPLE_LIBTPU_LOAD", "TF_CPP_MIN_LOG_LEVEL",
       "PYTHONDONTWRITEBYTECODE"};
   for (const char* exact : kExact) {

@@ -24,7 +24,8 @@ inline std::string fake_home() { return std::string(PALLADIUM_SOURCE_DIR) + "/te
 
 inline constexpr const char* kFakeModule = "fake_sidecar";
 
-// A correct 8p (GEMM) candidate for the tests that run the real sidecar.
+// A correct 8p (GEMM) candidate for the tests that run the real sidecar. Gridded: an ungridded
+// one is right on CPU but exhausts the TPU compiler at the full shapes (docs/verification.md 1a).
 inline constexpr const char* kGemm =
     "import jax, jax.numpy as jnp\n"
     "from jax.experimental import pallas as pl\n"
@@ -32,8 +33,13 @@ inline constexpr const char* kGemm =
     "    o_ref[...] = jnp.dot(a_ref[...], b_ref[...],\n"
     "                         preferred_element_type=jnp.float32).astype(o_ref.dtype)\n"
     "def workload(a, b):\n"
-    "    return pl.pallas_call(_k, out_shape=jax.ShapeDtypeStruct(\n"
-    "        (a.shape[0], b.shape[1]), a.dtype))(a, b)\n";
+    "    m, k = a.shape\n"
+    "    n = b.shape[1]\n"
+    "    return pl.pallas_call(_k, out_shape=jax.ShapeDtypeStruct((m, n), a.dtype),\n"
+    "        grid=(m // 256, n // 256),\n"
+    "        in_specs=[pl.BlockSpec((256, k), lambda i, j: (i, 0)),\n"
+    "                  pl.BlockSpec((k, 256), lambda i, j: (0, j))],\n"
+    "        out_specs=pl.BlockSpec((256, 256), lambda i, j: (i, j)))(a, b)\n";
 
 
 // A fresh directory for one test's logs, removed by the caller (or left for debugging).

@@ -20,9 +20,11 @@ failure (docs/verification.md has every rule with its reason and its test):
   compile   the artifacts must be programs over the workload's inputs
             whose outputs have the baseline's shapes AND dtypes exactly   -> shape_mismatch,
                                                                              runtime_error
-            then, with PALLADIUM_COMPILE_TIER=on (default off), the
-            deviceless libtpu v6e compile of the full-shape artifact      -> compile_error,
-                                                                             resource_exhausted
+            then (PALLADIUM_COMPILE_TIER, default on) the deviceless
+            libtpu v6e compile of the full-shape artifact, in a compile
+            process of its own (compile_process.py)                       -> compile_error,
+                                                                             resource_exhausted,
+                                                                             timeout
   structure no custom calls but Pallas kernels; a Pallas kernel on the
             TPU path; outside kernels at most 90% of the baseline's work -> no_pallas
             (structure.py)
@@ -74,6 +76,7 @@ from tpu_agent.sidecar import compile_tier  # noqa: I001
 from tpu_agent.sidecar import baseline_cache, compare, structure, tpu_timing
 from tpu_agent.sidecar.audit import static_argnums
 from tpu_agent.sidecar.candidate_pool import CandidatePool
+from tpu_agent.sidecar.compile_process import CompileProcess
 from tpu_agent.sidecar.lint import lint
 from tpu_agent.sidecar.verdicts import classify, error_signature, truncate
 from workloads import registry
@@ -83,17 +86,17 @@ TPU_TIMING_RUNS = 20
 # compile tier runs (Evaluator.stages()), since without it nothing compiles the kernel for a TPU.
 JUDGE_STAGES = ("extract", "lint", "import", "trace", "lower", "structure", "numerics", "timing")
 # The deviceless libtpu v6e compile (compile_tier.py) of the candidate's full-shape artifact, in
-# the compile stage: "on" runs it on the interpret backend when libtpu is installed; "off" (the
-# default) does not. It is off by default because it runs in the judge's own process, and
-# compiling a kernel whose blocks are whole full-size arrays (an ungridded pallas_call, a common
-# LLM answer) makes libtpu's LLVM run out of memory and abort the judge (at the agent's 8 GiB
-# RLIMIT_AS), which the candidate would then be charged for as a crash; it needs a disposable
-# compile process first (docs/verification.md 1a). On the TPU backend the judge's native run
-# compiles the same artifact with the chip's own libtpu, so the tier never runs there.
+# the compile stage: "on" (the default) runs it on the interpret backend when libtpu is
+# installed; "off" does not. It runs in a disposable compile process (compile_process.py), never
+# in the judge: an ungridded whole-array kernel makes libtpu's LLVM abort its process. On the
+# TPU backend the judge's native run compiles the same artifact with the chip's own libtpu, so
+# the tier never runs there.
 COMPILE_TIER_ENV = "PALLADIUM_COMPILE_TIER"
 DEFAULT_TIMEOUT_S = 600.0
-# Of the job's timeout, the share the candidate process may use; the rest is the judge's.
+# Of the job's timeout, the share the candidate process may use; the rest is the judge's. The
+# compile tier must finish within COMPILE_SHARE of it, leaving the judge time for the numerics.
 CANDIDATE_SHARE = 0.8
+COMPILE_SHARE = 0.9
 
 _BUILTIN_BASES = ("SyntaxError", "ModuleNotFoundError", "ImportError", "AttributeError",
                   "MemoryError", "TypeError", "ValueError", "IndexError", "KeyError",
@@ -166,8 +169,8 @@ def _poison_outputs(avals):
 
 def compile_tier_setting(backend, value=None):
     """(run the compile tier?, why not) for `backend` and $PALLADIUM_COMPILE_TIER (or `value`):
-    "off" (default) or "on"; anything else is a ValueError naming the variable."""
-    value = (os.environ.get(COMPILE_TIER_ENV, "off") if value is None else value).strip()
+    "on" (default) or "off"; anything else is a ValueError naming the variable."""
+    value = (os.environ.get(COMPILE_TIER_ENV, "on") if value is None else value).strip()
     if value.lower() not in ("on", "off"):
         raise ValueError(f"{COMPILE_TIER_ENV}={value!r}: expected 'on' or 'off'")
     if value.lower() == "off":
@@ -196,6 +199,8 @@ class Evaluator:
         self.timing_runs = timing_runs
         self.check_seed_count = check_seed_count
         self.pool = pool or CandidatePool()
+        # Started now, so that libtpu loads while the first candidate runs.
+        self.compiler = CompileProcess() if self.compile_tier else None
         self._baselines = {}
         self._structures = {}
         self._baseline_cache = None
@@ -375,7 +380,8 @@ class Evaluator:
         self._stage("compile", result, state)
         full_exp = self._artifact(artifacts.get("full"), module, full, ("tpu",))
         if self.compile_tier:
-            self._compile_for_v6e(artifacts["full"], module, result)
+            self._compile_for_v6e(artifacts["full"], module, result,
+                                  start + timeout_s * COMPILE_SHARE)
         cpu_branch_error = candidate.get("cpu_branch_error")
         reduced_exp = None
         if not (cpu_branch_error and "reduced" not in artifacts):
@@ -472,17 +478,20 @@ class Evaluator:
                           f"{_describe(want_out)} (shape and dtype must match exactly)")
         return exp
 
-    @staticmethod
-    def _compile_for_v6e(blob, module, result):
-        """The deviceless libtpu v6e compile of the full-shape artifact (compile_tier.py): the
-        Mosaic passes and XLA:TPU's VMEM/HBM allocation, which no CPU check runs."""
-        outcome = compile_tier.compile_exported(blob, module)
-        result["compile_tier"] = {"libtpu_version": outcome.libtpu_version,
-                                  "lower_ms": outcome.lower_ms, "compile_ms": outcome.compile_ms}
-        if not outcome.ok:
-            raise _Failed(outcome.verdict, outcome.kind, outcome.error.splitlines()[0]
-                          if outcome.error else outcome.kind, outcome.error,
-                          outcome.error_signature)
+    def _compile_for_v6e(self, blob, module, result, deadline):
+        """The deviceless libtpu v6e compile of the full-shape artifact (compile_tier.py, in the
+        compile process): the Mosaic passes and XLA:TPU's VMEM/HBM allocation, which no CPU
+        check runs."""
+        if self.compiler is None:
+            self.compiler = CompileProcess()
+        outcome = self.compiler.compile(module.ID, blob, deadline)
+        result["compile_tier"] = {key: outcome.get(key) for key in
+                                  ("libtpu_version", "lower_ms", "compile_ms", "workers")}
+        if outcome.get("verdict"):
+            error = str(outcome.get("error") or "")
+            kind = str(outcome.get("kind") or "")
+            raise _Failed(outcome["verdict"], kind, error.splitlines()[0] if error else kind,
+                          error, outcome.get("error_signature") or None)
 
     def _check_interpret(self, check, module, config, check_seeds, result):
         error = check.get("error")
@@ -581,6 +590,8 @@ class Evaluator:
 
     def close(self):
         self.pool.close()
+        if self.compiler is not None:
+            self.compiler.close()
 
 
 def _np_dtype(name):

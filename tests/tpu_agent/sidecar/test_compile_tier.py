@@ -96,7 +96,8 @@ def test_the_judge_compiles_a_correct_kernel_and_claims_the_stage(evaluator):
 def test_compile_tier_setting(monkeypatch):
     setting = evaluate_module.compile_tier_setting
     monkeypatch.delenv("PALLADIUM_COMPILE_TIER", raising=False)
-    assert setting("interpret") == (False, "PALLADIUM_COMPILE_TIER=off")  # the default
+    assert setting("interpret") == (True, "")  # the default, where libtpu is installed
+    assert setting("interpret", "off") == (False, "PALLADIUM_COMPILE_TIER=off")
     assert setting("interpret", "on") == (True, "")
     # On a TPU the judge's native run compiles the artifact with the chip's own libtpu.
     assert setting("tpu", "on")[0] is False
