@@ -10,9 +10,14 @@ XLA baseline:
   * reduce / reduce_window: the elements reduced;
   * elementwise arithmetic and transcendental ops on floating-point tensors: their elements.
 Only the TPU path counts. A kernel in a multi-platform artifact is a `stablehlo.case` on the
-platform with the Mosaic `tpu_custom_call` in one branch and its CPU stand-in (the HLO
+platform with the Mosaic `tpu_custom_call` alone in one branch and its CPU stand-in (the HLO
 interpreter) in the others; the branch with the custom call is the kernel, the rest is not
-"outside" (it never runs on a TPU) and is counted apart as `cpu_branch`. A `tpu_custom_call` is
+"outside" (it never runs on a TPU) and is counted apart as `cpu_branch`. A kernel under any other
+branch on the platform is refused (`platform_branches`): it would let the CPU check other code
+than the TPU runs. XLA that differs by platform counts its heaviest branch, and the judge holds
+the reduced-shape artifact to the same rule as the full one, so a heavy CPU-only branch beside
+a cheap TPU one fails there. A case on data is not a platform split, even with a kernel in one branch: its heaviest
+branch counts. A `tpu_custom_call` is
 opaque: its work is inside Pallas by definition. An XLA `while` whose trip count is a constant
 (fori_loop, scan) counts its body that many times; any other loop counts its body once and is
 reported in `unbounded_loops`.
@@ -84,6 +89,8 @@ class Measurement:
     custom_calls: list = dataclasses.field(default_factory=list)   # every target seen
     forbidden_calls: list = dataclasses.field(default_factory=list)
     unbounded_loops: int = 0
+    # Branches on the platform that are not a Pallas kernel's own dispatch (see _Walker.case).
+    platform_branches: list = dataclasses.field(default_factory=list)
 
 
 def _shape(value):
@@ -206,9 +213,26 @@ def _trip_count(op):
         return None
 
 
+def _only_constants(ops):
+    return all(o.operation.name in ("stablehlo.constant", "stablehlo.return") for o in ops)
+
+
+def _lone_kernel(ops):
+    """True when a branch is one tpu_custom_call and its return, as interpret.install()'s
+    per-platform lowering of a pallas_call makes it."""
+    names = [o.operation.name for o in ops if o.operation.name != "stablehlo.return"]
+    return names == ["stablehlo.custom_call"] and _target(ops[0].operation) == TPU_KERNEL
+
+
 class _Walker:
     def __init__(self, measurement):
         self.m = measurement
+        # The platform index (the argument a multi-platform export adds, marked
+        # "_platform_index") and the branch indices computed from it.
+        self.platform_values = []
+
+    def _on_platform(self, value):
+        return any(value == known for known in self.platform_values)
 
     def walk_region_ops(self, ops, work, tpu_path):
         for op in ops:
@@ -224,17 +248,16 @@ class _Walker:
             if target == TPU_KERNEL and tpu_path:
                 self.m.kernels += 1
             return
+        if name == "func.func" and "_platform_index" in _attr(op, "arg_attrs"):
+            self.platform_values.append(op.regions[0].blocks[0].arguments[0])
         if name == "stablehlo.case":
             branches = [list(region.blocks[0].operations) for region in op.regions]
-            with_kernel = [any(_contains_kernel(o.operation) for o in b) for b in branches]
-            if sum(with_kernel) == 1 and len(branches) > 1:
-                for ops, kernel in zip(branches, with_kernel):
-                    if kernel:
-                        self.walk_region_ops(ops, work, tpu_path)
-                    else:
-                        self.walk_region_ops(ops, self.m.cpu_branch, False)
-                return
-            # A data-dependent conditional: one branch runs; count the heaviest.
+            if op.operands and self._on_platform(op.operands[0]):
+                if self.platform_case(op, branches, work, tpu_path):
+                    return
+            # A data-dependent conditional: one branch runs; count the heaviest. A kernel in
+            # one branch does not make the others a CPU stand-in: only the platform decides
+            # that, and lax.cond(never_true, kernel, xla) must count its XLA branch.
             best = None
             for ops in branches:
                 branch = Work()
@@ -259,6 +282,33 @@ class _Walker:
         for region in op.regions:
             for block in region.blocks:
                 self.walk_region_ops(block.operations, work, tpu_path)
+
+
+    def platform_case(self, op, branches, work, tpu_path):
+        """A case on the platform. Pallas kernels lower to one (interpret.install()): a case
+        that maps the platform index to a branch index (constants only) and a case on that
+        index whose TPU branch is the lone tpu_custom_call, the others its CPU stand-in.
+        A kernel anywhere else under a platform branch (lax.platform_dependent around it, a
+        lowering patched per platform) would let a CPU check other code than a TPU runs:
+        recorded in platform_branches. XLA alone may differ by platform (JAX lowers dot_general
+        per platform); like a data-dependent case, its heaviest branch counts, which the
+        reduced-shape check holds against the baseline. True when handled here."""
+        if all(_only_constants(ops) for ops in branches):
+            self.platform_values.extend(op.results)
+            return True
+        with_kernel = [any(_contains_kernel(o.operation) for o in b) for b in branches]
+        lone = [_lone_kernel(ops) for ops in branches]
+        if sum(with_kernel) == 1 and sum(lone) == 1 and with_kernel == lone:
+            for ops, kernel in zip(branches, with_kernel):
+                if kernel:
+                    self.walk_region_ops(ops, work, tpu_path)
+                else:
+                    self.walk_region_ops(ops, self.m.cpu_branch, False)
+            return True
+        if any(with_kernel):
+            self.m.platform_branches.append(
+                "a Pallas kernel inside code that branches on the platform")
+        return False
 
 
 def measure(mlir_text):
@@ -289,6 +339,12 @@ def check(candidate, baseline, require_pallas=True):
                 f"the exported program calls custom call(s) {names}; only Pallas TPU kernels "
                 "(tpu_custom_call) may be custom calls (host callbacks and foreign code cannot "
                 "be judged)")
+    if candidate.platform_branches:
+        return ("runtime_error", "platform_dependent",
+                f"the exported program branches on the platform outside a Pallas kernel's own "
+                f"lowering ({candidate.platform_branches[0]}, as lax.platform_dependent or "
+                "a lowering registered per platform makes): the CPU would check "
+                "other code than the TPU runs, so it cannot be judged; write one program")
     if not require_pallas:
         return None
     if candidate.kernels == 0:

@@ -275,6 +275,26 @@ def workload(A, B):
     return jnp.matmul(A, B) + 0 * token.sum().astype(A.dtype)
 '''
 
+# 13b. Branch on the platform: the right answer where a CPU checks it, zeros where a TPU runs it.
+PLATFORM_BRANCH_AROUND_A_KERNEL = ZEROS.replace("def workload(A, B):", "def _on_tpu(A, B):") + \
+    '''
+def workload(A, B):
+    return jax.lax.platform_dependent(A, B, cpu=jnp.matmul, tpu=_on_tpu)
+'''
+# ...or a token kernel after XLA that is heavy only on a CPU.
+HEAVY_ONLY_ON_CPU = _COPY + '''
+def workload(A, B):
+    out = jax.lax.platform_dependent(
+        A, B, cpu=jnp.matmul, tpu=lambda a, b: jnp.zeros((a.shape[0], b.shape[1]), a.dtype))
+    return _tiled_copy(out)
+'''
+# ...or a conditional on the data that never takes its kernel branch.
+KERNEL_IN_A_BRANCH_NEVER_TAKEN = ZEROS.replace("def workload(A, B):", "def _kernel(A, B):") + \
+    '''
+def workload(A, B):
+    return jax.lax.cond(A[0, 0] > 1e30, _kernel, jnp.matmul, A, B)
+'''
+
 # 14. Attack the parent and the spares: read their memory and fds, signal them.
 READS_ITS_PARENT = ZEROS + _NO_HOOK + '''
 for _what in ("mem", "environ", "fd"):

@@ -183,6 +183,18 @@ def test_pallas_for_show_is_no_pallas(name, kind):
         assert result["outside_pallas_fraction"] > 0.9
 
 
+@pytest.mark.parametrize("name,verdict,kind", [
+    ("PLATFORM_BRANCH_AROUND_A_KERNEL", "runtime_error", "platform_dependent"),
+    ("HEAVY_ONLY_ON_CPU", "no_pallas", "outside_pallas"),
+    ("KERNEL_IN_A_BRANCH_NEVER_TAKEN", "no_pallas", "outside_pallas")])
+def test_code_that_differs_where_the_cpu_checks_it_fails(name, verdict, kind):
+    # Each computes the GEMM in XLA on the path the CPU judge runs and not in its kernel; the
+    # first two branch on the platform, the third on data.
+    result = run(getattr(h, name))
+    assert (result["verdict"], result["stage"]) == (verdict, "structure"), result
+    assert result["error_signature"].startswith(f"structure:{kind}:")
+
+
 def test_outputs_precomputed_for_public_seeds_fail_on_fresh_ones():
     # The prompt shows create_inputs with seed 0; the judge draws its own seeds, and even a
     # replay of seed 0 checks the candidate's interpret run on a fresh check seed.
