@@ -9,7 +9,7 @@ candidate a `crash`. Here it ends only the compile process, and the candidate ge
 the TPU would give it: `resource_exhausted`.
 
     proc = CompileProcess()          # spawns the worker at once; it loads libtpu meanwhile
-    outcome = proc.compile(workload_id, blob, deadline)   # a CompileOutcome.as_dict()
+    outcome = proc.compile(blob, deadline)   # a CompileOutcome.as_dict()
     proc.close()
 
 A worker that dies under an artifact is replaced and the artifact compiled once more in the
@@ -24,7 +24,8 @@ The compile pipe (judge <-> worker: two pipes, whose fds the worker gets as `--f
 MessagePack maps with "type" and "version", framed by tpu_agent/candidate/protocol.Stream),
 version COMPILE_PROTOCOL_VERSION:
     worker -> judge  {"type":"ready", "pid":int, "libtpu_version":str, "load_ms":float}
-    judge -> worker  {"type":"compile", "workload":str, "artifact":bytes}
+    judge -> worker  {"type":"compile", "artifact":bytes}   (a TPU artifact whose avals the
+                                                             judge has checked)
     worker -> judge  {"type":"compiled", "outcome":{CompileOutcome fields}, "recycle":bool}
 "recycle" says the worker exits after this reply (it used half its CPU limit). EOF ends it.
 """
@@ -161,8 +162,10 @@ class CompileProcess:
             self._ready = check_compile_message(msg, "ready")
         return self._ready
 
-    def _death(self):
-        """How the worker ended (it is waited for)."""
+    def _death(self, kill):
+        """How the worker ended (it is waited for; killed first when `kill`)."""
+        if kill:
+            self._proc.kill()
         try:
             status = self._proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -170,7 +173,7 @@ class CompileProcess:
             status = self._proc.wait()
         return _signal_name(status)
 
-    def compile(self, workload_id, blob, deadline):
+    def compile(self, blob, deadline):
         """The worker's CompileOutcome dict for `blob`, or one this process makes for a worker
         that died twice (`resource_exhausted` when its stderr says it ran out of memory,
         `compile_error` kind `compiler_crash` otherwise) or overran `deadline` (`timeout`).
@@ -184,8 +187,7 @@ class CompileProcess:
             self._stderr.truncate()
             try:
                 self._wait_ready(deadline)
-                self._stream.write(compile_message("compile", workload=workload_id,
-                                                   artifact=bytes(blob)))
+                self._stream.write(compile_message("compile", artifact=bytes(blob)))
                 reply = self._stream.read(deadline)
                 if reply is None:
                     raise EOFError
@@ -198,7 +200,7 @@ class CompileProcess:
                     "(Mosaic unrolls the vector code of a whole block, so very large blocks "
                     "compile for minutes)", deaths)
             except (EOFError, BrokenPipeError, ProtocolError) as exc:
-                how = self._death()
+                how = self._death(kill=isinstance(exc, ProtocolError))
                 tail = self._stderr_tail()
                 deaths.append((how, tail, str(exc) if isinstance(exc, ProtocolError) else ""))
                 self.start()

@@ -14,8 +14,10 @@ Two entry points, both returning a `CompileOutcome`:
                                                 run (the candidate process, or the in-process
                                                 sidecar);
   compile_exported(blob, module)                compile a serialized jax.export artifact made by
-                                                export_for_tpu(); runs no candidate Python, so
-                                                the judge can call it.
+                                                export_for_tpu(), checked against the workload;
+                                                runs no candidate Python;
+  compile_artifact(blob)                        the same without the workload check (the judge
+                                                checked the avals): the compile process's call.
 `export_for_tpu(fn, module)` is the candidate-process half of the second path.
 
 Threading: the topology and devices are built once per process (the first call costs ~0.1-0.7 s
@@ -278,6 +280,45 @@ def _artifact_problem(exported, module, config):
     return None
 
 
+def _deserialize(blob):
+    """(Exported, None) or (None, the CompileOutcome of a blob that is not an artifact)."""
+    from jax import export
+    start = time.perf_counter()
+    try:
+        return export.deserialize(bytearray(blob)), None
+    except Exception as exc:
+        message = f"the compile artifact does not deserialize: {type(exc).__name__}: {exc}"
+        return None, CompileOutcome(
+            verdict="runtime_error", stage="compile", kind="artifact",
+            error=verdicts.truncate(message, MAX_ERROR_CHARS),
+            error_signature=verdicts.error_signature("compile", "artifact", message),
+            lower_ms=_ms_since(start), libtpu_version=libtpu_version())
+
+
+def _compile(exported):
+    import jax
+    sharding = jax.sharding.SingleDeviceSharding(v6e_device())
+    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding)
+             for a in exported.in_avals]
+    return _trace_lower_compile(lambda: jax.jit(exported.call).trace(*specs))
+
+
+def compile_artifact(blob):
+    """Deserialize a TPU artifact and compile it for v6e, trusting its avals: the judge has
+    checked them against the workload already (the compile process's entry point). Runs no
+    candidate Python."""
+    exported, failure = _deserialize(blob)
+    if failure:
+        return failure
+    if tuple(exported.platforms) != ("tpu",):
+        problem = f"the artifact is for platforms {list(exported.platforms)}, not ['tpu']"
+        return CompileOutcome(
+            verdict="shape_mismatch", stage="compile", kind="artifact", error=problem,
+            error_signature=verdicts.error_signature("compile", "artifact", problem),
+            libtpu_version=libtpu_version())
+    return _compile(exported)
+
+
 def compile_exported(blob, module, config=None):
     """Deserialize an export_for_tpu() artifact and compile it for v6e. Runs no candidate Python.
 
@@ -286,26 +327,15 @@ def compile_exported(blob, module, config=None):
     "artifact" (verdict shape_mismatch, or runtime_error when it is not an artifact at all)
     before anything is compiled: the candidate process made it and may lie.
     """
-    import jax
-    from jax import export
     config = module.CONFIG if config is None else config
     start = time.perf_counter()
-    try:
-        exported = export.deserialize(bytearray(blob))
-    except Exception as exc:
-        message = f"the compile artifact does not deserialize: {type(exc).__name__}: {exc}"
-        return CompileOutcome(
-            verdict="runtime_error", stage="compile", kind="artifact",
-            error=verdicts.truncate(message, MAX_ERROR_CHARS),
-            error_signature=verdicts.error_signature("compile", "artifact", message),
-            lower_ms=_ms_since(start), libtpu_version=libtpu_version())
+    exported, failure = _deserialize(blob)
+    if failure:
+        return failure
     problem = _artifact_problem(exported, module, config)
     if problem:
         return CompileOutcome(
             verdict="shape_mismatch", stage="compile", kind="artifact", error=problem,
             error_signature=verdicts.error_signature("compile", "artifact", problem),
             lower_ms=_ms_since(start), libtpu_version=libtpu_version())
-    sharding = jax.sharding.SingleDeviceSharding(v6e_device())
-    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding)
-             for a in exported.in_avals]
-    return _trace_lower_compile(lambda: jax.jit(exported.call).trace(*specs))
+    return _compile(exported)

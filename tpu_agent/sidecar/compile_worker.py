@@ -4,7 +4,8 @@
 
 Loads libtpu, builds the v6e topology and compiles one tiny program, so that the first candidate
 pays none of it, then says `ready` and answers each `compile` with `compiled` until EOF. It runs
-no candidate Python: an artifact is deserialized and compiled (compile_tier.compile_exported).
+no candidate Python: an artifact is deserialized and compiled (compile_tier.compile_artifact;
+the judge has checked its avals against the workload).
 It dies with the judge (PR_SET_PDEATHSIG), and it leaves between jobs once it has used half its
 CPU limit, so that RLIMIT_CPU never lands in the middle of a candidate's compile.
 """
@@ -68,7 +69,6 @@ def main(argv=None):
     from tpu_agent.candidate.protocol import Stream
     from tpu_agent.sidecar import compile_tier
     from tpu_agent.sidecar.compile_process import check_compile_message, compile_message
-    from workloads import registry
     _warm_up()
     stream = Stream(read_fd, write_fd)
     stream.write(compile_message("ready", pid=os.getpid(),
@@ -79,8 +79,8 @@ def main(argv=None):
         if msg is None:
             return 0
         msg = check_compile_message(msg, "compile")
-        module = registry.get(str(msg.get("workload")))
-        outcome = compile_tier.compile_exported(msg.get("artifact") or b"", module)
+        artifact = msg.get("artifact")
+        outcome = compile_tier.compile_artifact(artifact if isinstance(artifact, bytes) else b"")
         recycle = _should_recycle()
         stream.write(compile_message("compiled", outcome=outcome.as_dict(), recycle=recycle))
         if recycle:

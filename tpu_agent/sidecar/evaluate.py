@@ -489,7 +489,7 @@ class Evaluator:
         check runs."""
         if self.compiler is None:
             self.compiler = CompileProcess()
-        outcome = self.compiler.compile(module.ID, blob, deadline)
+        outcome = self.compiler.compile(blob, deadline)
         result["compile_tier"] = {key: outcome.get(key) for key in
                                   ("libtpu_version", "lower_ms", "compile_ms", "workers")}
         if outcome.get("verdict"):

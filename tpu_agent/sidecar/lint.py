@@ -6,6 +6,9 @@
     `__import__`), and Palladium's own modules (workloads, tpu_agent, protocol). The candidate
     sandbox refuses all of it anyway (docs/verification.md); lint says why before anything runs;
   * changes to `jax.config`, which would leak into later candidates and the reference run;
+  * JAX's lowering registry (`register_lowering`, `lower_per_platform`): a kernel module that
+    re-registers how pallas_call lowers per platform could make the CPU branch the judge runs
+    other code than the TPU branch (docs/verification.md, residual risks);
   * Pallas names that JAX 0.10.2 no longer has, naming the replacement, so the LLM learns the
     fix instead of seeing a bare AttributeError.
 A syntax error is not a lint problem; the import stage reports it with its line.
@@ -37,6 +40,8 @@ REMOVED_FROM_PLTPU = {
     "ANY": "pl.ANY (or pltpu.MemorySpace.HBM)",
 }
 _TPU_MODULE = "jax.experimental.pallas.tpu"
+LOWERING_REGISTRY = frozenset({"register_lowering", "lower_per_platform",
+                               "_pallas_call_lowering"})
 
 
 def _dotted(node):
@@ -93,11 +98,21 @@ class _Linter(ast.NodeVisitor):
                 self._flag(node, "importing jax.config is not allowed (do not change JAX flags)")
             if alias.name in REMOVED_ANYWHERE and module.startswith("jax"):
                 self._removed(node, full, REMOVED_ANYWHERE[alias.name])
+            self._lowering_registry(node, alias.name)
             if module == _TPU_MODULE and alias.name in REMOVED_FROM_PLTPU:
                 self._removed(node, full, REMOVED_FROM_PLTPU[alias.name])
         self.generic_visit(node)
 
+    def _lowering_registry(self, node, name):
+        if name in LOWERING_REGISTRY:
+            self._flag(node, f"'{name}' is not allowed: a kernel module may not change how JAX "
+                             "lowers primitives")
+
+    def visit_Name(self, node):
+        self._lowering_registry(node, node.id)
+
     def visit_Attribute(self, node):
+        self._lowering_registry(node, node.attr)
         dotted = _dotted(node) or ""
         base = _dotted(node.value) or ""
         if node.attr in REMOVED_ANYWHERE:

@@ -39,7 +39,7 @@ def _deadline(seconds=60):
 def test_a_compiler_that_runs_out_of_memory_is_the_candidates_resource_exhausted():
     proc = _fake("oom")
     try:
-        outcome = proc.compile("8p", b"artifact", _deadline())
+        outcome = proc.compile(b"artifact", _deadline())
         assert outcome["verdict"] == "resource_exhausted"
         assert outcome["kind"] == "resource_exhausted:compiler_memory"
         assert "LLVM ERROR: out of memory" in outcome["error"]
@@ -56,7 +56,7 @@ def test_a_compiler_that_runs_out_of_memory_is_the_candidates_resource_exhausted
 def test_a_compiler_crash_without_a_memory_message_is_a_compile_error_naming_the_signal():
     proc = _fake("segv")
     try:
-        outcome = proc.compile("8p", b"artifact", _deadline())
+        outcome = proc.compile(b"artifact", _deadline())
         assert (outcome["verdict"], outcome["kind"]) == ("compile_error", "compiler_crash")
         assert "SIGSEGV" in outcome["error"]
         # Only a second death in a fresh worker is the candidate's; a third waits for the next.
@@ -68,7 +68,7 @@ def test_a_compiler_crash_without_a_memory_message_is_a_compile_error_naming_the
 def test_one_death_from_outside_is_not_charged(tmp_path):
     proc = _fake("die-once", tmp_path)
     try:
-        outcome = proc.compile("8p", b"artifact", _deadline())
+        outcome = proc.compile(b"artifact", _deadline())
         assert outcome["verdict"] is None and outcome["workers"] == 2
     finally:
         proc.close()
@@ -81,7 +81,7 @@ def test_an_overrunning_compile_is_killed_and_is_a_timeout():
         proc._wait_ready(_deadline())
         hung = proc.pid
         started = time.monotonic()
-        outcome = proc.compile("8p", b"artifact", time.monotonic() + 1.0)
+        outcome = proc.compile(b"artifact", time.monotonic() + 1.0)
         assert time.monotonic() - started < 10
         assert (outcome["verdict"], outcome["stage"]) == ("timeout", "compile")
         assert not _alive(hung)
@@ -93,7 +93,7 @@ def test_an_overrunning_compile_is_killed_and_is_a_timeout():
 def test_a_reply_of_another_protocol_is_not_a_verdict():
     proc = _fake("garbage")
     try:
-        outcome = proc.compile("8p", b"artifact", _deadline())
+        outcome = proc.compile(b"artifact", _deadline())
         assert (outcome["verdict"], outcome["kind"]) == ("compile_error", "compiler_crash")
         assert "not a version-1 compile message" in outcome["error"]
     finally:
@@ -103,7 +103,7 @@ def test_a_reply_of_another_protocol_is_not_a_verdict():
 def test_close_leaves_no_worker():
     proc = _fake("ok")
     pid = proc.pid
-    assert proc.compile("8p", b"artifact", _deadline())["verdict"] is None
+    assert proc.compile(b"artifact", _deadline())["verdict"] is None
     proc.close()
     assert not _alive(pid)
 
@@ -116,13 +116,13 @@ def test_the_real_worker_rejects_vmem_overflow_and_compiles_a_correct_kernel():
         namespace = {}
         exec(compile(code, "<vmem>", "exec"), namespace)
         blob = compile_tier.export_for_tpu(namespace["workload"], registry.get(workload_id))
-        outcome = proc.compile(workload_id, blob, _deadline(300))
+        outcome = proc.compile(blob, _deadline(300))
         assert outcome["verdict"] == "resource_exhausted", outcome["error"]
         assert "E1001" in outcome["error"] and outcome["libtpu_version"]
         namespace = {}
         exec(compile(sidecar_kernels.CORRECT, "<correct>", "exec"), namespace)
         blob = compile_tier.export_for_tpu(namespace["workload"], module)
-        outcome = proc.compile("8p", blob, _deadline(300))
+        outcome = proc.compile(blob, _deadline(300))
         assert outcome["verdict"] is None, outcome["error"]
         assert outcome["compile_ms"] > 0 and proc.starts == 1
     finally:

@@ -35,7 +35,9 @@ def test_correct_kernel_passes_every_stage_and_is_timed():
     assert result["attempts"] == 1
     assert result["outside_pallas_fraction"] == 0.0  # the GEMM runs inside the kernel
     assert result["structure"]["kernels"] == 1
-    assert result["compile_tier"] is None  # the compile tier is off by default
+    # The compile tier is on by default: the full-shape artifact compiled for a v6e.
+    assert result["compile_tier"]["compile_ms"] > 0 and result["compile_tier"]["workers"] == 1
+    assert result["compile_tier"]["libtpu_version"]
 
 
 def test_failed_candidates_carry_no_timing_kind():

@@ -26,6 +26,14 @@ def test_removed_pallas_names_name_the_replacement():
     assert "pltpu.MemorySpace" in text and "repeat" in text and "pl.ANY" in text
 
 
+def test_the_lowering_registry_is_off_limits():
+    for code in ("from jax.interpreters import mlir\nmlir.register_lowering(p, f)\n",
+                 "from jax._src.interpreters.mlir import lower_per_platform\n",
+                 "import jax\njax._src.pallas.pallas_call._pallas_call_lowering = None\n"):
+        problems = lint(code)
+        assert problems and "may not change how JAX lowers primitives" in problems[0], code
+
+
 def test_legal_names_are_not_flagged():
     assert lint("import jax.numpy as jnp\nfrom jax.experimental import pallas as pl\n"
                 "a = jnp.repeat\nb = pl.ANY\nc = jax.numpy.repeat\n") == []
