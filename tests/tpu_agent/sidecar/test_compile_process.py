@@ -127,3 +127,35 @@ def test_the_real_worker_rejects_vmem_overflow_and_compiles_a_correct_kernel():
         assert outcome["compile_ms"] > 0 and proc.starts == 1
     finally:
         proc.close()
+
+
+UNGRIDDED_GEMM = '''
+import jax, jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def _k(a_ref, b_ref, o_ref):
+    o_ref[...] = jnp.dot(a_ref[...], b_ref[...],
+                         preferred_element_type=jnp.float32).astype(o_ref.dtype)
+
+def workload(a, b):
+    return pl.pallas_call(_k, out_shape=jax.ShapeDtypeStruct((a.shape[0], b.shape[1]),
+                                                             a.dtype))(a, b)
+'''
+
+
+@pytest.mark.skipif(os.environ.get("PALLADIUM_SLOW_TESTS") != "1",
+                    reason="30 s of libtpu running out of memory; PALLADIUM_SLOW_TESTS=1")
+def test_the_real_compiler_running_out_of_memory_is_resource_exhausted():
+    # 8p's whole (8192, 8192) x (8192, 28672) in one block: right on a CPU, and libtpu's LLVM
+    # aborts on it (the judge used to die with it).
+    namespace = {}
+    exec(compile(UNGRIDDED_GEMM, "<ungridded>", "exec"), namespace)
+    blob = compile_tier.export_for_tpu(namespace["workload"], registry.get("8p"))
+    proc = CompileProcess(address_space_mb=4096)
+    try:
+        outcome = proc.compile(blob, _deadline(600))
+        assert outcome["verdict"] == "resource_exhausted", outcome["error"]
+        assert outcome["kind"] == "resource_exhausted:compiler_memory"
+        assert "LLVM ERROR: out of memory" in outcome["error"] and outcome["workers"] == 1
+    finally:
+        proc.close()
