@@ -154,6 +154,11 @@ void on_result(Self self, const ZmqInbound& in, wire::Result& msg, Clock::time_p
   int dispatches = 0;
   switch (st.ledger->on_result(in.peer, msg, &dispatches)) {
     case JobLedger::ResultDisposition::accepted:
+      if (const Capabilities* caps = st.ledger->capabilities(in.peer)) {
+        msg.device_kind = caps->device_kind;
+        msg.jax_version = caps->jax_version;
+        msg.libtpu_version = caps->libtpu_version;
+      }
       deliver(self, msg.job_id, std::move(msg), dispatches);
       return;
     case JobLedger::ResultDisposition::stale_lease:

@@ -68,6 +68,11 @@ JobLedger::NeedQueue& JobLedger::queue_for(const Requirement& need) {
   return *needs_.back();
 }
 
+const Capabilities* JobLedger::capabilities(const std::string& peer) const {
+  auto it = agents_.find(peer);
+  return it == agents_.end() ? nullptr : &it->second->caps;
+}
+
 int JobLedger::pool_for(const Capabilities& caps) {
   auto key = caps.key();
   auto it = pool_index_.find(key);

@@ -124,6 +124,8 @@ class JobLedger {
   bool take_interval_broadcast();
 
   bool known(const std::string& peer) const { return agents_.count(peer) != 0; }
+  // What the peer's HELLO declared (and admission accepted); nullptr for an unknown peer.
+  const Capabilities* capabilities(const std::string& peer) const;
   bool has_agent_for(const Requirement& need) const;
   std::vector<std::string> agent_ids() const;
   size_t agent_count() const { return agents_.size(); }

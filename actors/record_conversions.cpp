@@ -29,6 +29,9 @@ EvaluationRecord record_from_result(int64_t candidate_id, const wire::Result& r)
   e.timing_kind = r.timing_kind;
   e.agent_id = r.agent_id;
   e.backend = r.backend;
+  e.device_kind = r.device_kind;
+  e.jax_version = r.jax_version;
+  e.libtpu_version = r.libtpu_version;
   e.attempts = std::max(1, r.dispatches);  // set by the dispatcher; 0 from anywhere else
   e.speedup = outcome_from_record(e).speedup();
   return e;

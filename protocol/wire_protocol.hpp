@@ -111,6 +111,11 @@ struct Result {
   // dispatched the job (lost leases + 1, plus the CPU tier in a cascade) before this result,
   // so that evaluations.attempts is what really happened.
   int dispatches = 0;
+  // Not on the wire: the answering agent's device and versions, from its admitted HELLO (an
+  // agent cannot claim other ones per result), so that every stored evaluation names them.
+  std::string device_kind;
+  std::string jax_version;
+  std::string libtpu_version;
 };
 
 struct Bye {

@@ -43,6 +43,7 @@ class FakeAgent {
     h.backend = backend;
     h.device_kind = backend == "tpu" ? "TPU v6 lite" : "cpu";
     h.jax_version = "0.10.2";
+    h.libtpu_version = "0.0.42.1";
     h.slots = slots;
     h.stages = {"extract", "lint", "import", "trace", "lower", "structure", "numerics", "timing"};
     return h;
@@ -176,6 +177,10 @@ TEST_F(DispatcherTest, JobGoesToAgentAndResultComesBack) {
   EXPECT_EQ(got.result->job_id, 42);
   EXPECT_EQ(got.result->verdict, "correct");
   EXPECT_EQ(got.result->dispatches, 1);
+  // The versions are the admitted HELLO's, for the stored evaluation.
+  EXPECT_EQ(got.result->device_kind, "cpu");
+  EXPECT_EQ(got.result->jax_version, "0.10.2");
+  EXPECT_EQ(got.result->libtpu_version, "0.0.42.1");
   // Still serving after the garbage frame.
   auto second_pending = request_eval(sys, dispatcher, make_job(43));
   auto second = agent.next_job(5s);

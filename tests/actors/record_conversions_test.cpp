@@ -32,12 +32,19 @@ TEST(RecordConversionsTest, AttemptsAreTheDispatchesTheJobTook) {
 }
 
 TEST(RecordConversionsTest, AResultKeepsItsFields) {
-  const EvaluationRecord e = record_from_result(42, result("numerics_mismatch"));
+  wire::Result r = result("numerics_mismatch");
+  r.device_kind = "cpu";
+  r.jax_version = "0.10.2";
+  r.libtpu_version = "0.0.42.1";
+  const EvaluationRecord e = record_from_result(42, r);
   EXPECT_EQ(e.candidate_id, 42);
   EXPECT_EQ(e.verdict, Verdict::numerics_mismatch);
   EXPECT_EQ(e.stage, "numerics");
   EXPECT_EQ(e.agent_id, "agent-1");
   EXPECT_EQ(e.backend, "interpret");
+  EXPECT_EQ(e.device_kind, "cpu");
+  EXPECT_EQ(e.jax_version, "0.10.2");
+  EXPECT_EQ(e.libtpu_version, "0.0.42.1");
   ASSERT_TRUE(e.max_abs_err.has_value());
   EXPECT_DOUBLE_EQ(*e.max_abs_err, 0.5);
   EXPECT_NE(e.stage_ms_json.find("\"numerics\":200.25"), std::string::npos) << e.stage_ms_json;

@@ -56,6 +56,9 @@ def check_run_is_complete_and_consistent(palladium_bin, db, workloads=5, budget=
             "ON e.candidate_id = c.id GROUP BY c.id"))
     assert set(per_candidate.values()) == {1}, per_candidate
     assert len(db_rows(db, "SELECT id FROM llm_calls WHERE run_id = ?", run_id)) == len(candidates)
+    # Every evaluation names the agent's device, JAX and the libtpu of its compile tier.
+    versions = set(db_rows(db, "SELECT device_kind, jax_version, libtpu_version FROM evaluations"))
+    assert len(versions) == 1 and all(versions.pop()), "device_kind, jax_version, libtpu_version"
 
     rows = db_rows(db, "SELECT c.workload, e.verdict, e.speedup, e.timing_kind FROM candidates c "
                        "JOIN evaluations e ON e.candidate_id = c.id")
