@@ -252,7 +252,7 @@ int bench_command(const std::vector<std::string>& args) {
 
   caf::actor_system_config cfg;
   register_error_category(cfg);
-  cfg.set("scheduler.max-threads", scheduler_threads_for(threads));
+  configure_scheduler(cfg, threads);
   if (policy == "sharing") cfg.set("scheduler.policy", caf::atom("sharing"));
   caf::actor_system sys{cfg};
   std::shared_ptr<ZmqBridge> bridge;
