@@ -78,10 +78,11 @@ void submit(Self self, Waiting& w) {
   bool screen = st.options.cascade && st.final_need.backend != "interpret" &&
                 st.ledger->has_agent_for(st.cpu_need);
   w.cpu_tier = screen;
-  wire::Job tier = w.job;
-  tier.check_level = std::string(screen ? wire::kCheckCpu : wire::kCheckFull);
-  st.ledger->submit(tier, screen ? st.cpu_need : st.final_need);
-  if (!screen) w.job.code.clear();  // the frame holds it now; no second tier will need it
+  // The ledger encodes the frame from the job in place (no copy of the code); the second
+  // tier of a cascade sets its own check level.
+  w.job.check_level = std::string(screen ? wire::kCheckCpu : wire::kCheckFull);
+  st.ledger->submit(w.job, screen ? st.cpu_need : st.final_need);
+  if (!screen) w.job.code = std::string();  // the frame holds it now; no second tier needs it
 }
 
 void deliver(Self self, int64_t job_id, wire::Result result, int dispatches) {
