@@ -296,6 +296,14 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
       },
       [=](agents_atom) { return static_cast<int32_t>(self->state.ledger->agent_count()); },
       [=](stats_atom) { return snapshot(self); },
+      [=](stats_atom, bool restart_longest) {
+        auto s = snapshot(self);
+        if (restart_longest) {
+          self->state.stats.longest_inbound_lag_us = 0;
+          self->state.stats.longest_tick_late_us = 0;
+        }
+        return s;
+      },
   };
 }
 
