@@ -150,19 +150,25 @@ Child spawn_swarm(const std::string& endpoint, const std::string& server_key, in
   return Child{pid, fdopen(out_pipe[0], "r")};
 }
 
-// Busy microseconds and jobs over all children, asked for with SIGUSR1.
-std::pair<double, int64_t> swarm_busy(std::vector<Child>& children) {
-  for (auto& c : children) kill(c.pid, SIGUSR1);
-  double busy = 0;
+struct SwarmTotals {
+  double busy_us = 0;
   int64_t jobs = 0;
+  int64_t rehellos = 0;
+};
+
+// Busy microseconds, jobs and re-sent HELLOs over all children, asked for with SIGUSR1.
+SwarmTotals swarm_busy(std::vector<Child>& children) {
+  for (auto& c : children) kill(c.pid, SIGUSR1);
+  SwarmTotals t;
   for (auto& c : children) {
-    long long b = 0, j = 0;
-    if (std::fscanf(c.out, "%lld %lld", &b, &j) == 2) {
-      busy += static_cast<double>(b);
-      jobs += j;
+    long long b = 0, j = 0, r = 0;
+    if (std::fscanf(c.out, "%lld %lld %lld", &b, &j, &r) == 3) {
+      t.busy_us += static_cast<double>(b);
+      t.jobs += j;
+      t.rehellos += r;
     }
   }
-  return {busy, jobs};
+  return t;
 }
 
 // With restart_longest the dispatcher's longest-lag figures start again from 0.
@@ -320,7 +326,7 @@ int bench_command(const std::vector<std::string>& args) {
   // Agents' busy time is read at the moment each swarm answers SIGUSR1: the utilisation
   // window runs between the middles of the two readings, not the CPU window's ends.
   auto b0_start = Clock::now();
-  auto busy0 = external ? std::pair<double, int64_t>{0, 0} : swarm_busy(children);
+  auto busy0 = external ? SwarmTotals{} : swarm_busy(children);
   auto b0_end = Clock::now();
   double cpu0 = cpu_seconds();
   int64_t done0 = *answered;
@@ -330,7 +336,7 @@ int bench_command(const std::vector<std::string>& args) {
   int64_t done1 = *answered;
   auto t1 = Clock::now();
   auto b1_start = Clock::now();
-  auto busy1 = external ? std::pair<double, int64_t>{0, 0} : swarm_busy(children);
+  auto busy1 = external ? SwarmTotals{} : swarm_busy(children);
   auto b1_end = Clock::now();
   auto after = ask_stats(sys, dispatcher);
   int64_t window_bridge_us = bridge->take_longest_turn_us();
@@ -342,7 +348,7 @@ int bench_command(const std::vector<std::string>& args) {
   int64_t n = done1 - done0;
   double per_s = static_cast<double>(n) / window;
   double cpu_us = n > 0 ? (cpu1 - cpu0) * 1e6 / static_cast<double>(n) : 0;
-  double util = (busy1.first - busy0.first) / (static_cast<double>(agents) * busy_window * 1e6);
+  double util = (busy1.busy_us - busy0.busy_us) / (static_cast<double>(agents) * busy_window * 1e6);
   double stall_ms = static_cast<double>(std::max({after.longest_inbound_lag_us,
                                                   after.longest_tick_late_us, window_bridge_us})) /
                     1000.0;
@@ -377,7 +383,8 @@ int bench_command(const std::vector<std::string>& args) {
             << before.longest_tick_late_us / 1000 << " ms, bridge " << join_bridge_us / 1000
             << " ms; heartbeat interval "
             << after.heartbeat_interval_ms << " ms; RSS now " << rss << " MiB; dispatches "
-            << after.dispatches << ", refused results " << after.refused_results << "\n";
+            << after.dispatches << ", refused results " << after.refused_results
+            << ", agents' HELLOs again after a bye " << busy1.rehellos << "\n";
 
   for (auto& c : children) kill(c.pid, SIGTERM);
   for (auto& c : children) {
