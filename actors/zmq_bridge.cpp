@@ -69,6 +69,11 @@ void ZmqBridge::bind(const ZmqBridgeOptions& options) {
   // Thousands of agents each with a job in flight: keep the queues deep enough.
   router_.set(zmq::sockopt::sndhwm, 0);
   router_.set(zmq::sockopt::rcvhwm, 0);
+  // A fleet connects at once (a run's start, a coordinator restart). ZeroMQ's listen backlog
+  // is 100: beyond it the kernel drops the connections' handshakes and each retries after 1,
+  // 3, 7, 15, 31 ... s, so the last of 10,000 agents took minutes to get in (or never did
+  // within the bench's join timeout). The kernel caps this at net.core.somaxconn.
+  router_.set(zmq::sockopt::backlog, 16384);
   if (!options.curve_secret_key.empty()) {
     if (!zmq_has("curve")) throw std::runtime_error("this libzmq has no CURVE support");
     std::string pub;

@@ -295,11 +295,23 @@ int bench_command(const std::vector<std::string>& args) {
   }
 
   auto join_start = Clock::now();
+  auto next_progress = join_start + std::chrono::seconds(10);
   DispatcherStats s;
   while (true) {
     s = ask_stats(sys, dispatcher);
     if (s.agents >= agents) break;
-    if (Clock::now() - join_start > std::chrono::duration<double>(join_timeout)) {
+    auto now = Clock::now();
+    auto bridge_now = bridge->stats();
+    if (now >= next_progress) {
+      // A large fleet joins for minutes on a loaded machine: say how far it got, and whether
+      // agents are being refused or dropped (they come back after a bye) rather than slow.
+      std::cerr << "[bench] " << s.agents << " of " << agents << " agents joined after "
+                << std::chrono::duration_cast<std::chrono::seconds>(now - join_start).count()
+                << " s; refused HELLOs " << s.refused_hellos << ", requeued " << s.requeued
+                << ", CURVE handshakes refused " << bridge_now.auth_refused << "\n";
+      next_progress = now + std::chrono::seconds(10);
+    }
+    if (now - join_start > std::chrono::duration<double>(join_timeout)) {
       std::cerr << "palladium bench dispatch: only " << s.agents << " of " << agents
                 << " agents joined within " << join_timeout << " s (--join-timeout)\n";
       for (auto& c : children) kill(c.pid, SIGTERM);
