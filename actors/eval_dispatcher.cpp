@@ -78,10 +78,11 @@ void submit(Self self, Waiting& w) {
   bool screen = st.options.cascade && st.final_need.backend != "interpret" &&
                 st.ledger->has_agent_for(st.cpu_need);
   w.cpu_tier = screen;
-  wire::Job tier = w.job;
-  tier.check_level = std::string(screen ? wire::kCheckCpu : wire::kCheckFull);
-  st.ledger->submit(tier, screen ? st.cpu_need : st.final_need);
-  if (!screen) w.job.code.clear();  // the frame holds it now; no second tier will need it
+  // The ledger encodes the frame from the job in place (no copy of the code); the second
+  // tier of a cascade sets its own check level.
+  w.job.check_level = std::string(screen ? wire::kCheckCpu : wire::kCheckFull);
+  st.ledger->submit(w.job, screen ? st.cpu_need : st.final_need);
+  if (!screen) w.job.code = std::string();  // the frame holds it now; no second tier needs it
 }
 
 void deliver(Self self, int64_t job_id, wire::Result result, int dispatches) {
@@ -300,6 +301,14 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
       },
       [=](agents_atom) { return static_cast<int32_t>(self->state.ledger->agent_count()); },
       [=](stats_atom) { return snapshot(self); },
+      [=](stats_atom, bool restart_longest) {
+        auto s = snapshot(self);
+        if (restart_longest) {
+          self->state.stats.longest_inbound_lag_us = 0;
+          self->state.stats.longest_tick_late_us = 0;
+        }
+        return s;
+      },
   };
 }
 

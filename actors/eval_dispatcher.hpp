@@ -55,6 +55,7 @@ struct DispatcherStats {
   int64_t refused_results = 0;   // not from the lease holder, or for no live lease
   int64_t heartbeats_sent = 0;
   int64_t heartbeat_interval_ms = 0;
+  // Since the start, or since the last (stats_atom, true):
   int64_t longest_inbound_lag_us = 0;  // bridge read -> dispatcher handled, worst frame
   int64_t longest_tick_late_us = 0;    // the heartbeat tick's worst lateness
 };

@@ -19,6 +19,8 @@
 //   zmq bridge      -> eval_dispatcher: (ZmqInboundBatch)
 //   run             -> eval_dispatcher: (agents_atom)                           -> int32_t
 //   bench, status   -> eval_dispatcher: (stats_atom)                            -> DispatcherStats
+//                                       (stats_atom, true): the same, then the longest-lag
+//                                       figures start again from 0 (a measured window)
 //   main            -> run:             (start_atom)                            -> std::string status
 #pragma once
 

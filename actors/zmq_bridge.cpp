@@ -30,6 +30,18 @@ std::string z85_of(const zmq::message_t& key) {
   return out;
 }
 
+// A job frame carries a candidate's code (KBs): zmq takes the bytes over instead of copying
+// them into a message of its own. Small frames (heartbeats) are cheaper copied.
+constexpr std::size_t kZeroCopyBytes = 1024;
+
+void free_string(void*, void* hint) { delete static_cast<std::string*>(hint); }
+
+zmq::message_t body_of(std::string& payload) {
+  if (payload.size() < kZeroCopyBytes) return zmq::message_t(payload.data(), payload.size());
+  auto* owned = new std::string(std::move(payload));
+  return zmq::message_t(owned->data(), owned->size(), free_string, owned);
+}
+
 }  // namespace
 
 ZmqBridge::ZmqBridge(ZmqBridgeOptions options)
@@ -57,6 +69,11 @@ void ZmqBridge::bind(const ZmqBridgeOptions& options) {
   // Thousands of agents each with a job in flight: keep the queues deep enough.
   router_.set(zmq::sockopt::sndhwm, 0);
   router_.set(zmq::sockopt::rcvhwm, 0);
+  // A fleet connects at once (a run's start, a coordinator restart). ZeroMQ's listen backlog
+  // is 100: beyond it the kernel drops the connections' handshakes and each retries after 1,
+  // 3, 7, 15, 31 ... s, so the last of 10,000 agents took minutes to get in (or never did
+  // within the bench's join timeout). The kernel caps this at net.core.somaxconn.
+  router_.set(zmq::sockopt::backlog, 16384);
   if (!options.curve_secret_key.empty()) {
     if (!zmq_has("curve")) throw std::runtime_error("this libzmq has no CURVE support");
     std::string pub;
@@ -221,8 +238,12 @@ void ZmqBridge::flush_outbox(std::deque<std::pair<std::string, std::string>>& ba
       route = &it->second;
     }
     try {
-      std::array<zmq::const_buffer, 2> frames{zmq::buffer(*route), zmq::buffer(payload)};
-      if (zmq::send_multipart(router_, frames, zmq::send_flags::dontwait)) {
+      zmq::message_t head(route->data(), route->size());
+      if (!router_.send(head, zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
+        ++dropped_out_;
+        continue;
+      }
+      if (router_.send(body_of(payload), zmq::send_flags::dontwait)) {
         ++frames_out_;
       } else {
         ++dropped_out_;

@@ -101,6 +101,8 @@ class ZmqBridge {
 
   // Counters so far. Thread-safe.
   ZmqBridgeStats stats() const;
+  // The longest turn so far, which then starts again from 0 (a measured window). Thread-safe.
+  int64_t take_longest_turn_us() { return longest_turn_us_.exchange(0); }
 
  private:
   void bind(const ZmqBridgeOptions& options);

@@ -40,6 +40,13 @@ struct SimAgent {
   Clock::time_point started;
   Clock::time_point last_sent;
   long interval_ms = 500;
+  std::string hello;  // its encoded HELLO
+  // After a bye (refused, or dropped as silent by a coordinator that fell behind) it says hello
+  // again after a backoff, as palladium agent does (tpu_agent/coordinator_link.cpp); without
+  // that, an agent dropped during a 10,000-agent join never came back.
+  bool rehello_pending = false;
+  Clock::time_point rehello_at;
+  long backoff_ms = 500;
 };
 
 struct Due {
@@ -103,14 +110,15 @@ int bench_swarm_command(const std::vector<std::string>& args) {
     h.jax_version = "0.10.2";
     h.slots = 1;
     h.stages = {"extract", "lint", "import", "trace", "lower", "structure", "numerics", "timing"};
-    send(a, wire::encode(h), now);
+    a.hello = wire::encode(h);
+    send(a, a.hello, now);
   }
 
   std::vector<zmq::pollitem_t> items;
   items.reserve(agents.size());
   for (auto& a : agents) items.push_back({a.sock->handle(), 0, ZMQ_POLLIN, 0});
   std::priority_queue<Due, std::vector<Due>, std::greater<>> due;
-  int64_t busy_us = 0, jobs = 0;
+  int64_t busy_us = 0, jobs = 0, rehellos = 0;
   Clock::time_point next_beat_check = now;
   wire::Result result;
   result.backend = "interpret";
@@ -139,6 +147,15 @@ int bench_swarm_command(const std::vector<std::string>& args) {
       while (a.sock->recv(msg, zmq::recv_flags::dontwait)) {
         auto d = wire::decode(msg.to_string_view());
         if (!d.ok()) continue;
+        if (std::holds_alternative<wire::Bye>(*d.message)) {
+          if (!a.rehello_pending) {
+            a.rehello_pending = true;
+            a.rehello_at = now + std::chrono::milliseconds(a.backoff_ms);
+            a.backoff_ms = std::min<long>(a.backoff_ms * 2, 8000);
+          }
+          continue;
+        }
+        a.backoff_ms = 500;
         if (auto* job = std::get_if<wire::Job>(&*d.message)) {
           if (a.busy) {
             a.waiting.emplace_back(job->job_id, job->lease);  // like the real agent's queue
@@ -177,6 +194,12 @@ int bench_swarm_command(const std::vector<std::string>& args) {
     if (now >= next_beat_check) {
       std::string beat;
       for (auto& a : agents) {
+        if (a.rehello_pending && now >= a.rehello_at) {
+          a.rehello_pending = false;
+          ++rehellos;
+          send(a, a.hello, now);
+          continue;
+        }
         if (now - a.last_sent >= std::chrono::milliseconds(a.interval_ms)) {
           if (beat.empty()) beat = wire::encode(wire::Heartbeat{"sim"});
           send(a, beat, now);
@@ -190,8 +213,8 @@ int bench_swarm_command(const std::vector<std::string>& args) {
       for (auto& a : agents)
         if (a.busy)
           running += std::chrono::duration_cast<std::chrono::microseconds>(now - a.started).count();
-      std::printf("%lld %lld\n", static_cast<long long>(busy_us + running),
-                  static_cast<long long>(jobs));
+      std::printf("%lld %lld %lld\n", static_cast<long long>(busy_us + running),
+                  static_cast<long long>(jobs), static_cast<long long>(rehellos));
       std::fflush(stdout);
     }
   }

@@ -74,6 +74,10 @@ class CoordinatorError : public std::runtime_error {
 // The number of scheduler threads `requested` resolves to on this machine.
 int scheduler_threads_for(int requested);
 
+// Sizes the CAF scheduler of a coordinator process: scheduler_threads_for(requested_threads)
+// worker threads, and how long an idle worker spins before it sleeps.
+void configure_scheduler(caf::actor_system_config& cfg, int requested_threads);
+
 // The endpoint local agents dial: `bound` with a wildcard host made 127.0.0.1.
 std::string local_connect_endpoint(std::string bound);
 

@@ -11,7 +11,13 @@ namespace palladium::wire {
 
 namespace {
 
-using Packer = msgpack::packer<msgpack::sbuffer>;
+// Frames are packed straight into the std::string that is sent: no intermediate sbuffer to
+// allocate and copy out of, once per frame.
+struct StringSink {
+  std::string& out;
+  void write(const char* data, std::size_t size) { out.append(data, size); }
+};
+using Packer = msgpack::packer<StringSink>;
 
 void pack_str(Packer& pk, std::string_view s) {
   pk.pack_str(static_cast<uint32_t>(s.size()));
@@ -434,36 +440,56 @@ std::string_view type_name(const Message& message) {
 }
 
 std::string encode(const Message& message) {
-  msgpack::sbuffer buffer;
-  Packer pk(buffer);
+  std::string out;
+  StringSink sink{out};
+  Packer pk(sink);
   std::visit(Encoder{pk}, message);
-  return std::string(buffer.data(), buffer.size());
+  return out;
 }
 
 JobFrame::JobFrame(const Job& job) {
-  msgpack::sbuffer buffer;
-  Packer pk(buffer);
+  fields_.reserve(job.code.size() + job.workload_id.size() + 128);
+  StringSink sink{fields_};
+  Packer pk(sink);
   pack_job_fields(pk, job);
-  fields_.assign(buffer.data(), buffer.size());
 }
 
 std::string JobFrame::with_lease(int64_t lease) const {
-  msgpack::sbuffer buffer(64 + fields_.size());
-  Packer pk(buffer);
+  std::string out;
+  out.reserve(64 + fields_.size());
+  StringSink sink{out};
+  Packer pk(sink);
   pack_header(pk, "job", kJobFields);
   pack_lease(pk, lease);
-  buffer.write(fields_.data(), fields_.size());
-  return std::string(buffer.data(), buffer.size());
+  out.append(fields_);
+  return out;
 }
+
+namespace {
+
+// Strings and binaries point into the frame instead of being copied into the zone:
+// decode_object() copies what it keeps before decode() returns.
+bool reference_frame(msgpack::type::object_type, std::size_t, void*) { return true; }
+
+// One zone per thread, emptied after every frame: a frame's objects no longer cost a zone
+// (and its first 8 KiB chunk) allocated and freed per frame.
+struct ZoneGuard {
+  msgpack::zone& zone;
+  ~ZoneGuard() { zone.clear(); }
+};
+
+}  // namespace
 
 DecodeResult decode(std::string_view bytes) {
   if (bytes.empty()) return fail("empty frame");
+  thread_local msgpack::zone zone;
   try {
+    ZoneGuard guard{zone};
     std::size_t offset = 0;
-    msgpack::object_handle handle =
-        msgpack::unpack(bytes.data(), bytes.size(), offset, nullptr, nullptr,
+    msgpack::object object =
+        msgpack::unpack(zone, bytes.data(), bytes.size(), offset, reference_frame, nullptr,
                         limits_for(bytes.size()));
-    DecodeResult r = decode_object(handle.get());
+    DecodeResult r = decode_object(object);
     if (r.ok() && offset != bytes.size()) {
       return fail(std::to_string(bytes.size() - offset) + " trailing bytes after the map");
     }

@@ -14,7 +14,8 @@ LlmConfig parse_llm_config(const ConfigReader& r, const YAML::Node& node) {
                  {"provider", "corpus", "model", "base_url", "api_key_env", "temperature", "top_p",
                   "max_output_tokens", "thinking_budget", "thinking_level", "reasoning_effort",
                   "max_tokens_field", "samples_per_call", "max_concurrent", "requests_per_minute",
-                  "tokens_per_minute", "max_attempts", "timeout_s", "max_usd", "prices"});
+                  "tokens_per_minute", "max_attempts", "timeout_s", "max_usd", "prices",
+                  "synthetic"});
     r.get(node, "provider", "llm.provider", c.provider);
     r.get(node, "corpus", "llm.corpus", c.corpus);
     r.get(node, "model", "llm.model", c.model);
@@ -47,6 +48,15 @@ LlmConfig parse_llm_config(const ConfigReader& r, const YAML::Node& node) {
     r.get_number(node, "timeout_s", "llm.timeout_s", c.timeout_s, 0.001, 86400);
     optional_number("max_usd", c.max_usd, 0, 1e9);
     r.get(node, "prices", "llm.prices", c.prices);
+    if (const YAML::Node syn = node["synthetic"]) {
+      r.check_keys(syn, "llm.synthetic", {"uncovered"});
+      r.get(syn, "uncovered", "llm.synthetic.uncovered", c.synthetic_uncovered);
+      if (c.synthetic_uncovered != "refuse" && c.synthetic_uncovered != "no_code")
+        r.fail("llm.synthetic.uncovered",
+               "'" + c.synthetic_uncovered + "' is neither refuse nor no_code");
+      if (c.provider != "synthetic")
+        r.fail("llm.synthetic", "applies only to provider synthetic, not '" + c.provider + "'");
+    }
   }
   const bool offline =
       c.provider == "replay" || c.provider == "hand_tuned" || c.provider == "synthetic";
@@ -80,6 +90,9 @@ void check_llm_files(const ConfigReader& r, const LlmConfig& c, const std::files
     return;
   }
   if (c.provider == "synthetic") {
+    // no_code: the user asked for uncovered workloads to be answered without code (and judged
+    // no_code), so a run over every workload completes offline.
+    if (c.synthetic_uncovered == "no_code") return;
     const auto dir = home / "llm" / "synthetic";
     const auto covered = synthetic_workloads(dir);
     for (const auto& w : workloads) {
@@ -87,7 +100,9 @@ void check_llm_files(const ConfigReader& r, const LlmConfig& c, const std::files
         std::string list;
         for (const auto& c : covered) list += (list.empty() ? "" : ", ") + c;
         r.fail("workloads", "the synthetic model has no kernel family for '" + w +
-                                "' (it covers: " + list + "; see " + dir.string() + ")");
+                                "' (it covers: " + list + "; see " + dir.string() +
+                                "; llm.synthetic.uncovered: no_code answers the others "
+                                "without code)");
       }
     }
     return;

@@ -28,6 +28,12 @@
 //     timeout_s: 600              # one HTTP exchange
 //     max_usd                     # the dollar cap (committed cost); unset = none
 //     prices: configs/prices.yaml # relative to PALLADIUM_HOME
+//     synthetic:                  # (synthetic only)
+//       uncovered: refuse         # a workload without a kernel family in llm/synthetic/:
+//                                 # refuse: the config is refused, naming the workload
+//                                 # no_code: the model answers it with a sentence saying it
+//                                 # has no family and no code, stored as that response and
+//                                 # judged like any other (verdict no_code); never a kernel
 //
 // Owner of the semantics: the llm engineer (llm/, actors/llm_gateway*).
 #pragma once
@@ -60,6 +66,8 @@ struct LlmConfig {
   double timeout_s = 600;
   std::optional<double> max_usd;
   std::string prices = "configs/prices.yaml";
+  // synthetic only: "refuse" or "no_code" (see above).
+  std::string synthetic_uncovered = "refuse";
 
   bool remote() const { return provider == "openai" || provider == "gemini"; }
 };
@@ -69,7 +77,7 @@ LlmConfig parse_llm_config(const ConfigReader& r, const YAML::Node& node);
 
 // Checks what the section names on disk before anything is started or
 // stored: for the synthetic provider, that it has a family for each of
-// `workloads`; for the replay provider, that the corpus directory exists under
+// `workloads` (unless llm.synthetic.uncovered is no_code); for the replay provider, that the corpus directory exists under
 // `home` and holds a directory for each of `workloads`; for hand_tuned, that
 // each workload has a reference. Throws ConfigError
 // naming llm.corpus and the missing path.

@@ -1,0 +1,70 @@
+#include "cli/config/llm_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "cli/run_config.hpp"
+#include "cli/run_setup.hpp"
+#include "tests/cli/config_error.hpp"
+
+namespace palladium {
+namespace {
+
+const std::filesystem::path kHome(PALLADIUM_SOURCE_DIR);
+
+std::string error_of(const std::string& yaml) { return testing::config_error_of(yaml); }
+
+std::string search_error_of(const std::string& yaml) {
+  auto c = parse_run_config(yaml, "t");
+  try {
+    search_specs(c, "t", kHome);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(LlmConfig, SyntheticRefusesUncoveredWorkloadsByDefault) {
+  auto c = parse_run_config("name: q\nworkloads: [8p]\nllm: {provider: synthetic}\n", "t");
+  EXPECT_EQ(c.llm.synthetic_uncovered, "refuse");
+  const std::string e =
+      search_error_of("name: q\nworkloads: [8p, 25k]\nllm: {provider: synthetic}\n");
+  EXPECT_NE(e.find("no kernel family for '25k'"), std::string::npos) << e;
+  EXPECT_NE(e.find("llm.synthetic.uncovered: no_code"), std::string::npos) << e;
+  EXPECT_NE(search_error_of("name: q\nworkloads: [8p, 25k]\n"
+                            "llm: {provider: synthetic, synthetic: {uncovered: refuse}}\n")
+                .find("no kernel family for '25k'"),
+            std::string::npos);
+}
+
+TEST(LlmConfig, SyntheticNoCodeAcceptsEveryWorkload) {
+  const std::string yaml =
+      "name: q\nworkloads: [8p, 25k, 50k]\nllm: {provider: synthetic, synthetic: {uncovered: "
+      "no_code}}\n";
+  auto c = parse_run_config(yaml, "t");
+  EXPECT_EQ(c.llm.synthetic_uncovered, "no_code");
+  auto specs = search_specs(c, "t", kHome);
+  EXPECT_EQ(specs.size(), 3u);
+}
+
+TEST(LlmConfig, BadSyntheticOptionsNameTheKey) {
+  EXPECT_NE(error_of("name: q\nworkloads: [8p]\n"
+                     "llm: {provider: synthetic, synthetic: {uncovered: correct}}\n")
+                .find("llm.synthetic.uncovered: 'correct' is neither refuse nor no_code"),
+            std::string::npos);
+  EXPECT_NE(error_of("name: q\nworkloads: [8p]\n"
+                     "llm: {provider: synthetic, synthetic: {covered: no_code}}\n")
+                .find("llm.synthetic.covered: unknown key"),
+            std::string::npos);
+  EXPECT_NE(error_of("name: q\nworkloads: [8p]\nllm: {provider: synthetic, synthetic: no_code}\n")
+                .find("llm.synthetic"),
+            std::string::npos);
+  EXPECT_NE(error_of("name: q\nworkloads: [8p]\n"
+                     "llm: {provider: replay, synthetic: {uncovered: no_code}}\n")
+                .find("llm.synthetic: applies only to provider synthetic, not 'replay'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace palladium
