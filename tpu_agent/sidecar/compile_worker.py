@@ -18,7 +18,6 @@ import sys
 import time
 
 PR_SET_PDEATHSIG = 1
-RECYCLE_FRACTION = 0.5
 
 
 def _die_with_parent(parent):
@@ -28,16 +27,6 @@ def _die_with_parent(parent):
         pass
     if os.getppid() != parent:  # the judge died before the prctl
         os._exit(1)
-
-
-def _cpu_used():
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _should_recycle():
-    soft, _ = resource.getrlimit(resource.RLIMIT_CPU)
-    return soft != resource.RLIM_INFINITY and _cpu_used() >= RECYCLE_FRACTION * soft
 
 
 def _warm_up():
@@ -68,6 +57,7 @@ def main(argv=None):
     start = time.perf_counter()
     from tpu_agent.candidate.protocol import Stream
     from tpu_agent.sidecar import compile_tier
+    from tpu_agent.sidecar.cpu_budget import should_recycle
     from tpu_agent.sidecar.compile_process import check_compile_message, compile_message
     _warm_up()
     stream = Stream(read_fd, write_fd)
@@ -81,7 +71,7 @@ def main(argv=None):
         msg = check_compile_message(msg, "compile")
         artifact = msg.get("artifact")
         outcome = compile_tier.compile_artifact(artifact if isinstance(artifact, bytes) else b"")
-        recycle = _should_recycle()
+        recycle = should_recycle()
         stream.write(compile_message("compiled", outcome=outcome.as_dict(), recycle=recycle))
         if recycle:
             return 0

@@ -23,6 +23,7 @@ import jax
 from tpu_agent.sidecar import compile_tier
 from tpu_agent.sidecar.audit import audit_workload
 from tpu_agent.sidecar.candidate_pool import SandboxUnavailable
+from tpu_agent.sidecar.cpu_budget import cpu_seconds_used, should_recycle
 from tpu_agent.sidecar.evaluate import DEFAULT_TIMEOUT_S, Evaluator
 from tpu_agent.sidecar.protocol import VERSION, Channel
 
@@ -37,24 +38,11 @@ RESULT_FIELDS = ("verdict", "stage", "error", "error_signature", "stdout", "stde
                  "seeds", "check_seeds", "attempts", "outside_pallas_fraction", "structure",
                  "infrastructure", "spare_ms", "compile_tier")
 
-RECYCLE_FRACTION = 0.5
-
-
 def log(text):
     try:
         print(f"[sidecar {os.getpid()}] {text}", file=sys.stderr, flush=True)
     except OSError:
         pass  # a full disk or RLIMIT_FSIZE on the log must not take the sidecar down
-
-
-def cpu_seconds_used():
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def should_recycle():
-    soft, _ = resource.getrlimit(resource.RLIMIT_CPU)
-    return soft != resource.RLIM_INFINITY and cpu_seconds_used() >= RECYCLE_FRACTION * soft
 
 
 def handle_audit(message):

@@ -71,12 +71,13 @@ def test_guard_allows_writes_inside_its_dir_and_refuses_outside(tmp_path):
 def test_sidecar_recycles_itself_at_half_its_cpu_limit(monkeypatch):
     import resource
 
-    from tpu_agent.sidecar import server
-    monkeypatch.setattr(server.resource, "getrlimit",
+    from tpu_agent.sidecar import cpu_budget
+    monkeypatch.setattr(cpu_budget.resource, "getrlimit",
                         lambda which: (100, 130) if which == resource.RLIMIT_CPU else (-1, -1))
-    monkeypatch.setattr(server, "cpu_seconds_used", lambda: 49.0)
-    assert not server.should_recycle()
-    monkeypatch.setattr(server, "cpu_seconds_used", lambda: 50.0)
-    assert server.should_recycle()
-    monkeypatch.setattr(server.resource, "getrlimit", lambda which: (resource.RLIM_INFINITY,) * 2)
-    assert not server.should_recycle()
+    monkeypatch.setattr(cpu_budget, "cpu_seconds_used", lambda: 49.0)
+    assert not cpu_budget.should_recycle()
+    monkeypatch.setattr(cpu_budget, "cpu_seconds_used", lambda: 50.0)
+    assert cpu_budget.should_recycle()
+    monkeypatch.setattr(cpu_budget.resource, "getrlimit",
+                        lambda which: (resource.RLIM_INFINITY,) * 2)
+    assert not cpu_budget.should_recycle()
