@@ -177,16 +177,28 @@ class CompileProcess:
         """The worker's CompileOutcome dict for `blob`, or one this process makes for a worker
         that died twice (`resource_exhausted` when its stderr says it ran out of memory,
         `compile_error` kind `compiler_crash` otherwise) or overran `deadline` (`timeout`).
-        The dict has "workers": how many fresh workers this artifact needed."""
+        The dict has "workers": how many fresh workers this artifact needed. A worker that dies
+        or stalls before it is ready gives {"verdict": None, "infrastructure": why}: the judge
+        reports an infrastructure fault and the agent retries the job."""
         deaths = []
         for _ in range(ATTEMPTS):
             if self._proc is None or self._proc.poll() is not None:
                 self.start()
+            try:
+                self._wait_ready(deadline)
+            except (EOFError, ProtocolError, TimeoutError) as exc:
+                # Before the artifact was sent: the host's fault (libtpu will not load), never
+                # the candidate's.
+                how = "too slow" if isinstance(exc, TimeoutError) else self._death(kill=True)
+                tail = self._stderr_tail()
+                self.start()
+                return {"verdict": None, "workers": len(deaths) + 1,
+                        "infrastructure": verdicts.truncate(
+                            f"the compile process did not become ready ({how}): {tail}", 2000)}
             # The tail must be this artifact's alone.
             self._stderr.seek(0)
             self._stderr.truncate()
             try:
-                self._wait_ready(deadline)
                 self._stream.write(compile_message("compile", artifact=bytes(blob)))
                 reply = self._stream.read(deadline)
                 if reply is None:

@@ -382,9 +382,9 @@ class Evaluator:
         artifacts = candidate.get("artifacts") or {}
         self._stage("compile", result, state)
         full_exp = self._artifact(artifacts.get("full"), module, full, ("tpu",))
-        if self.compile_tier:
-            self._compile_for_v6e(artifacts["full"], module, result,
-                                  start + timeout_s * COMPILE_SHARE)
+        if self.compile_tier and not self._compile_for_v6e(artifacts["full"], module, result,
+                                                           start + timeout_s * COMPILE_SHARE):
+            return  # the compile process could not start: an infrastructure fault
         cpu_branch_error = candidate.get("cpu_branch_error")
         reduced_exp = None
         if not (cpu_branch_error and "reduced" not in artifacts):
@@ -486,17 +486,22 @@ class Evaluator:
     def _compile_for_v6e(self, blob, module, result, deadline):
         """The deviceless libtpu v6e compile of the full-shape artifact (compile_tier.py, in the
         compile process): the Mosaic passes and XLA:TPU's VMEM/HBM allocation, which no CPU
-        check runs."""
+        check runs. False when the compile process could not start (result["infrastructure"]
+        says why)."""
         if self.compiler is None:
             self.compiler = CompileProcess()
         outcome = self.compiler.compile(blob, deadline)
         result["compile_tier"] = {key: outcome.get(key) for key in
                                   ("libtpu_version", "lower_ms", "compile_ms", "workers")}
+        if outcome.get("infrastructure"):
+            result["infrastructure"] = str(outcome["infrastructure"])
+            return False
         if outcome.get("verdict"):
             error = str(outcome.get("error") or "")
             kind = str(outcome.get("kind") or "")
             raise _Failed(outcome["verdict"], kind, error.splitlines()[0] if error else kind,
                           error, outcome.get("error_signature") or None)
+        return True
 
     def _check_interpret(self, check, module, config, check_seeds, result):
         error = check.get("error")

@@ -8,6 +8,7 @@ compile pipe. `MODE [DIR] --fds R,W`:
   garbage   answers with a map of another protocol
   die-once  the first worker started in DIR (a marker file) dies by SIGKILL under its first
             compile, as a fault from outside would; later workers answer like `ok`
+  no-start  exits before it is ready, as when libtpu cannot load
 """
 import os
 import pathlib
@@ -29,6 +30,9 @@ def main():
         marker = pathlib.Path(args[1]) / "died"
         first = not marker.exists()
         marker.touch()
+    if mode == "no-start":
+        print("cannot load libtpu", file=sys.stderr, flush=True)
+        return 1
     stream = Stream(read_fd, write_fd)
     stream.write(compile_message("ready", pid=os.getpid(), libtpu_version="fake", load_ms=1.0))
     while True:

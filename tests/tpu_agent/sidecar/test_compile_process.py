@@ -74,6 +74,17 @@ def test_one_death_from_outside_is_not_charged(tmp_path):
         proc.close()
 
 
+def test_a_worker_that_cannot_start_is_the_hosts_fault_not_the_candidates():
+    proc = _fake("no-start")
+    try:
+        outcome = proc.compile(b"artifact", _deadline())
+        assert outcome["verdict"] is None
+        assert "did not become ready" in outcome["infrastructure"]
+        assert "cannot load libtpu" in outcome["infrastructure"]
+    finally:
+        proc.close()
+
+
 def test_an_overrunning_compile_is_killed_and_is_a_timeout():
     proc = _fake("hang")
     try:
@@ -159,3 +170,17 @@ def test_the_real_compiler_running_out_of_memory_is_resource_exhausted():
         assert "LLVM ERROR: out of memory" in outcome["error"] and outcome["workers"] == 1
     finally:
         proc.close()
+
+
+def test_the_judge_reports_a_compile_process_that_cannot_start_as_infrastructure():
+    from tpu_agent.sidecar.evaluate import Evaluator
+    judge = Evaluator(compile_tier=True)
+    try:
+        judge.compiler.close()
+        judge.compiler = _fake("no-start")
+        result = judge.evaluate("8p", sidecar_kernels.CORRECT, seeds=(0,))
+        # No verdict: the server turns this into an exit the agent retries on a fresh judge.
+        assert result["verdict"] is None, result
+        assert "compile process did not become ready" in result["infrastructure"]
+    finally:
+        judge.close()
