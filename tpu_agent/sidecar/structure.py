@@ -16,9 +16,9 @@ interpreter) in the others; the branch with the custom call is the kernel, the r
 branch on the platform is refused (`platform_branches`): it would let the CPU check other code
 than the TPU runs. XLA that differs by platform counts its heaviest branch, and the judge holds
 the reduced-shape artifact to the same rule as the full one, so a heavy CPU-only branch beside
-a cheap TPU one fails there. A case on data is not a platform split, even with a kernel in one branch: its heaviest
-branch counts. A `tpu_custom_call` is
-opaque: its work is inside Pallas by definition. An XLA `while` whose trip count is a constant
+a cheap TPU one fails there. A case on data is not a platform split, even with a kernel in one
+branch: its heaviest branch counts. A `tpu_custom_call` is opaque: its work is inside Pallas by
+definition. An XLA `while` whose trip count is a constant
 (fori_loop, scan) counts its body that many times; any other loop counts its body once and is
 reported in `unbounded_loops`.
 
@@ -89,7 +89,7 @@ class Measurement:
     custom_calls: list = dataclasses.field(default_factory=list)   # every target seen
     forbidden_calls: list = dataclasses.field(default_factory=list)
     unbounded_loops: int = 0
-    # Branches on the platform that are not a Pallas kernel's own dispatch (see _Walker.case).
+    # Kernels under a platform branch that is not their own dispatch (_Walker.platform_case).
     platform_branches: list = dataclasses.field(default_factory=list)
 
 
@@ -282,7 +282,6 @@ class _Walker:
         for region in op.regions:
             for block in region.blocks:
                 self.walk_region_ops(block.operations, work, tpu_path)
-
 
     def platform_case(self, op, branches, work, tpu_path):
         """A case on the platform. Pallas kernels lower to one (interpret.install()): a case
