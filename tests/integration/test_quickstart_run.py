@@ -35,9 +35,12 @@ def small_quickstart(tmp_path):
 
 
 def run_palladium(palladium_bin, db, *extra, on_start=None, config=QUICKSTART):
+    # The quick start as a user runs it: the compile tier on (tests/conftest.py turns it off
+    # elsewhere).
     proc = subprocess.Popen(
         [str(palladium_bin), "run", str(config), "--db", str(db), "--no-progress", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        env={**os.environ, "PALLADIUM_COMPILE_TIER": "on"})
     if on_start:
         on_start(proc)
     out, err = proc.communicate(timeout=900)

@@ -5,7 +5,7 @@ import math
 import pytest
 
 import sidecar_kernels as k
-from tpu_agent.sidecar.evaluate import evaluate
+from tpu_agent.sidecar.evaluate import Evaluator, evaluate
 from tpu_agent.sidecar.verdicts import VERDICTS
 
 RESULT_FIELDS = {"verdict", "stage", "error", "error_signature", "stdout", "stderr", "stage_ms",
@@ -22,7 +22,11 @@ def run(code, seeds=(0,)):
 
 
 def test_correct_kernel_passes_every_stage_and_is_timed():
-    result = run(k.CORRECT, seeds=(0, 1))
+    judge = Evaluator(compile_tier=True)  # the default for users (tests/conftest.py)
+    try:
+        result = judge.evaluate("8p", k.CORRECT, seeds=(0, 1))
+    finally:
+        judge.close()
     assert result["verdict"] == "correct", result["error"]
     assert result["stage"] == "done"
     assert set(result["stage_ms"]) == {"extract", "lint", "import", "trace", "lower", "compile",

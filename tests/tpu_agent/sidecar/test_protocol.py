@@ -16,7 +16,8 @@ RESULT_KEYS = {"type", "version", "job_id", "verdict", "stage", "error", "error_
 def Sidecar(tmp_path, backend="interpret"):
     """`python -m tpu_agent.sidecar` on fds 3/4 with cwd a temp dir, as the agent starts it."""
     return PipeClient(tmp_path, tmp_path / "sidecar.log", backend=backend,
-                      env={"PALLADIUM_SIDECAR_CACHE": str(tmp_path / "cache")})
+                      env={"PALLADIUM_SIDECAR_CACHE": str(tmp_path / "cache"),
+                           "PALLADIUM_COMPILE_TIER": "on"})  # the default (tests/conftest.py)
 
 
 @pytest.fixture
@@ -143,5 +144,6 @@ def test_the_compile_tier_switched_off_claims_no_compile(tmp_path):
 @pytest.mark.parametrize("variable,value", [("PALLADIUM_COMPILE_TIER", "yes please"),
                                             ("PALLADIUM_COMPILE_MEMORY_MB", "lots")])
 def test_an_invalid_compile_tier_setting_refuses_to_start(tmp_path, variable, value):
-    instance = PipeClient(tmp_path, tmp_path / "sidecar.log", env={variable: value})
+    instance = PipeClient(tmp_path, tmp_path / "sidecar.log",
+                          env={"PALLADIUM_COMPILE_TIER": "on", variable: value})
     assert_refuses_to_start(instance, 2, f"{variable}={value!r}", timeout=120)
