@@ -280,6 +280,14 @@ def _artifact_problem(exported, module, config):
     return None
 
 
+def _artifact_rejection(problem, lower_ms=0.0):
+    """The outcome for an artifact that is not the workload's TPU program."""
+    return CompileOutcome(
+        verdict="shape_mismatch", stage="compile", kind="artifact", error=problem,
+        error_signature=verdicts.error_signature("compile", "artifact", problem),
+        lower_ms=lower_ms, libtpu_version=libtpu_version())
+
+
 def _deserialize(blob):
     """(Exported, None) or (None, the CompileOutcome of a blob that is not an artifact)."""
     from jax import export
@@ -311,11 +319,8 @@ def compile_artifact(blob):
     if failure:
         return failure
     if tuple(exported.platforms) != ("tpu",):
-        problem = f"the artifact is for platforms {list(exported.platforms)}, not ['tpu']"
-        return CompileOutcome(
-            verdict="shape_mismatch", stage="compile", kind="artifact", error=problem,
-            error_signature=verdicts.error_signature("compile", "artifact", problem),
-            libtpu_version=libtpu_version())
+        return _artifact_rejection(
+            f"the artifact is for platforms {list(exported.platforms)}, not ['tpu']")
     return _compile(exported)
 
 
@@ -334,8 +339,5 @@ def compile_exported(blob, module, config=None):
         return failure
     problem = _artifact_problem(exported, module, config)
     if problem:
-        return CompileOutcome(
-            verdict="shape_mismatch", stage="compile", kind="artifact", error=problem,
-            error_signature=verdicts.error_signature("compile", "artifact", problem),
-            lower_ms=_ms_since(start), libtpu_version=libtpu_version())
+        return _artifact_rejection(problem, _ms_since(start))
     return _compile(exported)
