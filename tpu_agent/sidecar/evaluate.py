@@ -263,7 +263,7 @@ class Evaluator:
         """structure.Measurement of the XLA baseline exported for TPU at `config` (default: the
         full shapes)."""
         config = module.CONFIG if config is None else config
-        key = (module.ID, config is module.CONFIG)
+        key = (module.ID, repr(sorted(config.items())))
         if key not in self._structures:
             specs = self._argument_specs(module, config)
             args = [s["static"] if "static" in s else
