@@ -32,7 +32,7 @@ CONFIG = {
 
 # lhs [1024,256], rhs [128,256,256], group_sizes [128] (all 8), max_expert_size 8. The
 # expert count stays 128 (group_sizes' last dim must stay a multiple of 128), so groups shrink.
-CPU_CONFIG = {**CONFIG, "emb_dim": 256, "moe_mlp_dim": 256, "seq_len": 128}
+CPU_CONFIG = {**CONFIG, "emb_dim": 1024, "moe_mlp_dim": 512, "seq_len": 128}
 
 ATOL = 0.01
 RTOL = 0.01

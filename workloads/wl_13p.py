@@ -25,7 +25,7 @@ CONFIG = {
 
 # hidden [128,256], weight [256,1152], labels [128]; 1152 = 9*128 keeps the vocabulary a
 # multiple of 128 that is not a power of two.
-CPU_CONFIG = {**CONFIG, "batch_tokens": 128, "hidden_dim": 256, "vocab_size": 1152}
+CPU_CONFIG = {**CONFIG, "batch_tokens": 1024, "hidden_dim": 1024, "vocab_size": 1280}
 
 ATOL = 0.01
 RTOL = 0.01

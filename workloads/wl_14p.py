@@ -23,7 +23,7 @@ CONFIG = {
 }
 
 # x [8,128,256], weights [8,256,512].
-CPU_CONFIG = {**CONFIG, "M": 1024, "K": 256, "N": 512}
+CPU_CONFIG = {**CONFIG, "M": 8192, "K": 1024, "N": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

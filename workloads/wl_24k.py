@@ -27,7 +27,7 @@ CONFIG = {
 }
 
 # x [256,512], weight [256,512], bias [256] -> [256,1].
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "input_size": 512, "hidden_size": 256}
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "input_size": 1024, "hidden_size": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

@@ -27,7 +27,7 @@ CONFIG = {
 }
 
 # x [256,512], weight [512,256], bias/bn_* [256], scale [1].
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "in_features": 512, "out_features": 256}
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "in_features": 1024, "out_features": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

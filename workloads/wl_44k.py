@@ -21,7 +21,7 @@ CONFIG = {
 }
 
 # x [256,512], weight [512,256], bias [256].
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "input_size": 512, "output_size": 256}
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "input_size": 1024, "output_size": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

@@ -21,7 +21,7 @@ CONFIG = {
 
 # A [256,512] @ B [512,256] -> [256,256]: small enough for Pallas TPU interpret mode on CPU,
 # every dim still a multiple of 128.
-CPU_CONFIG = {**CONFIG, "M": 256, "K": 512, "N": 256}
+CPU_CONFIG = {**CONFIG, "M": 1024, "K": 1024, "N": 1024}
 
 ATOL = 0.01
 RTOL = 0.01
