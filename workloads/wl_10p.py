@@ -29,7 +29,7 @@ CONFIG = {
     "num_experts_per_tok": 2,
 }
 
-# x [1,128,256], router [256,8], gate/up [8,256,512], down [8,512,256].
+# x [1,1024,1024], router [1024,8], gate/up [8,1024,1024], down [8,1024,1024].
 CPU_CONFIG = {**CONFIG, "batch": 1, "seq_len": 1024, "emb_dim": 1024, "mlp_dim": 1024}
 CPU_SHAPE_EXCEPTIONS = {
     "batch": ("a batch axis that kernels fold into rows with seq_len, and batch*seq_len rows "

@@ -26,7 +26,7 @@ CONFIG = {
     "d_model": 4096,
 }
 
-# query, key, value [1,2,256,256] (heads 0 and 1, gamma = 1-2^-5 and 1-2^-6).
+# query, key, value [1,2,1024,256] (heads 0 and 1, gamma = 1-2^-5 and 1-2^-6).
 CPU_CONFIG = {**CONFIG, "batch": 1, "seq_len": 1024, "num_heads": 2, "d_model": 512}
 CPU_SHAPE_EXCEPTIONS = {
     "batch": ("a batch axis: attention kernels step through it one entry at a time (block "

@@ -25,7 +25,7 @@ CONFIG = {
     "emb_dim": 16384,
 }
 
-# query [1,256,16,128], key/value [1,256,8,128] (2 query heads per KV head).
+# query [1,1024,16,128], key/value [1,1024,8,128] (2 query heads per KV head).
 CPU_CONFIG = {**CONFIG, "batch": 1, "seq_len": 1024, "num_query_heads": 16, "num_kv_heads": 8,
               "emb_dim": 2048}
 CPU_SHAPE_EXCEPTIONS = {

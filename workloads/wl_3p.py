@@ -34,8 +34,8 @@ CONFIG = {
     "rope_theta": 10000,
 }
 
-# x [1,128,256], q_down [256,128], q_up [128,384], kv_down [256,192], k_up/v_up [128,256],
-# o_proj [256,256]: 2 heads, per-head dims (128 nope + 64 rope, v 128) kept at full size.
+# x [1,1024,1024], q_down [1024,512], q_up [512,384], kv_down [1024,576], k_up/v_up [512,256],
+# o_proj [256,1024]: 2 heads, per-head dims (128 nope + 64 rope, v 128) kept at full size.
 CPU_CONFIG = {**CONFIG, "batch": 1, "seq_len": 1024, "emb_dim": 1024, "num_heads": 2,
               "q_lora_rank": 512, "kv_lora_rank": 512}
 CPU_SHAPE_EXCEPTIONS = {

@@ -27,7 +27,7 @@ CONFIG = {
     "head_dim": 128,
 }
 
-# q [2,4,256,128], k/v [2,2,256,128] (2 query heads per KV head).
+# q [2,4,1024,128], k/v [2,2,1024,128] (2 query heads per KV head).
 CPU_CONFIG = {**CONFIG, "batch": 2, "seq_len": 1024, "num_query_heads": 4, "num_kv_heads": 2}
 CPU_SHAPE_EXCEPTIONS = {
     "batch": ("a batch axis: attention kernels step through it one entry at a time (block "

@@ -22,7 +22,7 @@ CONFIG = {
     "head_dim": 128,
 }
 
-# q, k, v [1,2,256,128], rel_pos_bias [2,256,256].
+# q, k, v [1,2,1024,128], rel_pos_bias [2,1024,1024].
 CPU_CONFIG = {**CONFIG, "batch": 1, "seq_len": 1024, "num_heads": 2}
 CPU_SHAPE_EXCEPTIONS = {
     "batch": ("a batch axis: attention kernels step through it one entry at a time (block "

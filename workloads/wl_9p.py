@@ -20,7 +20,7 @@ CONFIG = {
     "mlp_dim": 28672,
 }
 
-# x [1,128,256], gate/up [256,512], down [512,256].
+# x [1,1024,1024], gate/up [1024,1024], down [1024,1024].
 CPU_CONFIG = {**CONFIG, "batch": 1, "seq_len": 1024, "emb_dim": 1024, "mlp_dim": 1024}
 CPU_SHAPE_EXCEPTIONS = {
     "batch": ("a batch axis that kernels fold into rows with seq_len, and batch*seq_len rows "
