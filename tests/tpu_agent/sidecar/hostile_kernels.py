@@ -1,5 +1,5 @@
 """Hostile candidates, one per attack class of docs/verification.md ("Threat model"), all for
-workload 8p (GEMM: A [1024,1024] @ B [1024,1024] at CPU_CONFIG). Each is what a kernel module that
+workload 8p (GEMM: A [1024,2048] @ B [2048,1024] at CPU_CONFIG). Each is what a kernel module that
 wants a `correct` it has not earned, or a way out of its evaluation, really does; none is
 tailored to the implementation it is tested against beyond what a reader of the docs knows.
 

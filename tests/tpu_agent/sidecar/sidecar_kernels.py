@@ -1,5 +1,5 @@
 """Hand-written candidate sources for the sidecar tests, one per verdict, all for workload 8p
-(GEMM: A [1024,1024] @ B [1024,1024] at CPU_CONFIG). Each is a real module as an LLM would write it.
+(GEMM: A [1024,2048] @ B [2048,1024] at CPU_CONFIG). Each is a real module as an LLM would write it.
 """
 
 _GEMM_TEMPLATE = '''
