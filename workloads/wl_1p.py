@@ -27,11 +27,11 @@ CONFIG = {
 CPU_CONFIG = {**CONFIG, "batch": 1, "seq_len": 1024, "num_heads": 2}
 CPU_SHAPE_EXCEPTIONS = {
     "batch": ("a batch axis: attention kernels step through it one entry at a time (block "
-             "1), so its power of two never meets a block shape; all 4 would make every "
-             "interpret-mode run 4x longer."),
+              "1), so its power of two never meets a block shape; all 4 would make every "
+              "interpret-mode run 4x longer."),
     "num_heads": ("a head axis: attention kernels step through it one head at a time (block "
-                 "1), so its power of two never meets a block shape; all 64 would make "
-                 "every interpret-mode run 32x longer."),
+                  "1), so its power of two never meets a block shape; all 64 would make "
+                  "every interpret-mode run 32x longer."),
 }
 
 ATOL = 0.05

@@ -33,13 +33,13 @@ EPS = 1e-5
 CPU_CONFIG = {**CONFIG, "batch_size": 2, "in_channels": 4}
 CPU_SHAPE_EXCEPTIONS = {
     "batch_size": ("2 of 128 images. Known gap (issue 9): kernels that fold N*126*126 output "
-                  "pixels into rows see 31752 rows, a multiple of 8 only; 128-row tiles need "
-                  "N = 32 and the full multiple of 512 needs N = 128, 16x and 64x the cost of "
-                  "the reference and of every interpret-mode run."),
+                   "pixels into rows see 31752 rows, a multiple of 8 only; 128-row tiles need "
+                   "N = 32 and the full multiple of 512 needs N = 128, 16x and 64x the cost of "
+                   "the reference and of every interpret-mode run."),
     "in_channels": ("4 of 64 input channels: the convolution's cost is linear in them, and "
-                   "all 64 would make the reference and every interpret-mode run 16x "
-                   "longer; kernels contract over C_in*K*K inside one block rather than "
-                   "tiling it."),
+                    "all 64 would make the reference and every interpret-mode run 16x "
+                    "longer; kernels contract over C_in*K*K inside one block rather than "
+                    "tiling it."),
 }
 
 ATOL = 0.01

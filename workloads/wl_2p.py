@@ -30,11 +30,11 @@ CPU_CONFIG = {**CONFIG, "batch": 1, "seq_len": 1024, "num_query_heads": 16, "num
               "emb_dim": 2048}
 CPU_SHAPE_EXCEPTIONS = {
     "batch": ("a batch axis: attention kernels step through it one entry at a time (block "
-             "1), so its power of two never meets a block shape; all 4 would make every "
-             "interpret-mode run 4x longer."),
+              "1), so its power of two never meets a block shape; all 4 would make every "
+              "interpret-mode run 4x longer."),
     "num_query_heads": ("a head axis: attention kernels step through it one head at a time "
-                       "(block 1), so its power of two never meets a block shape; all 128 "
-                       "would make every interpret-mode run 8x longer."),
+                        "(block 1), so its power of two never meets a block shape; all 128 "
+                        "would make every interpret-mode run 8x longer."),
 }
 
 ATOL = 0.05

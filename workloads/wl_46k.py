@@ -41,8 +41,8 @@ GN_EPS = 1e-5
 CPU_CONFIG = {**CONFIG, "batch_size": 2}
 CPU_SHAPE_EXCEPTIONS = {
     "batch_size": ("2 of 128 images: a batch axis that conv kernels step through (block 1) "
-                  "or fold into rows with the output pixels; all 128 would make the "
-                  "reference and every interpret-mode run 64x longer."),
+                   "or fold into rows with the output pixels; all 128 would make the "
+                   "reference and every interpret-mode run 64x longer."),
 }
 
 ATOL = 0.01

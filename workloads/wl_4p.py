@@ -31,14 +31,14 @@ CONFIG = {
 CPU_CONFIG = {**CONFIG, "batch": 2, "seq_len": 1024, "num_query_heads": 4, "num_kv_heads": 2}
 CPU_SHAPE_EXCEPTIONS = {
     "batch": ("a batch axis: attention kernels step through it one entry at a time (block "
-             "1), so its power of two never meets a block shape; all 4 would make every "
-             "interpret-mode run 2x longer."),
+              "1), so its power of two never meets a block shape; all 4 would make every "
+              "interpret-mode run 2x longer."),
     "num_query_heads": ("a head axis: attention kernels step through it one head at a time "
-                       "(block 1), so its power of two never meets a block shape; all 64 "
-                       "would make every interpret-mode run 16x longer."),
+                        "(block 1), so its power of two never meets a block shape; all 64 "
+                        "would make every interpret-mode run 16x longer."),
     "num_kv_heads": ("a head axis: attention kernels step through it one head at a time "
-                    "(block 1), so its power of two never meets a block shape; all 8 would "
-                    "make every interpret-mode run 4x longer."),
+                     "(block 1), so its power of two never meets a block shape; all 8 would "
+                     "make every interpret-mode run 4x longer."),
 }
 
 ATOL = 0.01

@@ -24,8 +24,8 @@ CONFIG = {
 CPU_CONFIG = {**CONFIG, "batch": 1, "seq_len": 1024, "emb_dim": 1024, "mlp_dim": 1024}
 CPU_SHAPE_EXCEPTIONS = {
     "batch": ("a batch axis that kernels fold into rows with seq_len, and batch*seq_len rows "
-             "stay a multiple of 1024 through seq_len; all 2 would make every "
-             "interpret-mode run 2x longer."),
+              "stay a multiple of 1024 through seq_len; all 2 would make every "
+              "interpret-mode run 2x longer."),
 }
 
 ATOL = 0.1
