@@ -30,9 +30,15 @@ CONFIG = {
     "seq_len": 4096,
 }
 
-# lhs [1024,256], rhs [128,256,256], group_sizes [128] (all 8), max_expert_size 8. The
+# lhs [1024,1024], rhs [128,1024,256], group_sizes [128] (all 8), max_expert_size 8. The
 # expert count stays 128 (group_sizes' last dim must stay a multiple of 128), so groups shrink.
-CPU_CONFIG = {**CONFIG, "emb_dim": 256, "moe_mlp_dim": 256, "seq_len": 128}
+CPU_CONFIG = {**CONFIG, "emb_dim": 1024, "moe_mlp_dim": 256, "seq_len": 128}
+CPU_SHAPE_EXCEPTIONS = {
+    "moe_mlp_dim": ("256 of 1536 (the rule asks for 512): rhs holds all 128 experts, so its size "
+                    "is 128*K*N; three input sets (test_inputs_deterministic...) took 29.2 s at "
+                    "N = 512, 17.0 s at 256 and 8.6 s at the old [128,256,256], measured side by "
+                    "side on this loaded 2-core host. K keeps its 1024, the tuned tk."),
+}
 
 ATOL = 0.01
 RTOL = 0.01

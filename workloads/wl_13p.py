@@ -23,9 +23,9 @@ CONFIG = {
     "vocab_size": 128256,
 }
 
-# hidden [128,256], weight [256,1152], labels [128]; 1152 = 9*128 keeps the vocabulary a
-# multiple of 128 that is not a power of two.
-CPU_CONFIG = {**CONFIG, "batch_tokens": 128, "hidden_dim": 256, "vocab_size": 1152}
+# hidden [1024,1024], weight [1024,1280], labels [1024]; 1280 = 5*256 keeps the vocabulary a
+# multiple of 256 (128256 = 2^8*501) that is not a power of two.
+CPU_CONFIG = {**CONFIG, "batch_tokens": 1024, "hidden_dim": 1024, "vocab_size": 1280}
 
 ATOL = 0.01
 RTOL = 0.01

@@ -22,8 +22,8 @@ CONFIG = {
     "N": 14336,
 }
 
-# x [8,128,256], weights [8,256,512].
-CPU_CONFIG = {**CONFIG, "M": 1024, "K": 256, "N": 512}
+# x [8,1024,1024], weights [8,1024,1024].
+CPU_CONFIG = {**CONFIG, "M": 8192, "K": 1024, "N": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

@@ -26,8 +26,8 @@ CONFIG = {
     "direction": "outgoing",
 }
 
-# pair_act [128,128,128], mask [128,128,1], weights [128,128], center_scale [128].
-CPU_CONFIG = {**CONFIG, "N": 128}
+# pair_act [512,512,128], mask [512,512,1], weights [128,128], center_scale [128].
+CPU_CONFIG = {**CONFIG, "N": 512}
 
 ATOL = 0.01
 RTOL = 0.01

@@ -21,10 +21,10 @@ CONFIG = {
     "multiply_value": 1.5,
 }
 
-# x [128,8192], weight [8192,256], bias [256]. in_features stays 8192: with normal*0.02 weights
+# x [1024,8192], weight [8192,1024], bias [1024]. in_features stays 8192: with normal*0.02 weights
 # x @ weight has a standard deviation of about 0.011*sqrt(in_features), so only at full depth do
 # a few percent of outputs clear the subtract of 2.0; at in_features 512 the output is all zeros.
-CPU_CONFIG = {**CONFIG, "batch_size": 128, "out_features": 256}
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "out_features": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

@@ -22,8 +22,8 @@ CONFIG = {
     "negative_slope": 0.1,
 }
 
-# x [256,512], weight [512,256], bias [256].
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "in_features": 512, "out_features": 256}
+# x [1024,1024], weight [1024,1024], bias [1024].
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "in_features": 1024, "out_features": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

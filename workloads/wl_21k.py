@@ -23,8 +23,8 @@ CONFIG = {
     "scaling_factor": 1.5,
 }
 
-# x [256,512], weight [256,512] -> [256,1].
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "input_size": 512, "hidden_size": 256}
+# x [1024,1024], weight [1024,1024] -> [1024,1].
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "input_size": 1024, "hidden_size": 1024}
 
 ATOL = 0.1
 RTOL = 0.1

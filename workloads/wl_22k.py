@@ -31,6 +31,16 @@ EPS = 1e-5
 
 # x [2,4,128,128], weight [128,4,3,3], conv_bias/in_weight/in_bias [128] -> [2,128,126,126].
 CPU_CONFIG = {**CONFIG, "batch_size": 2, "in_channels": 4}
+CPU_SHAPE_EXCEPTIONS = {
+    "batch_size": ("2 of 128 images. Known gap (issue 9): kernels that fold N*126*126 output "
+                   "pixels into rows see 31752 rows, a multiple of 8 only; 128-row tiles need "
+                   "N = 32 and the full multiple of 512 needs N = 128, 16x and 64x the cost of "
+                   "the reference and of every interpret-mode run."),
+    "in_channels": ("4 of 64 input channels: the convolution's cost is linear in them, and "
+                    "all 64 would make the reference and every interpret-mode run 16x "
+                    "longer; kernels contract over C_in*K*K inside one block rather than "
+                    "tiling it."),
+}
 
 ATOL = 0.01
 RTOL = 0.01

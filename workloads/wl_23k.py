@@ -22,8 +22,8 @@ CONFIG = {
     "out_features": 8192,
 }
 
-# x [256,512], weight [256,512], bias [256] -> [256,1].
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "in_features": 512, "out_features": 256}
+# x [1024,1024], weight [1024,1024], bias [1024] -> [1024,1].
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "in_features": 1024, "out_features": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

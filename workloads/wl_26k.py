@@ -25,8 +25,8 @@ CONFIG = {
 
 EPS = 1e-5
 
-# x [256,512], y [256,256], bmm_weight [256,512], bmm_bias/in_weight/in_bias [256].
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "in_features": 512, "out_features": 256}
+# x [1024,1024], y [1024,1024], bmm_weight [1024,1024], bmm_bias/in_weight/in_bias [1024].
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "in_features": 1024, "out_features": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

@@ -26,8 +26,9 @@ CONFIG = {
 
 EPS = 1e-5
 
-# x [256,512], weight [512,512], bias/gn_weight/gn_bias [512]; 64 groups of 8.
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "in_features": 512, "out_features": 512}
+# x [1024,1024], weight [1024,1024], bias/gn_weight/gn_bias [1024]; 64 groups of 16 (of 64 at
+# full size).
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "in_features": 1024, "out_features": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

@@ -20,8 +20,8 @@ CONFIG = {
     "scaling_factor": 0.5,
 }
 
-# x [256,512], weight [512,256], bias [256].
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "in_features": 512, "out_features": 256}
+# x [1024,1024], weight [1024,1024], bias [1024].
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "in_features": 1024, "out_features": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

@@ -24,8 +24,8 @@ CONFIG = {
 
 EPS = 1e-5
 
-# x [256,512], gemm_weight [256,512], gemm_bias/bn_weight/bn_bias [256].
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "in_features": 512, "out_features": 256}
+# x [1024,1024], gemm_weight [1024,1024], gemm_bias/bn_weight/bn_bias [1024].
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "in_features": 1024, "out_features": 1024}
 
 ATOL = 0.05
 RTOL = 0.01

@@ -21,9 +21,9 @@ CONFIG = {
     "output_size": 1024,
 }
 
-# x [256,256], w1 [512,256], b1 [512], w2 [128,512], b2 [128] -> [256].
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "input_size": 256, "hidden_size": 512,
-              "output_size": 128}
+# x [1024,1024], w1 [1024,1024], b1 [1024], w2 [1024,1024], b2 [1024] -> [1024].
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "input_size": 1024, "hidden_size": 1024,
+              "output_size": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

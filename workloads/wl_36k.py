@@ -19,8 +19,8 @@ CONFIG = {
     "hidden_size": 8192,
 }
 
-# x [256,512], weight [512,256], bias [256] -> [256,1].
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "input_size": 512, "hidden_size": 256}
+# x [1024,1024], weight [1024,1024], bias [1024] -> [1024,1].
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "input_size": 1024, "hidden_size": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

@@ -22,8 +22,8 @@ CONFIG = {
     "dropout_p": 0.2,
 }
 
-# x [256,512], weight [256,512] (out, in), bias [256].
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "in_features": 512, "out_features": 256}
+# x [1024,1024], weight [1024,1024] (out, in), bias [1024].
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "in_features": 1024, "out_features": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

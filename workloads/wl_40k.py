@@ -30,9 +30,9 @@ CONFIG = {
 
 GN_EPS = 1e-5
 
-# x [128,256], weight [8192,256], linear_bias/gn_weight/gn_bias [8192], bias [1,8192,1,1]
-# -> [1,8192,128,1]; 512 groups of 16 as at full size.
-CPU_CONFIG = {**CONFIG, "batch_size": 128, "in_features": 256}
+# x [1024,1024], weight [8192,1024], linear_bias/gn_weight/gn_bias [8192], bias [1,8192,1,1]
+# -> [1,8192,1024,1]; 512 groups of 16 as at full size.
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "in_features": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

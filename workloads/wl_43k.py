@@ -26,8 +26,8 @@ CONFIG = {
     "bn_momentum": 0.1,
 }
 
-# x [256,512], weight [512,256], bias/bn_* [256], scale [1].
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "in_features": 512, "out_features": 256}
+# x [1024,1024], weight [1024,1024], bias/bn_* [1024], scale [1].
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "in_features": 1024, "out_features": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

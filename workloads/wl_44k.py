@@ -20,8 +20,8 @@ CONFIG = {
     "divisor": 10.0,
 }
 
-# x [256,512], weight [512,256], bias [256].
-CPU_CONFIG = {**CONFIG, "batch_size": 256, "input_size": 512, "output_size": 256}
+# x [1024,1024], weight [1024,1024], bias [1024].
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "input_size": 1024, "output_size": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

@@ -29,9 +29,9 @@ CONFIG = {
 
 GN_EPS = 1e-5
 
-# x [128,256], gemm_weight [8192,256], gemm_bias/gn_weight/gn_bias/multiply_weight [8192];
+# x [1024,1024], gemm_weight [8192,1024], gemm_bias/gn_weight/gn_bias/multiply_weight [8192];
 # 256 groups of 32 as at full size.
-CPU_CONFIG = {**CONFIG, "batch_size": 128, "in_features": 256}
+CPU_CONFIG = {**CONFIG, "batch_size": 1024, "in_features": 1024}
 
 ATOL = 0.05
 RTOL = 0.01

@@ -27,8 +27,19 @@ CONFIG = {
     "head_dim": 128,
 }
 
-# q [2,4,256,128], k/v [2,2,256,128] (2 query heads per KV head).
-CPU_CONFIG = {**CONFIG, "batch": 2, "seq_len": 256, "num_query_heads": 4, "num_kv_heads": 2}
+# q [2,4,1024,128], k/v [2,2,1024,128] (2 query heads per KV head).
+CPU_CONFIG = {**CONFIG, "batch": 2, "seq_len": 1024, "num_query_heads": 4, "num_kv_heads": 2}
+CPU_SHAPE_EXCEPTIONS = {
+    "batch": ("a batch axis: attention kernels step through it one entry at a time (block "
+              "1), so its power of two never meets a block shape; all 4 would make every "
+              "interpret-mode run 2x longer."),
+    "num_query_heads": ("a head axis: attention kernels step through it one head at a time "
+                        "(block 1), so its power of two never meets a block shape; all 64 "
+                        "would make every interpret-mode run 16x longer."),
+    "num_kv_heads": ("a head axis: attention kernels step through it one head at a time "
+                     "(block 1), so its power of two never meets a block shape; all 8 would "
+                     "make every interpret-mode run 4x longer."),
+}
 
 ATOL = 0.01
 RTOL = 0.01

@@ -34,6 +34,18 @@ CONFIG = {
 # the KV-head dim a multiple of 8, so this is the smallest cache that keeps the layout.
 CPU_CONFIG = {**CONFIG, "num_seqs": 8, "max_seq_len": 2048, "num_query_heads": 16,
               "pages_per_seq": 128}
+CPU_SHAPE_EXCEPTIONS = {
+    "num_seqs": ("8 of 64 sequences: paged attention kernels copy the KV cache one DMA per "
+                 "(sequence, KV head, page); at this cache the hand-tuned kernel already takes "
+                 "~42 s per interpret-mode run (tests/workloads/test_hand_tuned.py), and every "
+                 "sequence more adds 1/8 of that."),
+    "num_query_heads": ("16 of 64 query heads (2 per KV head): a grid axis that kernels step "
+                        "through per KV head group; all 64 would make every interpret-mode run "
+                        "of the scores 4x longer."),
+    "pages_per_seq": ("128 of 256 pages: one DMA per (sequence, KV head, page), so all 256 "
+                      "would double the ~42 s per hand-tuned interpret-mode run; 128 keeps "
+                      "page_indices' last dim a multiple of 128."),
+}
 
 ATOL = 0.01
 RTOL = 0.01

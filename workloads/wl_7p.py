@@ -50,6 +50,22 @@ CONFIG = {
 # multiple of 8, so this is the smallest cache that keeps the layout.
 CPU_CONFIG = {**CONFIG, "max_num_batched_tokens": 256, "max_num_seqs": 8, "num_q_heads": 8,
               "num_kv_heads": 4, "pages_per_seq": 128}
+CPU_SHAPE_EXCEPTIONS = {
+    "max_num_batched_tokens": ("256 of 4096 token rows: the ragged scenario (decodes plus one "
+                               "prefill) fits in them, and the wiring test of the hand-tuned "
+                               "kernel (test_7p_wiring_matches_the_baseline) already takes "
+                               "14-20 s at this shape; 1024 rows would make it about 4x longer."),
+    "max_num_seqs": ("8 of 64 sequence slots: one DMA per (sequence, KV head, page), so every "
+                     "slot more grows each run; 8 keeps one inactive slot and one prefill."),
+    "num_q_heads": ("8 of 64 query heads (2 per KV head): a grid axis that kernels step through "
+                    "per KV head; all 64 would make every run 8x longer."),
+    "num_kv_heads": ("4 of 8 KV heads: the combined K/V head dim (2*num_kv_heads) stays a "
+                     "multiple of 8, which is what the TPU layout needs; 8 heads would double "
+                     "every run."),
+    "pages_per_seq": ("128 of 256 pages: one DMA per (sequence, KV head, page), so all 256 "
+                      "would double every run; 128 keeps page_indices' last dim a multiple of "
+                      "128."),
+}
 
 ATOL = 0.01
 RTOL = 0.01

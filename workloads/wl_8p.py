@@ -19,9 +19,11 @@ CONFIG = {
     "N": 28672,
 }
 
-# A [256,512] @ B [512,256] -> [256,256]: small enough for Pallas TPU interpret mode on CPU,
-# every dim still a multiple of 128.
-CPU_CONFIG = {**CONFIG, "M": 256, "K": 512, "N": 256}
+# A [1024,2048] @ B [2048,1024] -> [1024,1024]: small enough for Pallas TPU interpret mode on
+# CPU, and every dim keeps the full size's multiple of 1024. K differs from M and N so that no
+# input has the output's shape (a kernel swapping operands fails on shape, and the hostile
+# kernel that searches the candidate process for an array of the output's shape finds none).
+CPU_CONFIG = {**CONFIG, "M": 1024, "K": 2048, "N": 1024}
 
 ATOL = 0.01
 RTOL = 0.01

@@ -7,8 +7,8 @@ no adapter and no extra HBM traffic. Tuned forward blocks (JAXBench `TUNED_PARAM
 block_q 2048, block_k_major 2048, block_k 1024, block_b 1 (grid (B, H, S/2048, S/2048) =
 (4, 64, 2, 2) at full shape; the causal kernel skips the kv block above the diagonal). The
 backward blocks (128 each) are passed along for completeness; only the forward runs here.
-Every block is clamped to S so the module runs at the reduced CPU shapes too (S=256: all blocks
-256, grid (1, 2, 1, 1)).
+Every block is clamped to S so the module runs at the reduced CPU shapes too (S=1024: all blocks
+1024, grid (1, 2, 1, 1)).
 
 The kernel computes scores and softmax in float32 (the baseline does too). The upstream wrapper
 calls `pl.pallas_call` at call time without an `interpret` argument, so the sidecar's patch and

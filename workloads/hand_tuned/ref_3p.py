@@ -19,7 +19,7 @@ Adapters and their costs (at full shape B=4 S=2048 H=128):
 
 Tuned blocks (JAXBench `TUNED_PARAMS`, tuned for head_dim 128 and reused at 256): block_q 2048,
 block_k_major 2048, block_k 1024, block_b 1; each clamped to S so the module runs at the reduced
-CPU shapes (S=128: all 128).
+CPU shapes (S=1024: all 1024).
 """
 import math
 

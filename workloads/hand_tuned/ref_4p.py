@@ -23,7 +23,7 @@ Adapters and their costs (full shape B=4 S=4096 Hq=64 Hkv=8 D=128):
     reference passes the Hkv heads as they are; `REPEAT_KV = True` reproduces JAXBench exactly.
 
 Tuned blocks (JAXBench `TUNED_PARAMS`, v6e): block_q 2048, block_kv 2048, block_kv_compute 1024,
-forward only; each clamped to S (CPU S=256: all 256). splash's `interpret` argument is left at its
+forward only; each clamped to S (CPU S=1024: all 1024). splash's `interpret` argument is left at its
 default; the sidecar's forced TPU interpret mode overrides it inside pallas_call.
 """
 import math

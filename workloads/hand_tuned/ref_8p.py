@@ -5,7 +5,7 @@ Interface: `workload(A, B)` exactly like the baseline (A [M,K], B [K,N] bf16 -> 
 adapter, no layout change. Tuned tiles (JAXBench `TUNED_PARAMS`, v6e): block_shape (1024, 2048),
 block_k 1024, i.e. grid (M/1024, N/2048, K/1024) = (8, 14, 8) at full shape with a float32 VMEM
 accumulator. Each tile is clamped to its dimension so the same module runs at the reduced CPU
-shapes (A [256,512], B [512,256] -> tiles (256, 256), block_k 512, grid (1, 1, 1)).
+shapes (A [1024,2048], B [2048,1024] -> tiles (1024, 1024), block_k 1024, grid (1, 1, 2)).
 
 The upstream kernel calls `pl.pallas_call` at call time and takes no `interpret` argument, so
 the sidecar's pallas_call patch and `pltpu.force_tpu_interpret_mode` both reach it.

@@ -1,5 +1,5 @@
 """Hostile candidates, one per attack class of docs/verification.md ("Threat model"), all for
-workload 8p (GEMM: A [256,512] @ B [512,256] at CPU_CONFIG). Each is what a kernel module that
+workload 8p (GEMM: A [1024,2048] @ B [2048,1024] at CPU_CONFIG). Each is what a kernel module that
 wants a `correct` it has not earned, or a way out of its evaluation, really does; none is
 tailored to the implementation it is tested against beyond what a reader of the docs knows.
 
@@ -109,7 +109,7 @@ _np = _imp("numpy")
 _stolen = []
 for _o in _gc.get_objects():
     try:
-        if getattr(_o, "shape", None) == (256, 256):
+        if getattr(_o, "shape", None) == (1024, 1024):
             _stolen.append(_np.asarray(_o))
     except Exception:
         pass

@@ -1,5 +1,5 @@
 """Hand-written candidate sources for the sidecar tests, one per verdict, all for workload 8p
-(GEMM: A [256,512] @ B [512,256] at CPU_CONFIG). Each is a real module as an LLM would write it.
+(GEMM: A [1024,2048] @ B [2048,1024] at CPU_CONFIG). Each is a real module as an LLM would write it.
 """
 
 _GEMM_TEMPLATE = '''
@@ -61,8 +61,8 @@ FLOAT32_OUTPUT = CORRECT.replace("jax.ShapeDtypeStruct((M, N), A.dtype)",
                                  "jax.ShapeDtypeStruct((M, N), jnp.float32)")
 # An assertion without a message in the candidate's own code.
 BARE_ASSERT = CORRECT.replace("    M, K = A.shape", "    M, K = A.shape\n    assert M < 0")
-# Blocks of 512 rows over 256 rows: M // bm == 0, so the grid has no iterations.
-EMPTY_GRID = gemm(blocks="(512, 128, 256)")
+# Blocks of 2048 rows over 1024 rows: M // bm == 0, so the grid has no iterations.
+EMPTY_GRID = gemm(blocks="(2048, 128, 256)")
 
 # Never stores to o_ref; in TPU interpret mode the output buffer starts as NaN.
 UNWRITTEN_OUTPUT = CORRECT.replace("o_ref[...] = (acc_ref[...] * 1.0)", "_ = (acc_ref[...] * 1.0)")
