@@ -100,13 +100,28 @@ def test_corpus_matches_expected_table():
     assert corpus_files() == sorted(EXPECTED)
 
 
+# Every workload's seven responses cover every verdict once, and `correct` twice. 12p/03 and 9p/06
+# were written as hangs, but they hung only at the old reduced shapes, which broke the full
+# shapes' divisibility (issue 9 item 3): they are a third `correct` now, and the corpus's
+# timeouts come from the other three workloads.
+_VERDICT_MIX = ["correct", "correct", "numerics_mismatch", "api_misuse", "lowering_error",
+                "timeout", "no_code"]
+_HANGS_ONLY_AT_OLD_SHAPES = {"12p", "9p"}
+
+
 @pytest.mark.parametrize("workload_id", WORKLOADS)
 def test_each_workload_covers_every_verdict(workload_id):
     verdicts = [v for n, v in EXPECTED.items() if n.startswith(workload_id + "/")]
     assert [n for n in EXPECTED if n.startswith(workload_id + "/")] == \
         [f"{workload_id}/{i:02d}.md" for i in range(1, 8)]
-    assert sorted(verdicts) == sorted(["correct", "correct", "numerics_mismatch", "api_misuse",
-                                       "lowering_error", "timeout", "no_code"])
+    mix = list(_VERDICT_MIX)
+    if workload_id in _HANGS_ONLY_AT_OLD_SHAPES:
+        mix[mix.index("timeout")] = "correct"
+    assert sorted(verdicts) == sorted(mix)
+
+
+def test_the_corpus_still_covers_every_verdict():
+    assert set(EXPECTED.values()) == set(_VERDICT_MIX)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

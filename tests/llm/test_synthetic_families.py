@@ -137,7 +137,9 @@ EXPECTED = {
     ("9p", "swiglu_xla_down", "silu_on_up"): "numerics_mismatch",
 }
 WORKLOADS = sorted({w for w, _, _ in EXPECTED})
-HANG_TIMEOUT_S = 30.0
+# The control (12p at 2048 x 1024 since the reduced shapes keep 12p's divisibility) takes about
+# 9 s of numerics at load 8; the window leaves it room while the suite runs two test workers.
+HANG_TIMEOUT_S = 45.0
 
 # Words that would give a verdict away in an answer (the same list as the replay corpus's test).
 _TELLTALE = re.compile(
