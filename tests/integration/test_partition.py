@@ -95,6 +95,13 @@ def test_partitioned_agent_rejoins_and_nothing_is_evaluated_twice(palladium_bin,
         agent("inside", ["ip", "netns", "exec", netns["ns"]])
         agent("outside", [])
         wait_for_count(db, "evaluations", 1, timeout=300, poll=0.3)
+        # The cut must fall after the inside agent has joined: on a loaded machine its sidecars
+        # can still be starting when the outside agent's first result is stored.
+        deadline = time.monotonic() + 300
+        while ("agent inside (" not in (tmp_path / "coordinator.log").read_text()
+               and time.monotonic() < deadline):
+            time.sleep(0.2)
+        assert "agent inside (" in (tmp_path / "coordinator.log").read_text()
         # Cut the inside agent off for 5 s: far beyond liveness (4 x 200 ms) on both sides.
         sh("ip", "netns", "exec", netns["ns"], "ip", "link", "set", netns["ns_if"], "down")
         time.sleep(5)
