@@ -10,4 +10,9 @@ cd "$root"
 echo "== CTest (C++)"
 ctest --test-dir "$root/build" --output-on-failure -j 2
 echo "== pytest (Python, corpus, integration)"
-PALLADIUM_BIN="$root/build/palladium" "$root/.venv/bin/python" -m pytest -q "$@"
+# One pytest worker per core (pytest-xdist), a whole test file per worker at a time so that a
+# file's module fixtures run once. PALLADIUM_TEST_WORKERS=0 runs everything in one process.
+workers="${PALLADIUM_TEST_WORKERS:-$(nproc)}"
+parallel=()
+if [ "$workers" != 0 ]; then parallel=(-n "$workers" --dist loadfile); fi
+PALLADIUM_BIN="$root/build/palladium" "$root/.venv/bin/python" -m pytest -q "${parallel[@]}" "$@"
