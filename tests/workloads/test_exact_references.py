@@ -5,8 +5,8 @@ At CPU_CONFIG, seed 0: the exact answer is the baseline run on the same bf16 inp
 float64 (float32 for 11p, whose index arithmetic does not run in float64), rounded to the
 output dtype, i.e. what a kernel that accumulates in float32 and rounds once returns. The rule
 this replaces (elementwise and norm bounds against the bf16 baseline) rejected that answer on
-19k, 22k, 24k, 25k and 34k (issue 9); `test_the_old_rule_rejected_the_exact_answer` keeps the
-evidence.
+19k, 22k, 24k, 25k and 34k at the earlier reduced shapes (issue 9);
+`test_the_old_rule_rejected_the_exact_answer` keeps the evidence.
 
 Wrong answers: zeros, the exact answer scaled by 1.25, and a dropped term (the exact answer
 with the last live, non-constant floating input zeroed: a bias for most workloads).
@@ -14,7 +14,6 @@ with the last live, non-constant floating input zeroed: a bias for most workload
 import functools
 import inspect
 import json
-import os
 import pathlib
 
 import jax.numpy as jnp
@@ -24,11 +23,8 @@ import pytest
 from tpu_agent.sidecar import compare
 from workloads import registry
 
-# Every workload's float64 reference at CPU_CONFIG takes 10-120 s on this 2-core host, so the
-# all-50 run is opt-in (PALLADIUM_SLOW_TESTS=1, ~25 min); by default two cheap workloads run,
-# one whose exact answer the old rule rejected (25k) and one softmax (38k, values far below atol).
-QUICK = ["25k", "38k"]
-IDS = registry.ids() if os.environ.get("PALLADIUM_SLOW_TESTS") == "1" else QUICK
+# All 50 run by default: 328 s for the file here (load 5-11), 48 s the slowest workload (17p).
+IDS = registry.ids()
 SENSITIVITY = json.loads((pathlib.Path(__file__).resolve().parents[2] / "workloads" /
                           "input_sensitivity.json").read_text())["workloads"]
 
@@ -37,6 +33,8 @@ SENSITIVITY = json.loads((pathlib.Path(__file__).resolve().parents[2] / "workloa
 # checks that bound, so an entry cannot hide a term that matters.
 UNDETECTABLE_DROPS = {
     "5p": "rel_pos_bias ~ normal*0.02 shifts each logit by ~0.02 before a softmax over 1024 keys",
+    "23k": "bias enters only as the constant sum(bias) = 0.64 (1024 terms ~ normal*0.02) added "
+           "to row sums of order 140, where the bf16 baseline's own error is 0.58",
     "24k": "bias ~ normal*0.02 moves the LogSumExp over 1024 outputs about as much as the bf16 "
            "baseline's own error; the old rule rejected it only where both errors add",
     "28k": "ln_bias ~ normal*0.02 after a LayerNorm: a ~0.02 shift of outputs of order 1",
@@ -48,8 +46,10 @@ UNDETECTABLE_DROPS = {
 }
 
 # The workloads whose exact answer rounded to bf16 the previous rule (compare to the bf16
-# baseline) rejected at CPU_CONFIG (issue 9).
-OLD_RULE_REJECTED_EXACT = {"19k", "22k", "24k", "25k", "34k"}
+# baseline) rejects at CPU_CONFIG. Issue 9 found five (19k, 22k, 24k, 25k, 34k) at the earlier
+# reduced shapes; at the ones that keep the full shapes' divisibility, 24k's exact answer happens
+# to fall inside the old bounds.
+OLD_RULE_REJECTED_EXACT = {"19k", "22k", "25k", "34k"}
 
 
 def _old_rule_accepts(got, base, atol, rtol):
