@@ -50,7 +50,10 @@ EXPECTED = {
     "9p/04.md": "api_misuse",          # dimension_semantics= passed to pallas_call itself
     "9p/05.md": "correct",             # two kernels: gate/up with two accumulators, then down
     "9p/06.md": "correct",             # tile heuristic looped forever once tm was clamped at 128
-                                       # at the old 128 tokens; 1024 tokens (and full size) end it
+                                       # at the old 128 tokens; 1024 tokens (and full size) end it.
+                                       # Right on the CPU check; the compile tier (off here, on in
+                                       # the quick start) finds its full-size blocks overflow
+                                       # v6e's scoped VMEM: resource_exhausted, E1001
     "9p/07.md": "no_code",             # asks about rounding semantics and decode shapes
     "41k/01.md": "api_misuse",         # BlockSpec(index_map, block_shape): old argument order
     "41k/02.md": "correct",            # 3-D grid 256^3, bias + ReLU epilogue on the last K step
