@@ -80,6 +80,9 @@ class KernelWork:
     unbounded_loops: int = 0
     # Work of ops whose results reach no output (not in the counts above).
     dead_mxu_flops: float = 0.0
+    dynamic_grid: bool = False
+    # The same body counted as the HLO interpreter expands it (measure()).
+    interpreted: "KernelWork | None" = None
 
     def total(self):
         return self.mxu_flops + self.reduce_elems + self.elementwise_elems
@@ -271,82 +274,88 @@ class _Liveness:
 
 
 class _Counter:
+    """Counts live work over the grid. `weight` is how often an op runs: None (once per grid
+    step) or a float array over the grid points (the steps that take a branch, times the trips
+    of the loops around it)."""
+
     def __init__(self, live, grid_values, points):
         self.live = live
         self.values = dict(grid_values)   # value -> int or numpy int array over grid points
         self.points = points
 
-    def block(self, block, mask, work):
+    def block(self, block, weight, work):
         for op in _ops(block):
-            self.op(op, mask, work)
+            self.op(op, weight, work)
 
-    def _weight(self, mask):
-        return float(self.points if mask is None else int(np.count_nonzero(mask)))
+    def _total(self, weight):
+        return float(self.points if weight is None else weight.sum())
 
-    def op(self, op, mask, work):
+    def _array(self, weight):
+        return np.ones(self.points) if weight is None else weight
+
+    def op(self, op, weight, work):
         name = op.name
         self._evaluate(op)
         if name == "scf.if":
-            self._if(op, mask, work)
+            self._if(op, weight, work)
             return
         if name == "scf.for":
             trips = self._trips(op)
-            body = KernelWork()
             if trips is None:
-                body.unbounded_loops += 1
-                trips = 1
+                work.unbounded_loops += 1
+            else:
+                weight = self._array(weight) * trips
             for region in op.regions:
                 for block in region.blocks:
-                    self.block(block, mask, body)
-            work.add(body, trips)
+                    self.block(block, weight, work)
             return
         if op.regions:
-            if name in ("scf.while",):
+            if name == "scf.while":
                 work.unbounded_loops += 1
             for region in op.regions:
                 for block in region.blocks:
-                    self.block(block, mask, work)
+                    self.block(block, weight, work)
             return
         mxu, reduce, elementwise = _op_work(op)
-        weight = self._weight(mask)
+        times = self._total(weight)
         if op in self.live.live_ops:
-            work.mxu_flops += mxu * weight
-            work.reduce_elems += reduce * weight
-            work.elementwise_elems += elementwise * weight
+            work.mxu_flops += mxu * times
+            work.reduce_elems += reduce * times
+            work.elementwise_elems += elementwise * times
         else:
-            work.dead_mxu_flops += mxu * weight
+            work.dead_mxu_flops += mxu * times
 
-    def _if(self, op, mask, work):
+    def _if(self, op, weight, work):
         cond = self.values.get(op.operands[0])
         branches = [r.blocks[0] for r in op.regions if len(r.blocks)]
         if cond is not None:
             cond = np.broadcast_to(np.asarray(cond).astype(bool), (self.points,))
-            base = np.ones(self.points, bool) if mask is None else mask
+            base = self._array(weight)
             for block, taken in zip(branches, (cond, ~cond)):
-                sub = base & taken
+                sub = np.where(taken, base, 0.0)
                 if sub.any():
                     self.block(block, sub, work)
             return
         best = None
         for block in branches:
             branch = KernelWork()
-            self.block(block, mask, branch)
+            self.block(block, weight, branch)
             if best is None or branch.total() > best.total():
                 best = branch
         if best is not None:
             work.add(best)
 
-    def _scalar(self, value):
+    def _known(self, value):
         known = self.values.get(value)
-        if known is None or np.ndim(known) != 0:
-            return None
-        return int(known)
+        return None if known is None else np.asarray(known, np.int64)
 
     def _trips(self, op):
-        lower, upper, step = (self._scalar(v) for v in list(op.operands)[:3])
-        if None in (lower, upper, step) or step <= 0:
+        """Trip count (an int, or an array over the grid points), or None when unknown."""
+        lower, upper, step = (self._known(v) for v in list(op.operands)[:3])
+        if lower is None or upper is None or step is None or np.any(step <= 0):
             return None
-        return max(0, -(-(upper - lower) // step))
+        trips = np.maximum(0, -(-(upper - lower) // step))
+        return trips if trips.ndim else int(trips)
 
     def _evaluate(self, op):
         """Integer values computable from constants and the grid indices alone."""
@@ -439,25 +448,30 @@ def measure(backend_config, outputs):
         outs = args[first_window + windows - outputs:first_window + windows] \
             if 0 < outputs <= windows else args[first_window:]
         live = _Liveness(func, outs)
-        work = KernelWork(grid=tuple(grid))
         dynamic = any(d < 0 for d in grid)
         points = 1
         for d in grid:
             points *= max(d, 1)
-        grid_values = {}
-        if not dynamic and points <= MAX_GRID_POINTS:
-            indices = np.indices([max(d, 1) for d in grid]).reshape(len(grid), -1) if grid \
-                else np.zeros((0, 1), np.int64)
-            grid_values = {args[i]: indices[i].astype(np.int64) for i in range(len(grid))}
-            counter = _Counter(live, grid_values, points)
-            counter.block(func.regions[0].blocks[0], None, work)
+        body = func.regions[0].blocks[0]
+        # As the HLO interpreter expands it (the CPU branch's convention): every grid step
+        # runs the heaviest branch of each condition, and loops without constant bounds once.
+        interpreted = KernelWork(grid=tuple(grid))
+        step = KernelWork()
+        _Counter(live, {}, 1).block(body, None, step)
+        interpreted.add(step, 1 if dynamic else points)
+        interpreted.unbounded_loops += 1 if dynamic else 0
+        if dynamic or points > MAX_GRID_POINTS:
+            exact = dataclasses.replace(interpreted)
         else:
-            # Per step with heaviest branches, then times the grid.
-            step = KernelWork()
-            _Counter(live, {}, 1).block(func.regions[0].blocks[0], None, step)
-            work.add(step, 1 if dynamic else points)
-            work.unbounded_loops += 1 if dynamic else 0
-        return work
+            # What the steps really do: conditions and loop bounds on the grid indices
+            # evaluated at every grid point.
+            exact = KernelWork(grid=tuple(grid))
+            indices = np.indices([max(d, 1) for d in grid]).reshape(len(grid), -1)
+            grid_values = {args[i]: indices[i].astype(np.int64) for i in range(len(grid))}
+            _Counter(live, grid_values, points).block(body, None, exact)
+        exact.dynamic_grid = dynamic
+        exact.interpreted = interpreted
+        return exact
 
 
 def _window_count(func):
