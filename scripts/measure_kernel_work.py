@@ -6,7 +6,7 @@ branch (the HLO interpreter) against its Mosaic body.
 
 Candidates: the correct responses of the replay corpus, the per-workload kernels of the sidecar
 tests, the hand-tuned references, and with --synthetic the clean variants of the synthetic
-model (build/palladium synthetic variants). They are our own code, so this script exports them
+model (build/palladium synthetic variants, or $PALLADIUM_BIN). They are our own code, so this script exports them
 in its own process exactly as the candidate process does (tpu_agent/candidate/stages.py: the
 full shapes for TPU, the reduced shapes for TPU + CPU); the judge never does this.
 """
@@ -45,7 +45,7 @@ def candidates(synthetic):
         if wid != "7p":  # cannot run in either interpret mode (tests/workloads/test_hand_tuned.py)
             yield f"hand-tuned {wid}", wid, hand_tuned.source(wid)
     if synthetic:
-        binary = REPO / "build" / "palladium"
+        binary = os.environ.get("PALLADIUM_BIN", REPO / "build" / "palladium")
         for wid in ("8p", "12p", "9p", "41k", "1p", "2p", "30k", "36k"):
             out = subprocess.run([str(binary), "synthetic", "variants", wid], check=True,
                                  capture_output=True, text=True).stdout

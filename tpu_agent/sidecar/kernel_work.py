@@ -216,7 +216,9 @@ class _Liveness:
         changed = True
         while changed:
             changed = False
-            for op, parent in self.ops:
+            # Uses follow definitions, so a backward pass settles most of it at once; more
+            # passes only for loop-carried values and memory read before it is written.
+            for op, parent in reversed(self.ops):
                 if op not in self.live_ops and self._is_live(op):
                     changed |= self._mark(op)
                 if op in self.live_ops and parent is not None and parent not in self.live_ops:
