@@ -163,6 +163,12 @@ def _op_work(op):
     return 0.0, 0.0, 0.0
 
 
+def _defining(value):
+    owner = getattr(value, "owner", None)
+    op = getattr(owner, "operation", owner)
+    return op if hasattr(op, "name") and hasattr(op, "operands") else None
+
+
 def _int_attr(op, name):
     try:
         return int(ir.IntegerAttr(op.attributes[name]).value)
@@ -311,9 +317,17 @@ class _Counter:
                 for block in region.blocks:
                     self.block(block, weight, work)
             return
-        if op.regions:
-            if name == "scf.while":
+        if name == "scf.while":
+            trips = self._while_trips(op)
+            if trips is None:
                 work.unbounded_loops += 1
+            else:
+                weight = self._array(weight) * trips
+            for region in op.regions:
+                for block in region.blocks:
+                    self.block(block, weight, work)
+            return
+        if op.regions:
             for region in op.regions:
                 for block in region.blocks:
                     self.block(block, weight, work)
@@ -357,6 +371,53 @@ class _Counter:
         if lower is None or upper is None or step is None or np.any(step <= 0):
             return None
         trips = np.maximum(0, -(-(upper - lower) // step))
+        return trips if trips.ndim else int(trips)
+
+    def _while_trips(self, op):
+        """Trip count of a counted scf.while (a lax.while_loop over `i < n`, i from a known
+        start, +1 (or a known step) per trip), else None."""
+        try:
+            before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+        except IndexError:
+            return None
+        for block in (before, after):
+            for inner in _ops(block):
+                if inner.name == "arith.constant":
+                    self._evaluate(inner)
+        ops = _ops(before)
+        if not ops or ops[-1].name != "scf.condition":
+            return None
+        condition = ops[-1]
+        compare = _defining(condition.operands[0])
+        if compare is None or compare.name != "arith.cmpi":
+            return None
+        predicate = _int_attr(compare, "predicate")
+        if predicate not in (2, 3, 6, 7):       # slt, sle, ult, ule
+            return None
+        counter, bound = compare.operands[0], compare.operands[1]
+        before_args = list(before.arguments)
+        if counter not in before_args:
+            return None
+        index = before_args.index(counter)
+        forwarded = list(condition.operands)[1:]
+        if counter not in forwarded:
+            return None
+        after_counter = after.arguments[forwarded.index(counter)]
+        after_ops = _ops(after)
+        if not after_ops or after_ops[-1].name != "scf.yield":
+            return None
+        step_op = _defining(after_ops[-1].operands[index])
+        if step_op is None or step_op.name != "arith.addi" or \
+                after_counter not in list(step_op.operands):
+            return None
+        step = self._known([v for v in step_op.operands if v != after_counter][0]
+                           if step_op.operands[0] != step_op.operands[1] else None)
+        start, limit = self._known(op.operands[index]), self._known(bound)
+        if step is None or start is None or limit is None or np.any(step <= 0):
+            return None
+        if predicate in (3, 7):
+            limit = limit + 1
+        trips = np.maximum(0, -(-(limit - start) // step))
         return trips if trips.ndim else int(trips)
 
     def _evaluate(self, op):

@@ -7,13 +7,15 @@ Where an attack needs something from the test (a host path, a port, a secret), t
 function of it. Attacks that report what they found print it: the candidate's stdout comes back
 in the result, where the test looks for leaks.
 """
-from sidecar_kernels import CORRECT
+from sidecar_kernels import CORRECT, NUMERICS_MISMATCH
 
 # Every kernel here is tiled in (256, 256) blocks, so that it fits v6e's VMEM at the full shapes
 # too: with the compile tier on, the judge compiles each candidate for a v6e before it looks at
 # anything else, and an attack must reach the defence it is meant to test, not fail that compile.
 
-# A Pallas kernel that writes zeros: wrong unless the attack worked.
+# A Pallas kernel that writes zeros: wrong unless the attack worked. (The judge refuses it as
+# a hollow kernel before its numerics; attacks on the comparison itself use NUMERICS_MISMATCH,
+# a real GEMM kernel 1.5x off, which only a patched comparison would pass.)
 ZEROS = '''
 import jax
 import jax.numpy as jnp
@@ -83,7 +85,7 @@ _os._exit(0)
 
 # 2. Patch the judge: its comparison (found through gc and stack frames) and numpy's
 #    primitives, then return zeros; the patches would also hit every later candidate.
-PATCHES_THE_JUDGE = ZEROS + _NO_HOOK + '''
+PATCHES_THE_JUDGE = NUMERICS_MISMATCH + _NO_HOOK + '''
 _np = _imp("numpy")
 _sys = _os.sys
 for _o in _gc.get_objects():
@@ -104,7 +106,8 @@ _np.allclose = lambda *a, **k: True
 
 # 3. Steal the references: search every live object and frame for an array of the output's
 #    shape and return it through a Pallas copy.
-STEALS_THE_REFERENCE = _NO_HOOK + _COPY + '''
+STEALS_THE_REFERENCE = NUMERICS_MISMATCH.replace("def workload(A, B):",
+                                                 "def _wrong_gemm(A, B):") + _NO_HOOK + _COPY + '''
 _np = _imp("numpy")
 _stolen = []
 for _o in _gc.get_objects():
@@ -118,8 +121,7 @@ print("stolen", len(_stolen))
 def workload(A, B):
     shape = (A.shape[0], B.shape[1])
     found = [s for s in _stolen if s.shape == shape]
-    found = jnp.asarray(found[0], A.dtype) if found else jnp.zeros(shape, A.dtype)
-    return _tiled_copy(found)
+    return _tiled_copy(jnp.asarray(found[0], A.dtype)) if found else _wrong_gemm(A, B)
 '''
 
 # 4. Forge the timing: make every clock in the process run 1000x slower, then be correct.
@@ -221,7 +223,7 @@ except Exception as _e:
 #      parent forks many), so write a module, and a stdlib name imported lazily, into /tmp, the
 #      working directory and every writable directory on sys.path. IMPORTS_THE_PLANT, run next
 #      in the same sandbox, must not find it.
-PLANTS_A_MODULE = ZEROS + _NO_HOOK + '''
+PLANTS_A_MODULE = NUMERICS_MISMATCH + _NO_HOOK + '''
 _sys = _os.sys
 _plant = "print('PLANT RAN')\\nX = 1\\n"
 _wrote = []
