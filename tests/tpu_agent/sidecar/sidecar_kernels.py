@@ -64,8 +64,11 @@ BARE_ASSERT = CORRECT.replace("    M, K = A.shape", "    M, K = A.shape\n    ass
 # Blocks of 512 rows over 256 rows: M // bm == 0, so the grid has no iterations.
 EMPTY_GRID = gemm(blocks="(512, 128, 256)")
 
-# Never stores to o_ref; in TPU interpret mode the output buffer starts as NaN.
-UNWRITTEN_OUTPUT = CORRECT.replace("o_ref[...] = (acc_ref[...] * 1.0)", "_ = (acc_ref[...] * 1.0)")
+# Stores to o_ref on a K step that never comes (num_programs, not num_programs - 1); in TPU
+# interpret mode the output buffer starts as NaN. (A kernel with no store to o_ref at all has
+# no live work and is refused as hollow before its numerics.)
+UNWRITTEN_OUTPUT = CORRECT.replace("pl.program_id(2) == pl.num_programs(2) - 1",
+                                   "pl.program_id(2) == pl.num_programs(2)")
 
 PRINTING = 'print("hello from the candidate")\n' + CORRECT.replace(
     "    M, K = A.shape", '    print("tracing workload", flush=True)\n    M, K = A.shape')
