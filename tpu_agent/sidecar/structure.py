@@ -18,9 +18,10 @@ than the TPU runs. XLA that differs by platform counts its heaviest branch, and 
 the reduced-shape artifact to the same rule as the full one, so a heavy CPU-only branch beside
 a cheap TPU one fails there. A case on data is not a platform split, even with a kernel in one
 branch: its heaviest branch counts. A `tpu_custom_call` is opaque: its work is inside Pallas by
-definition. An XLA `while` whose trip count is a constant
-(fori_loop, scan) counts its body that many times; any other loop counts its body once and is
-reported in `unbounded_loops`.
+definition; what it does is read from its Mosaic body (kernel_work.py) into `inside`. An
+XLA `while` whose trip count is a constant (fori_loop, scan, or a bound the loop passes through
+unchanged) counts its body that many times; any other loop counts its body once and is
+reported in `unbounded_loops`. A private function counts where, and as often as, it is called.
 
 The rule (MAX_OUTSIDE_FRACTION): a candidate whose work outside Pallas kernels exceeds 90% of
 the baseline's total (so that less than a tenth of the workload runs in its kernels) is
@@ -30,6 +31,16 @@ inside; the sixth, 3p's upstream flash attention inside MLA, leaves the MLA proj
 69% of the work, and is a real kernel; a token kernel beside XLA measures 100% (99.99% and up).
 90% sits between the two with room on both sides. A candidate with no tpu_custom_call on its
 TPU path is `no_pallas`, kind "no_kernel".
+
+The kernels' own work (docs/verification.md 1b, "The kernels' own work"): in the reduced
+artifact, a kernel's CPU branch (what the judge runs on a CPU host) doing more than
+CPU_BRANCH_TOLERANCE (1.5x) its Mosaic body's matmul FLOPs or work is `runtime_error`, kind
+"cpu_branch_not_the_kernel": the candidate's process rewrote the lowering so that the CPU
+checks other code than the TPU runs. A TPU program (kernels + XLA) doing less than
+MIN_TPU_WORK_FRACTION (10%) of the baseline's work, or of its matmul FLOPs when those are most
+of it, is `no_pallas`, kind "hollow_kernel". Measured on 41 honest kernels: CPU branches at
+most 1.0x their kernels, TPU programs at least 52% of the baseline (one exempt: a grid whose
+size is data); the forgeries infinitely more and at most 0.012%.
 
 Custom calls are an allowlist: the judge compiles and runs these artifacts, and a custom call
 names C++ code in the judge's own process (a host callback descriptor is a raw pointer). Anything

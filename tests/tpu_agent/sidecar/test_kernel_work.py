@@ -148,3 +148,18 @@ def test_honest_kernels_cpu_branches_are_their_kernels(evaluator, workload_id):
         assert d.kernel.mxu_flops == pytest.approx(d.cpu.mxu_flops, rel=0.01)
     assert structure.check(full, evaluator.baseline_structure(module), True, reduced,
                            evaluator.baseline_structure(module, module.CPU_CONFIG)) is None
+
+
+def test_a_kernel_whose_body_cannot_be_read_is_refused():
+    text = '''
+    module @jit_workload {
+      func.func public @main(%arg0: tensor<8x128xf32>) -> tensor<8x128xf32> {
+        %0 = stablehlo.custom_call @tpu_custom_call(%arg0) {backend_config = "{\\22custom_call_config\\22: {\\22body\\22: \\22aGVsbG8=\\22}}"} : (tensor<8x128xf32>) -> tensor<8x128xf32>
+        return %0 : tensor<8x128xf32>
+      }
+    }'''
+    measured = structure.measure(text)
+    assert measured.kernels == 1 and measured.kernel_errors
+    verdict, kind, message = structure.check(measured, measured)
+    assert (verdict, kind) == ("runtime_error", "artifact")
+    assert "cannot be read" in message and "does not parse" in message
