@@ -6,9 +6,10 @@ branch (the HLO interpreter) against its Mosaic body.
 
 Candidates: the correct responses of the replay corpus, the per-workload kernels of the sidecar
 tests, the hand-tuned references, and with --synthetic the clean variants of the synthetic
-model (build/palladium synthetic variants, or $PALLADIUM_BIN). They are our own code, so this script exports them
-in its own process exactly as the candidate process does (tpu_agent/candidate/stages.py: the
-full shapes for TPU, the reduced shapes for TPU + CPU); the judge never does this.
+model (build/palladium synthetic variants, or $PALLADIUM_BIN). They are our own code, so this
+script exports them in its own process exactly as the candidate process does
+(tpu_agent/candidate/stages.py: the full shapes for TPU, the reduced shapes for TPU + CPU); the
+judge never does this.
 """
 import argparse
 import json
@@ -20,7 +21,8 @@ import types
 
 os.environ.setdefault("PALLADIUM_COMPILE_TIER", "off")
 REPO = pathlib.Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests" / "llm"), str(REPO / "tests" / "tpu_agent" / "sidecar")]
+sys.path[:0] = [str(REPO), str(REPO / "tests" / "llm"),
+                str(REPO / "tests" / "tpu_agent" / "sidecar")]
 
 import jax  # noqa: E402
 from jax import export  # noqa: E402

@@ -569,7 +569,8 @@ def _hollow_rule(candidate, baseline, where):
     if short:
         i = candidate.inside
         return ("no_pallas", "hollow_kernel",
-                f"the program a TPU runs does {100 * min(short):.2g}% of the workload's work ({where}: "
+                f"the program a TPU runs does {100 * min(short):.2g}% of the workload's work "
+                f"({where}: "
                 f"its kernels' Mosaic bodies {i.mxu_flops:.3g} matmul FLOPs and "
                 f"{i.reduce_elems + i.elementwise_elems:.3g} other, XLA beside them "
                 f"{o.total():.3g}; the baseline {b.mxu_flops:.3g} matmul FLOPs of "
