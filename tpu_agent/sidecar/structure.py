@@ -135,6 +135,7 @@ class Measurement:
     kernel_errors: list = dataclasses.field(default_factory=list)  # bodies that do not parse
     dead_mxu_flops: float = 0.0            # matmuls in kernels whose results reach no output
     dynamic_grids: int = 0                 # kernels whose grid size is data (counted one step)
+    output_elems: int = 0                  # elements of the entry point's results
 
     @property
     def inside(self):
@@ -491,6 +492,8 @@ def measure(mlir_text):
             op = op.operation
             if op.name == "func.func" and _attr_text(op, "sym_visibility") != "private":
                 walker.walk(op, measurement.outside, True)
+                returns = list(op.regions[0].blocks[0].operations)[-1]
+                measurement.output_elems += sum(_elements(v) for v in returns.operands)
     return measurement
 
 
@@ -562,10 +565,13 @@ def _hollow_rule(candidate, baseline, where):
     mxu_heavy = b.mxu_flops > 0 and b.mxu_flops >= 0.5 * b.total()
     mxu_share = on_tpu.mxu_flops / b.mxu_flops if mxu_heavy else None
     # A kernel whose grid size is data (megablox gmm's active tiles) is counted for one step:
-    # its work is unknown from below, so this rule cannot judge it.
+    # its work is unknown from below, so this rule cannot judge it. Nor can it judge a
+    # workload that moves data more than it computes (less than one op per output element in
+    # the baseline: a gather, a cache update), whose honest kernel is a copy.
+    computes = b.total() >= baseline.output_elems
     short = [share for share in (total_share, mxu_share)
              if share is not None and share < MIN_TPU_WORK_FRACTION and
-             not candidate.dynamic_grids]
+             not candidate.dynamic_grids and computes]
     if short:
         i = candidate.inside
         return ("no_pallas", "hollow_kernel",

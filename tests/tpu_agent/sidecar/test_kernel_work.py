@@ -163,3 +163,25 @@ def test_a_kernel_whose_body_cannot_be_read_is_refused():
     verdict, kind, message = structure.check(measured, measured)
     assert (verdict, kind) == ("runtime_error", "artifact")
     assert "cannot be read" in message and "does not parse" in message
+
+
+def test_the_hollow_rule_judges_only_workloads_that_compute():
+    def measurement(kernels, work, outputs, dynamic=0):
+        m = structure.Measurement(kernels=kernels, output_elems=outputs, dynamic_grids=dynamic)
+        m.inside.mxu_flops = work
+        return m
+    baseline = structure.Measurement(output_elems=1000)
+    baseline.outside.mxu_flops = 1e6
+    copy = measurement(1, 0.0, 1000)
+    assert structure.check(copy, baseline)[1] == "hollow_kernel"
+    # One op per output element or less in the baseline (a gather, a cache update): a copy
+    # kernel is the honest one.
+    mover = structure.Measurement(output_elems=1000)
+    mover.outside.elementwise_elems = 999
+    assert structure.check(copy, mover) is None
+    # A grid whose size is data is counted for one step: not judged from below.
+    assert structure.check(measurement(1, 0.0, 1000, dynamic=1), baseline) is None
+    assert structure.check(measurement(1, 2e5, 1000), baseline) is None  # 20% of the work
+    elementwise_only = measurement(1, 0.0, 1000)
+    elementwise_only.inside.elementwise_elems = 2e5  # ...but none of a GEMM's matmul FLOPs
+    assert structure.check(elementwise_only, baseline)[1] == "hollow_kernel"
