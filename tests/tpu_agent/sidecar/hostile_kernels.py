@@ -475,3 +475,16 @@ def workload(A, B):
         return _xla_gemm(A, B)[0]
     return _token_kernel(A, B)
 '''
+
+# 15f. The residual risk (docs/verification.md 0): a kernel that does the GEMM's work and
+#      computes it 1.5x off, beside a forged CPU branch with the same amount of work that
+#      computes it right. Only a TPU run of the kernel tells them apart.
+WRONG_GEMM_BESIDE_A_FORGED_CPU_BRANCH = NUMERICS_MISMATCH.replace(
+    "def workload(A, B):", "def _wrong_gemm(A, B):") + _FORGER + '''
+_swap_the_cpu_lowering()
+
+def workload(A, B):
+    if _in_the_interpret_check():
+        return _xla_gemm(A, B)[0]
+    return _wrong_gemm(A, B)
+'''

@@ -219,6 +219,13 @@ def test_without_the_kernel_rules_a_forged_cpu_branch_would_be_correct(name, mon
     assert result["verdict"] == "correct", result
 
 
+@pytest.mark.xfail(strict=True, reason="residual risk (docs/verification.md 0): a CPU branch "
+                   "forged to do its kernel's amount of work is caught only by a TPU run")
+def test_a_forged_cpu_branch_that_matches_its_kernels_work():
+    result = run(h.WRONG_GEMM_BESIDE_A_FORGED_CPU_BRANCH)
+    assert result["verdict"] != "correct", result
+
+
 def test_outputs_precomputed_for_public_seeds_fail_on_fresh_ones():
     # The prompt shows create_inputs with seed 0; the judge draws its own seeds, and even a
     # replay of seed 0 checks the candidate's interpret run on a fresh check seed.
