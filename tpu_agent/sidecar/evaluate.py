@@ -397,15 +397,23 @@ class Evaluator:
         fraction = structure.outside_fraction(measured, baseline)
         result["outside_pallas_fraction"] = None if fraction is None else round(fraction, 6)
         result["structure"] = {"kernels": measured.kernels,
+                               "inside": measured.inside.as_dict(),
+                               "dead_mxu_flops": measured.dead_mxu_flops,
                                "outside": measured.outside.as_dict(),
                                "baseline": baseline.outside.as_dict(),
                                "unbounded_loops": measured.unbounded_loops}
-        found = structure.check(measured, baseline, require_pallas)
-        if not found and reduced_exp is not None:
-            # The artifact the CPU runs, held to the same rule: a platform branch around a
-            # kernel, or a heavy CPU-only branch beside a cheap TPU one, fails here.
-            found = structure.check(structure.measure(reduced_exp.mlir_module()),
-                                    self.baseline_structure(module, reduced), require_pallas)
+        # The artifact the CPU runs is held to the same rules (a platform branch around a
+        # kernel, a heavy CPU-only branch beside a cheap TPU one fail there), and each of its
+        # kernels' CPU branches must do its Mosaic body's work.
+        measured_reduced = None if reduced_exp is None else \
+            structure.measure(reduced_exp.mlir_module())
+        if measured_reduced is not None:
+            result["structure"]["dispatches"] = [
+                {"kernel": d.kernel.as_dict(), "cpu": d.cpu.as_dict()}
+                for d in measured_reduced.dispatches]
+        found = structure.check(
+            measured, baseline, require_pallas, measured_reduced,
+            None if reduced_exp is None else self.baseline_structure(module, reduced))
         if found:
             raise _Failed(*found)
 

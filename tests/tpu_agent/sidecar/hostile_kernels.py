@@ -7,13 +7,15 @@ Where an attack needs something from the test (a host path, a port, a secret), t
 function of it. Attacks that report what they found print it: the candidate's stdout comes back
 in the result, where the test looks for leaks.
 """
-from sidecar_kernels import CORRECT
+from sidecar_kernels import CORRECT, NUMERICS_MISMATCH
 
 # Every kernel here is tiled in (256, 256) blocks, so that it fits v6e's VMEM at the full shapes
 # too: with the compile tier on, the judge compiles each candidate for a v6e before it looks at
 # anything else, and an attack must reach the defence it is meant to test, not fail that compile.
 
-# A Pallas kernel that writes zeros: wrong unless the attack worked.
+# A Pallas kernel that writes zeros: wrong unless the attack worked. (The judge refuses it as
+# a hollow kernel before its numerics; attacks on the comparison itself use NUMERICS_MISMATCH,
+# a real GEMM kernel 1.5x off, which only a patched comparison would pass.)
 ZEROS = '''
 import jax
 import jax.numpy as jnp
@@ -83,7 +85,7 @@ _os._exit(0)
 
 # 2. Patch the judge: its comparison (found through gc and stack frames) and numpy's
 #    primitives, then return zeros; the patches would also hit every later candidate.
-PATCHES_THE_JUDGE = ZEROS + _NO_HOOK + '''
+PATCHES_THE_JUDGE = NUMERICS_MISMATCH + _NO_HOOK + '''
 _np = _imp("numpy")
 _sys = _os.sys
 for _o in _gc.get_objects():
@@ -104,7 +106,8 @@ _np.allclose = lambda *a, **k: True
 
 # 3. Steal the references: search every live object and frame for an array of the output's
 #    shape and return it through a Pallas copy.
-STEALS_THE_REFERENCE = _NO_HOOK + _COPY + '''
+STEALS_THE_REFERENCE = NUMERICS_MISMATCH.replace("def workload(A, B):",
+                                                 "def _wrong_gemm(A, B):") + _NO_HOOK + _COPY + '''
 _np = _imp("numpy")
 _stolen = []
 for _o in _gc.get_objects():
@@ -118,8 +121,7 @@ print("stolen", len(_stolen))
 def workload(A, B):
     shape = (A.shape[0], B.shape[1])
     found = [s for s in _stolen if s.shape == shape]
-    found = jnp.asarray(found[0], A.dtype) if found else jnp.zeros(shape, A.dtype)
-    return _tiled_copy(found)
+    return _tiled_copy(jnp.asarray(found[0], A.dtype)) if found else _wrong_gemm(A, B)
 '''
 
 # 4. Forge the timing: make every clock in the process run 1000x slower, then be correct.
@@ -221,7 +223,7 @@ except Exception as _e:
 #      parent forks many), so write a module, and a stdlib name imported lazily, into /tmp, the
 #      working directory and every writable directory on sys.path. IMPORTS_THE_PLANT, run next
 #      in the same sandbox, must not find it.
-PLANTS_A_MODULE = ZEROS + _NO_HOOK + '''
+PLANTS_A_MODULE = NUMERICS_MISMATCH + _NO_HOOK + '''
 _sys = _os.sys
 _plant = "print('PLANT RAN')\\nX = 1\\n"
 _wrote = []
@@ -310,4 +312,179 @@ for _what in ("mem", "environ", "fd"):
 '''
 SIGNALS_ITS_PARENT = ZEROS + _NO_HOOK + '''
 _os.kill(_os.getppid(), 9)
+'''
+
+
+# 15. Forge the CPU branch. The judge runs the reduced artifact's CPU branch (the harness's HLO
+#     interpreter lowering of each pallas_call) on a CPU host; the TPU branch is the Mosaic kernel.
+#     A module that rewrites that machinery in its own process, behind lint's back, can make the
+#     CPU branch plain XLA computing the right answer while the kernel does nothing. Its own
+#     interpret-mode check (traced under pltpu.force_tpu_interpret_mode) is answered in XLA too.
+_FORGER = _BYPASS + '''
+_sys = _os.sys
+_mlir = _sys.modules["jax._src.interpreters.mlir"]
+_cfg = _sys.modules["jax._src.config"]
+
+def _in_the_interpret_check():
+    return _cfg.pallas_tpu_interpret_mode_context_manager.value is not None
+
+def _xla_gemm(a, b):
+    return [jnp.matmul(a, b, preferred_element_type=jnp.float32).astype(a.dtype)]
+
+def _forged_cpu_lowering(ctx, *in_nodes, **params):
+    return _mlir.lower_fun(lambda a, b: _xla_gemm(a, b), multiple_results=True)(ctx, *in_nodes)
+
+def _swap_the_cpu_lowering():
+    # The harness registered one lowering rule for pallas_call that dispatches per platform;
+    # its module (hidden from sys.modules) is still its globals.
+    _pallas_call = _sys.modules["jax._src.pallas.pallas_call"]
+    _rule = _mlir._lowerings[_pallas_call.pallas_call_p].rule
+    _rule.__globals__["_cpu_lowering"] = _forged_cpu_lowering
+'''
+
+_ZEROS_KERNEL = ZEROS.replace("def workload(A, B):", "def _zeros_kernel(A, B):")
+
+# 15a. The sys.modules swap of the harness's CPU lowering, a zeros kernel on the TPU.
+FORGED_CPU_LOWERING = _ZEROS_KERNEL + _FORGER + '''
+_swap_the_cpu_lowering()
+
+def workload(A, B):
+    if _in_the_interpret_check():
+        return _xla_gemm(A, B)[0]
+    return _zeros_kernel(A, B)
+'''
+
+# 15b. A copy kernel, and the CPU branch forged by patching JAX's own HLO interpreter (the
+#      function the harness's CPU lowering calls), not the harness.
+FORGED_HLO_INTERPRETER = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+''' + _FORGER + '''
+
+def _copy(a_ref, b_ref, o_ref):
+    o_ref[...] = a_ref[...]
+
+def _copy_kernel(A, B):
+    M, K = A.shape
+    N = B.shape[1]
+    return pl.pallas_call(
+        _copy, out_shape=jax.ShapeDtypeStruct((M, N), A.dtype), grid=(M // 256, N // 256),
+        in_specs=[pl.BlockSpec((256, 256), lambda i, j: (i, j % (K // 256))),
+                  pl.BlockSpec((256, 256), lambda i, j: (0, j))],
+        out_specs=pl.BlockSpec((256, 256), lambda i, j: (i, j)))(A, B)
+
+_interp = _sys.modules["jax._src.pallas.hlo_interpreter"]
+_interp.pallas_call_hlo_interpret = lambda *args, **params: _xla_gemm(*args[:2])
+
+def workload(A, B):
+    if _in_the_interpret_check():
+        return _xla_gemm(A, B)[0]
+    return _copy_kernel(A, B)
+'''
+
+# 15c. Make the Mosaic body look busy: the real GEMM sits in a `pl.when` that no grid step
+#      takes (a count of the heaviest branch sees a full GEMM), the steps write zeros.
+_GEMM_NEVER_RUN = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def _idle(a_ref, b_ref, o_ref):
+    o_ref[...] = jnp.zeros_like(o_ref)
+    @pl.when(pl.program_id(0) >= (1 << 20))
+    def _():
+        o_ref[...] = jnp.dot(a_ref[...], b_ref[...],
+                             preferred_element_type=jnp.float32).astype(o_ref.dtype)
+
+def _idle_kernel(A, B):
+    M, K = A.shape
+    N = B.shape[1]
+    return pl.pallas_call(
+        _idle, out_shape=jax.ShapeDtypeStruct((M, N), A.dtype), grid=(M // 256, N // 256),
+        in_specs=[pl.BlockSpec((256, K), lambda i, j: (i, 0)),
+                  pl.BlockSpec((K, 256), lambda i, j: (0, j))],
+        out_specs=pl.BlockSpec((256, 256), lambda i, j: (i, j)))(A, B)
+'''
+GEMM_IN_A_BRANCH_NO_STEP_TAKES = _GEMM_NEVER_RUN + _FORGER + '''
+_swap_the_cpu_lowering()
+
+def workload(A, B):
+    if _in_the_interpret_check():
+        return _xla_gemm(A, B)[0]
+    return _idle_kernel(A, B)
+'''
+
+# 15d. ...or a GEMM the kernel computes into scratch memory that nothing reads.
+_DEAD_GEMM = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+def _busy(a_ref, b_ref, o_ref, scratch_ref):
+    scratch_ref[...] = jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32)
+    o_ref[...] = jnp.zeros_like(o_ref)
+
+def _busy_kernel(A, B):
+    M, K = A.shape
+    N = B.shape[1]
+    return pl.pallas_call(
+        _busy, out_shape=jax.ShapeDtypeStruct((M, N), A.dtype), grid=(M // 256, N // 256),
+        in_specs=[pl.BlockSpec((256, 512), lambda i, j: (i, 0)),
+                  pl.BlockSpec((512, 256), lambda i, j: (0, j))],
+        out_specs=pl.BlockSpec((256, 256), lambda i, j: (i, j)),
+        scratch_shapes=[pltpu.VMEM((256, 256), jnp.float32)])(A, B)
+'''
+DEAD_GEMM_IN_SCRATCH = _DEAD_GEMM + _FORGER + '''
+_swap_the_cpu_lowering()
+
+def workload(A, B):
+    if _in_the_interpret_check():
+        return _xla_gemm(A, B)[0]
+    return _busy_kernel(A, B)
+'''
+
+# 15e. Match the kernel's work instead: a kernel that does one multiply per output element, and
+#      a forged CPU branch that computes the GEMM as rank-1 updates in a loop whose trip count
+#      comes from the data (an XLA loop the judge can only count once), so the CPU branch's
+#      countable work is the kernel's. The TPU runs the one multiply.
+TOKEN_KERNEL_WITH_HIDDEN_CPU_WORK = ZEROS.replace(
+    "o_ref[...] = jnp.zeros_like(o_ref)",
+    "o_ref[...] = (a_ref[...] * 1.5 + a_ref[...]).astype(o_ref.dtype)").replace(
+    "def workload(A, B):", "def _token_kernel(A, B):") + _FORGER + '''
+def _rank1_gemm(a, b):
+    k_steps = a.shape[1] + (a[0, 0] * 0).astype(jnp.int32)   # a trip count the data decides
+
+    def body(state):
+        k, acc = state
+        col = jax.lax.dynamic_slice_in_dim(a, k, 1, axis=1).astype(jnp.float32)
+        row = jax.lax.dynamic_slice_in_dim(b, k, 1, axis=0).astype(jnp.float32)
+        return k + 1, acc + col * row
+    _, acc = jax.lax.while_loop(lambda s: s[0] < k_steps, body,
+                                (jnp.int32(0), jnp.zeros((a.shape[0], b.shape[1]), jnp.float32)))
+    return [acc.astype(a.dtype)]
+
+def _forged_cpu_lowering(ctx, *in_nodes, **params):
+    return _mlir.lower_fun(lambda a, b: _rank1_gemm(a, b), multiple_results=True)(ctx, *in_nodes)
+
+_swap_the_cpu_lowering()
+
+def workload(A, B):
+    if _in_the_interpret_check():
+        return _xla_gemm(A, B)[0]
+    return _token_kernel(A, B)
+'''
+
+# 15f. The residual risk (docs/verification.md 0): a kernel that does the GEMM's work and
+#      computes it 1.5x off, beside a forged CPU branch with the same amount of work that
+#      computes it right. Only a TPU run of the kernel tells them apart.
+WRONG_GEMM_BESIDE_A_FORGED_CPU_BRANCH = NUMERICS_MISMATCH.replace(
+    "def workload(A, B):", "def _wrong_gemm(A, B):") + _FORGER + '''
+_swap_the_cpu_lowering()
+
+def workload(A, B):
+    if _in_the_interpret_check():
+        return _xla_gemm(A, B)[0]
+    return _wrong_gemm(A, B)
 '''

@@ -64,8 +64,11 @@ BARE_ASSERT = CORRECT.replace("    M, K = A.shape", "    M, K = A.shape\n    ass
 # Blocks of 2048 rows over 1024 rows: M // bm == 0, so the grid has no iterations.
 EMPTY_GRID = gemm(blocks="(2048, 128, 256)")
 
-# Never stores to o_ref; in TPU interpret mode the output buffer starts as NaN.
-UNWRITTEN_OUTPUT = CORRECT.replace("o_ref[...] = (acc_ref[...] * 1.0)", "_ = (acc_ref[...] * 1.0)")
+# Stores to o_ref on a K step that never comes (num_programs, not num_programs - 1); in TPU
+# interpret mode the output buffer starts as NaN. (A kernel with no store to o_ref at all has
+# no live work and is refused as hollow before its numerics.)
+UNWRITTEN_OUTPUT = CORRECT.replace("pl.program_id(2) == pl.num_programs(2) - 1",
+                                   "pl.program_id(2) == pl.num_programs(2)")
 
 PRINTING = 'print("hello from the candidate")\n' + CORRECT.replace(
     "    M, K = A.shape", '    print("tracing workload", flush=True)\n    M, K = A.shape')
@@ -217,8 +220,9 @@ def skips_output_blocks(row_written):
 SKIPS_FIRST_OUTPUT_BLOCK = skips_output_blocks(1)
 SKIPS_LAST_OUTPUT_BLOCK = skips_output_blocks(0)
 
-# Memorises the reference for seed 0 (the prompt shows create_inputs) and returns it through a
-# Pallas copy: correct on seed 0 only. Fresh seeds in the request defeat it.
+# Memorises the reference for seed 0 (the prompt shows create_inputs) and returns it from a
+# Pallas kernel that also does the GEMM's work (0 x its result), so that it is judged on its
+# numerics: correct on seed 0 only. Fresh seeds in the request defeat it.
 MEMORISED_SEED_0 = '''
 import jax
 import jax.numpy as jnp
@@ -232,16 +236,20 @@ def _seed0_reference():
 
 _ANSWER = _seed0_reference()
 
-def _copy(x_ref, o_ref):
-    o_ref[...] = x_ref[...]
+def _answer(x_ref, a_ref, b_ref, o_ref):
+    work = jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32)
+    o_ref[...] = (x_ref[...].astype(jnp.float32) + 0.0 * work).astype(o_ref.dtype)
 
 def workload(A, B):
     shape = (A.shape[0], B.shape[1])
+    K = A.shape[1]
     answer = _ANSWER if _ANSWER.shape == shape else jnp.zeros(shape)
     spec = pl.BlockSpec((256, 256), lambda i, j: (i, j))  # fits v6e's VMEM at full shapes too
-    return pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(shape, A.dtype),
-                          grid=(shape[0] // 256, shape[1] // 256), in_specs=[spec],
-                          out_specs=spec)(answer.astype(A.dtype))
+    return pl.pallas_call(_answer, out_shape=jax.ShapeDtypeStruct(shape, A.dtype),
+                          grid=(shape[0] // 256, shape[1] // 256),
+                          in_specs=[spec, pl.BlockSpec((256, K), lambda i, j: (i, 0)),
+                                    pl.BlockSpec((K, 256), lambda i, j: (0, j))],
+                          out_specs=spec)(answer.astype(A.dtype), A, B)
 '''
 
 # Lint bypasses: names lint does not know reach os through a module that imported it.

@@ -195,6 +195,37 @@ def test_code_that_differs_where_the_cpu_checks_it_fails(name, verdict, kind):
     assert result["error_signature"].startswith(f"structure:{kind}:")
 
 
+@pytest.mark.parametrize("name,verdict,kind", [
+    ("FORGED_CPU_LOWERING", "runtime_error", "cpu_branch_not_the_kernel"),
+    ("FORGED_HLO_INTERPRETER", "runtime_error", "cpu_branch_not_the_kernel"),
+    ("GEMM_IN_A_BRANCH_NO_STEP_TAKES", "no_pallas", "hollow_kernel"),
+    ("DEAD_GEMM_IN_SCRATCH", "runtime_error", "cpu_branch_not_the_kernel"),
+    ("TOKEN_KERNEL_WITH_HIDDEN_CPU_WORK", "no_pallas", "hollow_kernel")])
+def test_a_cpu_branch_forged_inside_the_candidate_process_is_refused(name, verdict, kind):
+    # Each rewrites JAX's lowering machinery in its own process so that the CPU branch the judge
+    # runs computes the GEMM in XLA while the Mosaic kernel a TPU would run does not.
+    result = run(getattr(h, name))
+    assert (result["verdict"], result["stage"]) == (verdict, "structure"), result
+    assert result["error_signature"].startswith(f"structure:{kind}:"), result["error_signature"]
+
+
+@pytest.mark.parametrize("name", ["FORGED_CPU_LOWERING", "TOKEN_KERNEL_WITH_HIDDEN_CPU_WORK"])
+def test_without_the_kernel_rules_a_forged_cpu_branch_would_be_correct(name, monkeypatch):
+    # The attacks are real: with the two rules that read the Mosaic body switched off, the
+    # judge's own run of the forged CPU branch on fresh seeds says `correct`.
+    monkeypatch.setattr(structure, "CPU_BRANCH_TOLERANCE", float("inf"))
+    monkeypatch.setattr(structure, "MIN_TPU_WORK_FRACTION", 0.0)
+    result = run(getattr(h, name))
+    assert result["verdict"] == "correct", result
+
+
+@pytest.mark.xfail(strict=True, reason="residual risk (docs/verification.md 0): a CPU branch "
+                   "forged to do its kernel's amount of work is caught only by a TPU run")
+def test_a_forged_cpu_branch_that_matches_its_kernels_work():
+    result = run(h.WRONG_GEMM_BESIDE_A_FORGED_CPU_BRANCH)
+    assert result["verdict"] != "correct", result
+
+
 def test_outputs_precomputed_for_public_seeds_fail_on_fresh_ones():
     # The prompt shows create_inputs with seed 0; the judge draws its own seeds, and even a
     # replay of seed 0 checks the candidate's interpret run on a fresh check seed.

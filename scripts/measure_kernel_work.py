@@ -1,0 +1,120 @@
+"""The calibration behind structure.py's kernel rules (docs/verification.md 1b): for each kernel
+that must pass, the work its Mosaic bodies do against the XLA baseline's, and each kernel's CPU
+branch (the HLO interpreter) against its Mosaic body.
+
+    .venv/bin/python scripts/measure_kernel_work.py [--synthetic] [--only 8p/02.md ...]
+
+Candidates: the correct responses of the replay corpus, the per-workload kernels of the sidecar
+tests, the hand-tuned references, and with --synthetic the clean variants of the synthetic
+model (build/palladium synthetic variants, or $PALLADIUM_BIN). They are our own code, so this
+script exports them in its own process exactly as the candidate process does
+(tpu_agent/candidate/stages.py: the full shapes for TPU, the reduced shapes for TPU + CPU); the
+judge never does this.
+"""
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import types
+
+os.environ.setdefault("PALLADIUM_COMPILE_TIER", "off")
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests" / "llm"),
+                str(REPO / "tests" / "tpu_agent" / "sidecar")]
+
+import jax  # noqa: E402
+from jax import export  # noqa: E402
+
+from tpu_agent.candidate import interpret  # noqa: E402
+from tpu_agent.sidecar import evaluate as judge  # noqa: E402
+from tpu_agent.sidecar import structure  # noqa: E402
+from workloads import hand_tuned, registry  # noqa: E402
+
+CORPUS = ["8p/02.md", "8p/06.md", "12p/01.md", "12p/04.md", "9p/03.md", "9p/05.md",
+          "41k/02.md", "41k/07.md", "1p/03.md", "1p/05.md"]
+
+
+def candidates(synthetic):
+    from corpus_util import CORPUS_DIR, extract_code, read_response
+    import sidecar_kernels
+    for name in CORPUS:
+        yield f"corpus {name}", name.split("/")[0], extract_code(read_response(CORPUS_DIR / name))
+    for wid, code in sidecar_kernels.WORKLOAD_KERNELS.items():
+        yield f"skeleton {wid}", wid, code
+    for wid in hand_tuned.ids():
+        if wid != "7p":  # cannot run in either interpret mode (tests/workloads/test_hand_tuned.py)
+            yield f"hand-tuned {wid}", wid, hand_tuned.source(wid)
+    if synthetic:
+        binary = os.environ.get("PALLADIUM_BIN", REPO / "build" / "palladium")
+        for wid in ("8p", "12p", "9p", "41k", "1p", "2p", "30k", "36k"):
+            out = subprocess.run([str(binary), "synthetic", "variants", wid], check=True,
+                                 capture_output=True, text=True).stdout
+            seen = set()
+            for line in out.splitlines():
+                v = json.loads(line)
+                if not v["mistakes"] and v["template"] not in seen:
+                    seen.add(v["template"])
+                    yield f"synthetic {wid}/{v['template']}", wid, v["code"]
+
+
+def export_both(evaluator, module, code):
+    namespace = types.ModuleType("candidate")
+    exec(compile(code, "candidate.py", "exec"), namespace.__dict__)
+    jitted = jax.jit(namespace.workload, static_argnums=judge.static_argnums(module))
+
+    def args(config):
+        return [s["static"] if "static" in s else
+                jax.ShapeDtypeStruct(tuple(s["shape"]), judge._np_dtype(s["dtype"]))
+                for s in evaluator._argument_specs(module, config)]
+    with interpret.mode("tpu"), interpret.tpu_abstract_mesh():
+        full = export.export(jitted, platforms=["tpu"])(*args(module.CONFIG))
+        reduced = export.export(jitted, platforms=["tpu", "cpu"])(*args(module.CPU_CONFIG))
+    return full, reduced
+
+
+def ratio(a, b):
+    return float("inf") if b <= 0 < a else (1.0 if b <= 0 else a / b)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--synthetic", action="store_true")
+    parser.add_argument("--only", nargs="*")
+    opts = parser.parse_args()
+    interpret.install()
+    evaluator = judge.Evaluator(compile_tier=False)
+    print(f"{'candidate':34} {'tpu/base':>9} {'mxu t/b':>8} {'cpu/kern mxu':>13} "
+          f"{'cpu/kern all':>13} {'dead mxu':>9} verdict")
+    try:
+        for label, wid, code in candidates(opts.synthetic):
+            if opts.only and not any(o in label for o in opts.only):
+                continue
+            module = registry.get(wid)
+            try:
+                full, reduced = export_both(evaluator, module, code)
+            except Exception as exc:
+                print(f"{label:34} export failed: {type(exc).__name__}: {str(exc)[:80]}")
+                continue
+            m = structure.measure(full.mlir_module())
+            base = evaluator.baseline_structure(module)
+            r = structure.measure(reduced.mlir_module())
+            on_tpu = m.inside.total() + m.outside.total()
+            mxu = m.inside.mxu_flops + m.outside.mxu_flops
+            worst_mxu = max([ratio(d.cpu.mxu_flops, d.kernel.mxu_flops) for d in r.dispatches],
+                            key=lambda x: abs(x - 1) if x != float("inf") else 1e9, default=1)
+            worst_all = max([ratio(d.cpu.total(), d.kernel.total()) for d in r.dispatches],
+                            key=lambda x: abs(x - 1) if x != float("inf") else 1e9, default=1)
+            found = structure.check(m, base, True, r,
+                                    evaluator.baseline_structure(module, module.CPU_CONFIG))
+            print(f"{label:34} {ratio(on_tpu, base.outside.total()):9.3f} "
+                  f"{ratio(mxu, base.outside.mxu_flops):8.3f} {worst_mxu:13.3f} "
+                  f"{worst_all:13.3f} {m.dead_mxu_flops + r.dead_mxu_flops:9.3g} "
+                  f"{found[1] if found else 'passes'}", flush=True)
+    finally:
+        evaluator.close()
+
+
+if __name__ == "__main__":
+    main()
