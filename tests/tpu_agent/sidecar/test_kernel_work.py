@@ -84,16 +84,19 @@ def _measure(evaluator, code):
     return kernel_work.measure(config, outputs)
 
 
-GEMM_FLOPS = 2 * 256 * 512 * 256  # 8p at CPU_CONFIG
+_M, _K, _N = (registry.get("8p").CPU_CONFIG[key] for key in ("M", "K", "N"))
+GEMM_FLOPS = 2 * _M * _K * _N  # 8p at CPU_CONFIG
 
 
 def test_a_gemm_kernel_does_the_gemm_over_its_grid(evaluator):
-    work = _measure(evaluator, k.CORRECT)  # grid (2, 2, 2), a f32 accumulator in scratch
-    assert work.grid == (2, 2, 2)
+    work = _measure(evaluator, k.CORRECT)  # blocks (128, 128, 256), a f32 accumulator in scratch
+    grid = (_M // 128, _N // 128, _K // 256)
+    assert work.grid == grid
     assert work.mxu_flops == GEMM_FLOPS
     assert work.dead_mxu_flops == 0
     # The accumulate (one add per element per step) and the final scale on the last K step.
-    assert work.elementwise_elems == 128 * 128 * 8 + 128 * 128 * 4
+    steps, last_k_steps = grid[0] * grid[1] * grid[2], grid[0] * grid[1]
+    assert work.elementwise_elems == 128 * 128 * steps + 128 * 128 * last_k_steps
 
 
 def test_a_branch_counts_on_exactly_the_grid_steps_that_take_it(evaluator):
@@ -106,8 +109,8 @@ def test_a_branch_counts_on_exactly_the_grid_steps_that_take_it(evaluator):
     @pl.when(pl.program_id(0) > 100)
     def _():
         o_ref[...] = (a_ref[:, :128] * 2.0).astype(o_ref.dtype)'''))
-    assert work.grid == (2, 2)
-    assert work.mxu_flops == GEMM_FLOPS / 2    # program_id(1) == 1: half the steps
+    assert work.grid == (_M // 128, _N // 128)
+    assert work.mxu_flops == GEMM_FLOPS / (_N // 128)  # program_id(1) == 1: one column of steps
     assert work.elementwise_elems == 0         # no step has program_id(0) > 100
 
 
