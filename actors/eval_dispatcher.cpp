@@ -153,7 +153,7 @@ void on_hello(Self self, const ZmqInbound& in, const wire::Hello& hello, Clock::
 void on_result(Self self, const ZmqInbound& in, wire::Result& msg, Clock::time_point now) {
   auto& st = self->state;
   int dispatches = 0;
-  switch (st.ledger->on_result(in.peer, msg, &dispatches)) {
+  switch (st.ledger->on_result(in.peer, msg, &dispatches, now)) {
     case JobLedger::ResultDisposition::accepted:
       if (const Capabilities* caps = st.ledger->capabilities(in.peer)) {
         msg.device_kind = caps->device_kind;
