@@ -249,6 +249,15 @@ void on_tick(Self self) {
   st.tick_due = now + st.tick;
 }
 
+// A stall trace: what held the dispatcher for over 200 ms, in the log (warn).
+void warn_if_slow(Self self, Clock::time_point start, const std::string& what) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  if (ms > 200)
+    spdlog::warn("dispatcher: {} took {} ms ({} agents, {} queued, {} in flight)", what, ms,
+                 self->state.ledger->agent_count(), self->state.ledger->queued(),
+                 self->state.ledger->in_flight());
+}
+
 DispatcherStats snapshot(Self self) {
   auto& st = self->state;
   DispatcherStats s = st.stats;
@@ -292,11 +301,15 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
         return rp;
       },
       [=](const ZmqInboundBatch& batch) {
+        auto start = Clock::now();
         for (const auto& in : batch.frames) on_frame(self, in);
         pump(self);  // once per batch: results free slots, HELLOs add some
+        warn_if_slow(self, start, "a batch of " + std::to_string(batch.frames.size()) + " frames");
       },
       [=](beat_atom) {
+        auto start = Clock::now();
         on_tick(self);
+        warn_if_slow(self, start, "the heartbeat tick");
         self->delayed_send(self, self->state.tick, beat_atom::value);
       },
       [=](agents_atom) { return static_cast<int32_t>(self->state.ledger->agent_count()); },
