@@ -249,13 +249,16 @@ void on_tick(Self self) {
   st.tick_due = now + st.tick;
 }
 
-// A stall trace: what held the dispatcher for over 200 ms, in the log (warn).
-void warn_if_slow(Self self, Clock::time_point start, const std::string& what) {
+// A stall trace: what held the dispatcher for over 200 ms, in the log (warn). `frames` is the
+// batch's size, or 0 for the heartbeat tick.
+void warn_if_slow(Self self, Clock::time_point start, size_t frames) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-  if (ms > 200)
-    spdlog::warn("dispatcher: {} took {} ms ({} agents, {} queued, {} in flight)", what, ms,
-                 self->state.ledger->agent_count(), self->state.ledger->queued(),
-                 self->state.ledger->in_flight());
+  if (ms <= 200) return;
+  spdlog::warn("dispatcher: {} took {} ms ({} agents, {} queued, {} in flight)",
+               frames == 0 ? std::string("the heartbeat tick")
+                           : "a batch of " + std::to_string(frames) + " frames",
+               ms, self->state.ledger->agent_count(), self->state.ledger->queued(),
+               self->state.ledger->in_flight());
 }
 
 DispatcherStats snapshot(Self self) {
@@ -304,12 +307,12 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
         auto start = Clock::now();
         for (const auto& in : batch.frames) on_frame(self, in);
         pump(self);  // once per batch: results free slots, HELLOs add some
-        warn_if_slow(self, start, "a batch of " + std::to_string(batch.frames.size()) + " frames");
+        warn_if_slow(self, start, batch.frames.size());
       },
       [=](beat_atom) {
         auto start = Clock::now();
         on_tick(self);
-        warn_if_slow(self, start, "the heartbeat tick");
+        warn_if_slow(self, start, 0);
         self->delayed_send(self, self->state.tick, beat_atom::value);
       },
       [=](agents_atom) { return static_cast<int32_t>(self->state.ledger->agent_count()); },
