@@ -153,7 +153,7 @@ void on_hello(Self self, const ZmqInbound& in, const wire::Hello& hello, Clock::
 void on_result(Self self, const ZmqInbound& in, wire::Result& msg, Clock::time_point now) {
   auto& st = self->state;
   int dispatches = 0;
-  switch (st.ledger->on_result(in.peer, msg, &dispatches)) {
+  switch (st.ledger->on_result(in.peer, msg, &dispatches, now)) {
     case JobLedger::ResultDisposition::accepted:
       if (const Capabilities* caps = st.ledger->capabilities(in.peer)) {
         msg.device_kind = caps->device_kind;
@@ -249,6 +249,18 @@ void on_tick(Self self) {
   st.tick_due = now + st.tick;
 }
 
+// A stall trace: what held the dispatcher for over 200 ms, in the log (warn). `frames` is the
+// batch's size, or 0 for the heartbeat tick.
+void warn_if_slow(Self self, Clock::time_point start, size_t frames) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  if (ms <= 200) return;
+  spdlog::warn("dispatcher: {} took {} ms ({} agents, {} queued, {} in flight)",
+               frames == 0 ? std::string("the heartbeat tick")
+                           : "a batch of " + std::to_string(frames) + " frames",
+               ms, self->state.ledger->agent_count(), self->state.ledger->queued(),
+               self->state.ledger->in_flight());
+}
+
 DispatcherStats snapshot(Self self) {
   auto& st = self->state;
   DispatcherStats s = st.stats;
@@ -292,11 +304,15 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
         return rp;
       },
       [=](const ZmqInboundBatch& batch) {
+        auto start = Clock::now();
         for (const auto& in : batch.frames) on_frame(self, in);
         pump(self);  // once per batch: results free slots, HELLOs add some
+        warn_if_slow(self, start, batch.frames.size());
       },
       [=](beat_atom) {
+        auto start = Clock::now();
         on_tick(self);
+        warn_if_slow(self, start, 0);
         self->delayed_send(self, self->state.tick, beat_atom::value);
       },
       [=](agents_atom) { return static_cast<int32_t>(self->state.ledger->agent_count()); },

@@ -19,6 +19,7 @@ struct JobLedger::Agent {
   int strikes = 0;
   TimePoint last_seen;
   TimePoint last_sent;
+  TimePoint last_result;  // its latest accepted result, or its HELLO
   std::vector<int64_t> jobs;                          // live leases' job ids
   std::vector<int64_t> late;                          // expired leases still occupying a slot
   std::list<std::string>::iterator seen_it, sent_it;  // positions in by_seen_ / by_sent_
@@ -44,6 +45,7 @@ struct JobLedger::Entry {
   int attempts = 0;    // leases handed out so far
   int64_t lease = 0;   // the live lease, 0 while queued
   std::string holder;  // the agent holding `lease`
+  TimePoint sent;      // when `lease` was handed out
 };
 
 struct JobLedger::NeedQueue {
@@ -110,6 +112,7 @@ void JobLedger::on_hello(const std::string& peer, const std::string& name,
   a->incarnation = next_incarnation_++;
   a->last_seen = now;
   a->last_sent = now;  // the dispatcher answers a HELLO at once
+  a->last_result = now;
   a->seen_it = by_seen_.insert(by_seen_.end(), peer);
   a->sent_it = by_sent_.insert(by_sent_.end(), peer);
   Pool& pool = *pools_[a->pool];
@@ -123,10 +126,13 @@ void JobLedger::on_hello(const std::string& peer, const std::string& name,
 }
 
 void JobLedger::recompute_interval() {
-  if (options_.heartbeat_rate <= 0) return;
   auto wanted = std::chrono::milliseconds(
-      static_cast<int64_t>(agents_.size()) * 1000 / options_.heartbeat_rate);
-  interval_ = std::max({interval_, options_.heartbeat, wanted});
+      options_.heartbeat_rate <= 0
+          ? 0
+          : static_cast<int64_t>(agents_.size()) * 1000 / options_.heartbeat_rate);
+  auto for_eval = std::min(options_.eval_heartbeat_max,
+                           std::chrono::milliseconds(static_cast<int64_t>(1.5 * eval_estimate_ms_)));
+  interval_ = std::max({interval_, options_.heartbeat, wanted, for_eval});
 }
 
 bool JobLedger::take_interval_broadcast() {
@@ -167,8 +173,8 @@ void JobLedger::offer(Agent& a) {
 }
 
 JobLedger::ResultDisposition JobLedger::on_result(const std::string& peer,
-                                                  const wire::Result& result,
-                                                  int* dispatches) {
+                                                  const wire::Result& result, int* dispatches,
+                                                  TimePoint now) {
   auto live = leases_.find(result.lease);
   if (live == leases_.end()) {
     // An expired lease still holds its agent's slot until the late answer comes.
@@ -187,8 +193,21 @@ JobLedger::ResultDisposition JobLedger::on_result(const std::string& peer,
   Entry& entry = *job->second;
   if (entry.holder != peer) return ResultDisposition::not_holder;
   if (dispatches) *dispatches = entry.attempts;
+  TimePoint sent = entry.sent;
   end_lease(entry);
-  if (auto a = agents_.find(peer); a != agents_.end()) a->second->strikes = 0;
+  if (auto a = agents_.find(peer); a != agents_.end()) {
+    Agent& agent = *a->second;
+    agent.strikes = 0;
+    // The job started when it arrived or, if it waited behind another, when that one's result
+    // left: what lies between is the agent's time for it (plus a round trip).
+    auto took = now - std::max(sent, agent.last_result);
+    agent.last_result = now;
+    if (options_.eval_heartbeat_max > options_.heartbeat && took > Clock::duration::zero()) {
+      double ms = std::chrono::duration<double, std::milli>(took).count();
+      eval_estimate_ms_ = eval_estimate_ms_ == 0 ? ms : 0.95 * eval_estimate_ms_ + 0.05 * ms;
+      recompute_interval();
+    }
+  }
   jobs_.erase(job);
   return ResultDisposition::accepted;
 }
@@ -313,6 +332,7 @@ std::vector<JobLedger::Assignment> JobLedger::assign(TimePoint now) {
         entry.attempts++;
         entry.lease = next_lease_++;
         entry.holder = peer;
+        entry.sent = now;
         leases_.emplace(entry.lease, job_id);
         // A prefetched job may first wait for the one ahead of it on the agent.
         double runs = pass == 0 ? 1.0 : 2.0;

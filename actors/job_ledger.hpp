@@ -55,6 +55,13 @@ class JobLedger {
     // Heartbeats per second the coordinator is willing to send (and receive) for the whole
     // fleet: the interval stretches to agents / heartbeat_rate when the fleet outgrows it.
     int heartbeat_rate = 2000;
+    // The interval also stretches to 1.5 x the typical evaluation (the time an agent takes per
+    // result while it has work), up to this cap: a busy agent then sends its results, and gets
+    // its next jobs, more often than the interval, so no heartbeat goes to or comes from it,
+    // with any agent that follows the protocol (it keeps the interval it is told). Death is
+    // then noticed after `liveness` x 1.5 evaluations: a dead agent costs its slot the same few
+    // evaluations whatever they last. A cap <= `heartbeat` turns this off.
+    std::chrono::milliseconds eval_heartbeat_max{10000};
     // Jobs an agent may hold beyond its slots, queued on the agent, so it starts the next one
     // the moment one ends instead of waiting a round trip. Used only when no slot is idle.
     int prefetch = 1;
@@ -104,9 +111,10 @@ class JobLedger {
   void on_seen(const std::string& peer, TimePoint now);
   // The agent left: its leases are requeued at once.
   void on_bye(const std::string& peer);
-  // On `accepted`, *dispatches is the number of leases the job took.
+  // On `accepted`, *dispatches is the number of leases the job took; the time the agent took
+  // for it feeds the evaluation-time stretch of the heartbeat interval (Options).
   ResultDisposition on_result(const std::string& peer, const wire::Result& result,
-                              int* dispatches);
+                              int* dispatches, TimePoint now);
 
   // Declares silent agents dead, expires overdue leases, requeues their jobs.
   SweepOutcome sweep(TimePoint now);
@@ -117,7 +125,8 @@ class JobLedger {
   // Agents to which nothing was sent for one heartbeat interval; they count as sent to now.
   std::vector<std::string> due_heartbeats(TimePoint now);
 
-  // The current heartbeat interval (see Options::heartbeat_rate). It only grows during a run.
+  // The current heartbeat interval (Options::heartbeat_rate, eval_heartbeat_max). It only grows
+  // during a run.
   std::chrono::milliseconds heartbeat_interval() const { return interval_; }
   // True once after the interval grew to twice what agents were last told (the dispatcher
   // then tells every agent); false otherwise.
@@ -170,6 +179,8 @@ class JobLedger {
   std::chrono::milliseconds interval_;
   std::chrono::milliseconds told_interval_;
   bool dirty_ = true;  // something assign() could act on changed
+  // Moving average of an agent's time per result while it had work (0: none measured yet).
+  double eval_estimate_ms_ = 0;
 };
 
 }  // namespace palladium

@@ -144,10 +144,14 @@ bool ZmqBridge::key_allowed(const std::string& z85) {
   }
 }
 
-void ZmqBridge::answer_zap() {
+int ZmqBridge::answer_zap() {
   // RFC 27: version, request id, domain, address, identity, mechanism, credentials...
   std::vector<zmq::message_t> req;
-  while (zmq::recv_multipart(*zap_, std::back_inserter(req), zmq::recv_flags::dontwait)) {
+  int answered = 0;
+  // Bounded: a fleet connecting at once must not keep the bridge from its frames.
+  while (answered < 256 &&
+         zmq::recv_multipart(*zap_, std::back_inserter(req), zmq::recv_flags::dontwait)) {
+    ++answered;
     bool ok = false;
     std::string user;
     std::string address = req.size() > 3 ? req[3].to_string() : "?";
@@ -171,6 +175,7 @@ void ZmqBridge::answer_zap() {
     zmq::send_multipart(*zap_, reply);
     req.clear();
   }
+  return answered;
 }
 
 void ZmqBridge::start(InboundFn on_inbound) {
@@ -226,8 +231,11 @@ ZmqBridgeStats ZmqBridge::stats() const {
   return s;
 }
 
-void ZmqBridge::flush_outbox(std::deque<std::pair<std::string, std::string>>& batch) {
-  for (auto& [peer, payload] : batch) {
+size_t ZmqBridge::flush_outbox(std::deque<std::pair<std::string, std::string>>& batch,
+                               size_t limit) {
+  size_t n = std::min(limit, batch.size());
+  for (size_t i = 0; i < n; ++i) {
+    auto& [peer, payload] = batch[i];
     const std::string* route = &peer;
     if (curve_) {
       auto it = routes_.find(peer);
@@ -254,7 +262,8 @@ void ZmqBridge::flush_outbox(std::deque<std::pair<std::string, std::string>>& ba
       spdlog::debug("dropping frame to agent {}: {}", peer.substr(0, 8), e.what());
     }
   }
-  batch.clear();
+  batch.erase(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(n));
+  return n;
 }
 
 void ZmqBridge::loop() {
@@ -264,22 +273,29 @@ void ZmqBridge::loop() {
   std::deque<std::pair<std::string, std::string>> batch;
   std::vector<zmq::message_t> parts;
   while (!stopping_) {
-    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(-1));
+    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(batch.empty() ? -1 : 0));
     auto turn_start = Clock::now();
-    if (zap_ && (items[2].revents & ZMQ_POLLIN)) answer_zap();
+    int zap_answered = 0;
+    size_t sent = 0, got_in = 0;
+    if (zap_ && (items[2].revents & ZMQ_POLLIN)) zap_answered = answer_zap();
     if (items[1].revents & ZMQ_POLLIN) {
       uint64_t n;
       [[maybe_unused]] auto r = read(wake_fd_, &n, sizeof n);
-      {
-        std::lock_guard<std::mutex> guard(mutex_);
+      std::lock_guard<std::mutex> guard(mutex_);
+      if (batch.empty()) {
         batch.swap(outbox_);
+      } else {
+        for (auto& f : outbox_) batch.push_back(std::move(f));
+        outbox_.clear();
       }
-      flush_outbox(batch);
     }
+    // Bounded too: a broadcast to 10,000 agents goes out over several turns, between which
+    // the bridge reads and answers ZAP.
+    if (!batch.empty()) sent = flush_outbox(batch, 1024);
     if (items[0].revents & ZMQ_POLLIN) {
       std::vector<InboundFrame> frames;
       // Bounded, so a flood of inbound frames cannot starve the outbox or ZAP.
-      for (int i = 0; i < 4096; ++i) {
+      for (int i = 0; i < 1024; ++i) {
         parts.clear();
         std::optional<size_t> got;
         try {
@@ -315,11 +331,15 @@ void ZmqBridge::loop() {
         frames.push_back(InboundFrame{std::move(peer), parts[1].to_string(), std::move(address),
                                       Clock::now()});
       }
+      got_in = frames.size();
       if (!frames.empty()) on_inbound_(std::move(frames));
     }
     auto turn_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - turn_start)
                        .count();
     if (turn_us > longest_turn_us_) longest_turn_us_ = turn_us;
+    if (turn_us > 200000)
+      spdlog::warn("bridge turn took {} ms: {} ZAP answers, {} frames out, {} in", turn_us / 1000,
+                   zap_answered, sent, got_in);
     // More inbound may be waiting (the loop above is bounded): poll again without sleeping.
   }
 }

@@ -16,7 +16,11 @@
 // constructor refuses any endpoint other than loopback TCP unless `insecure_plaintext` says
 // the user accepts an unauthenticated link.
 //
-// Limits: ZMQ_MAXMSGSIZE is max_message_bytes (a larger frame drops its connection).
+// Limits: ZMQ_MAXMSGSIZE is max_message_bytes (a larger frame drops its connection). A turn
+// of the loop answers at most 256 ZAP requests, reads at most 1,024 frames and sends at most
+// 1,024, so neither a
+// fleet's handshakes nor its frames keep the other (or the outbox) waiting; a turn longer than
+// 200 ms is logged (warn) with what it did.
 //
 // Failure: bad options and bind errors throw std::runtime_error naming the endpoint or key.
 // Sending to an identity with no connection is counted and dropped.
@@ -108,9 +112,10 @@ class ZmqBridge {
   void bind(const ZmqBridgeOptions& options);
   void loop();
   void wake();
-  void answer_zap();
+  int answer_zap();
   bool key_allowed(const std::string& z85);
-  void flush_outbox(std::deque<std::pair<std::string, std::string>>& batch);
+  // Sends the first `limit` frames of `batch` and removes them; returns how many.
+  size_t flush_outbox(std::deque<std::pair<std::string, std::string>>& batch, size_t limit);
 
   zmq::context_t ctx_;
   std::optional<zmq::socket_t> zap_;

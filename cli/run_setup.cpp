@@ -179,6 +179,8 @@ CoordinatorOptions coordinator_options(const RunConfig& config, const std::strin
   o.link.insecure_plaintext = config.agents.insecure_plaintext;
   o.dispatch.ledger.heartbeat = std::chrono::milliseconds(config.agents.heartbeat_ms);
   o.dispatch.ledger.liveness = config.agents.liveness;
+  o.dispatch.ledger.eval_heartbeat_max =
+      std::chrono::milliseconds(config.agents.eval_heartbeat_max_ms);
   o.local_agents = config.agents.local;
   o.agent.backend = config.evaluation.backend;
   o.agent.slots = config.agents.slots_per_agent;

@@ -6,12 +6,14 @@ AgentsConfig parse_agents_config(const ConfigReader& r, const YAML::Node& node) 
   AgentsConfig c;
   if (!node) return c;
   r.check_keys(node, "agents", {"local", "slots_per_agent", "listen", "heartbeat_ms", "liveness",
-                                "server_key", "allow", "insecure_plaintext"});
+                                "eval_heartbeat_max_ms", "server_key", "allow", "insecure_plaintext"});
   r.get_int(node, "local", "agents.local", c.local, 0, 256);
   r.get_int(node, "slots_per_agent", "agents.slots_per_agent", c.slots_per_agent, 1, 256);
   r.get(node, "listen", "agents.listen", c.listen);
   r.get_int(node, "heartbeat_ms", "agents.heartbeat_ms", c.heartbeat_ms, 10, 600000);
   r.get_int(node, "liveness", "agents.liveness", c.liveness, 2, 1000);
+  r.get_int(node, "eval_heartbeat_max_ms", "agents.eval_heartbeat_max_ms",
+            c.eval_heartbeat_max_ms, 0, 600000);
   r.get(node, "server_key", "agents.server_key", c.server_key);
   r.get(node, "allow", "agents.allow", c.allow);
   r.get(node, "insecure_plaintext", "agents.insecure_plaintext", c.insecure_plaintext);

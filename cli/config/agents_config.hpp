@@ -7,6 +7,8 @@
 //     listen: tcp://127.0.0.1:0    # where agents connect (0: any free port)
 //     heartbeat_ms: 500
 //     liveness: 4                  # missed heartbeats before an agent is dead
+//     eval_heartbeat_max_ms: 10000 # the interval follows long evaluations up to this
+//                                  # (actors/job_ledger.hpp); <= heartbeat_ms pins it
 //     server_key: keys/coordinator.key_secret  # default: a fresh key pair for this run
 //     allow: keys/agents           # allowlist: a directory of .key files or a file of keys
 //     insecure_plaintext: false    # no CURVE at all (a network you trust completely)
@@ -29,6 +31,7 @@ struct AgentsConfig {
   std::string listen = "tcp://127.0.0.1:0";
   int heartbeat_ms = 500;
   int liveness = 4;
+  int eval_heartbeat_max_ms = 10000;
   // The authenticated link (actors/zmq_bridge.hpp); local agents are always allowed.
   std::string server_key;
   std::string allow;

@@ -1,5 +1,5 @@
 // The ledger with a fake clock: leases, liveness, requeue, capability matching, late results,
-// heartbeats due, and the interval that stretches with the fleet.
+// heartbeats due, and the interval that stretches with the fleet and with long evaluations.
 #include "actors/job_ledger.hpp"
 
 #include <set>
@@ -72,7 +72,7 @@ class JobLedgerTest : public ::testing::Test {
     l.on_hello(peer, "name-" + peer, caps, slots, at);
   }
   RD result(JobLedger& l, const std::string& peer, const wire::Result& r) {
-    return l.on_result(peer, r, nullptr);
+    return l.on_result(peer, r, nullptr, t0);
   }
   TP t0 = TP{} + 1h;
 };
@@ -156,7 +156,7 @@ TEST_F(JobLedgerTest, ResultFreesTheSlotAndOnlyTheLeaseHolderIsHeard) {
   made_up.lease = 999999;
   EXPECT_EQ(result(l, "A", made_up), RD::unknown_job);
   int dispatches = 0;
-  EXPECT_EQ(l.on_result("A", answer(to_a), &dispatches), RD::accepted);
+  EXPECT_EQ(l.on_result("A", answer(to_a), &dispatches, t0), RD::accepted);
   EXPECT_EQ(dispatches, 1);
   EXPECT_EQ(result(l, "A", answer(to_a)), RD::stale_lease) << "a duplicate";
   auto next = l.assign(t0);
@@ -198,7 +198,7 @@ TEST_F(JobLedgerTest, SilentAgentIsDeadAndItsJobsGoToAnother) {
   // The dead agent's late answer is dropped; B's is the one answer.
   EXPECT_EQ(result(l, "A", answer(first[0])), RD::stale_lease);
   int dispatches = 0;
-  EXPECT_EQ(l.on_result("B", answer(a[0]), &dispatches), RD::accepted);
+  EXPECT_EQ(l.on_result("B", answer(a[0]), &dispatches, t0 + 350ms), RD::accepted);
   EXPECT_EQ(dispatches, 2) << "evaluations.attempts: the lost lease counts";
 }
 
@@ -337,6 +337,47 @@ TEST_F(JobLedgerTest, TheHeartbeatIntervalStretchesWithTheFleet) {
   // Death detection follows the longer interval: 3 x 1 s.
   EXPECT_TRUE(l.sweep(t0 + 2500ms).dead_agents.empty());
   EXPECT_EQ(l.sweep(t0 + 3100ms).dead_agents.size(), 100u);
+}
+
+TEST_F(JobLedgerTest, TheIntervalFollowsLongEvaluationsSoBusyAgentsNeedNoHeartbeat) {
+  JobLedger::Options o = opts();
+  o.prefetch = 1;
+  o.eval_heartbeat_max = 10s;
+  JobLedger l(o);
+  hello(l, "A", 1, t0);
+  for (int id = 1; id <= 4; ++id) l.submit(job(id, 60), need());
+  auto a = l.assign(t0);
+  ASSERT_EQ(a.size(), 2u) << "one to run, one prefetched";
+  // The first took 2 s; the prefetched one waited behind it and then took 2 s too.
+  ASSERT_EQ(l.on_result("A", answer(a[0]), nullptr, t0 + 2s), RD::accepted);
+  EXPECT_EQ(l.heartbeat_interval(), 3000ms) << "1.5 x the evaluation";
+  auto b = l.assign(t0 + 2s);
+  ASSERT_EQ(b.size(), 1u);
+  ASSERT_EQ(l.on_result("A", answer(a[1]), nullptr, t0 + 4s), RD::accepted);
+  EXPECT_EQ(l.heartbeat_interval(), 3000ms) << "the wait behind the first job does not count";
+  EXPECT_TRUE(l.take_interval_broadcast()) << "the agents learn it";
+  auto c = l.assign(t0 + 4s);
+  ASSERT_EQ(c.size(), 1u);
+  // A busy agent gets a job every 2 s, more often than the interval: no heartbeat is due.
+  EXPECT_TRUE(l.due_heartbeats(t0 + 4s + 2900ms).empty());
+  EXPECT_EQ(l.due_heartbeats(t0 + 4s + 3000ms).size(), 1u) << "silent for one interval";
+  // Death now takes liveness (3) x 3 s.
+  l.on_seen("A", t0 + 4s);
+  EXPECT_TRUE(l.sweep(t0 + 12s).dead_agents.empty());
+  EXPECT_EQ(l.sweep(t0 + 13100ms).dead_agents.size(), 1u);
+}
+
+TEST_F(JobLedgerTest, TheEvaluationStretchIsCappedAndCanBeTurnedOff) {
+  for (auto cap : {100ms, 5000ms}) {
+    JobLedger::Options o = opts();
+    o.eval_heartbeat_max = cap;
+    JobLedger l(o);
+    hello(l, "A", 1, t0);
+    l.submit(job(1, 600), need());
+    auto a = l.assign(t0);
+    ASSERT_EQ(l.on_result("A", answer(a[0]), nullptr, t0 + 60s), RD::accepted);
+    EXPECT_EQ(l.heartbeat_interval(), cap) << "a 60 s evaluation, cap " << cap.count() << " ms";
+  }
 }
 
 }  // namespace

@@ -51,7 +51,8 @@ TEST(RunSetup, AMissingWorkloadModuleIsNamed) {
 }
 
 TEST(RunSetup, CoordinatorOptionsComeFromTheSections) {
-  auto c = config("agents: {local: 3, slots_per_agent: 2, heartbeat_ms: 100, liveness: 5}\n"
+  auto c = config("agents: {local: 3, slots_per_agent: 2, heartbeat_ms: 100, liveness: 5,\n"
+                  "         eval_heartbeat_max_ms: 2500}\n"
                   "evaluation: {backend: tpu}\ncoordinator: {scheduler_threads: 1}\n");
   auto o = coordinator_options(c, "/tmp/logs");
   EXPECT_EQ(o.local_agents, 3);
@@ -60,6 +61,7 @@ TEST(RunSetup, CoordinatorOptionsComeFromTheSections) {
   EXPECT_EQ(o.agent.log_dir, "/tmp/logs");
   EXPECT_EQ(o.dispatch.ledger.heartbeat, std::chrono::milliseconds(100));
   EXPECT_EQ(o.dispatch.ledger.liveness, 5);
+  EXPECT_EQ(o.dispatch.ledger.eval_heartbeat_max, std::chrono::milliseconds(2500));
   EXPECT_TRUE(o.link.server_key_file.empty()) << "a fresh key per run by default";
   EXPECT_FALSE(o.link.insecure_plaintext);
   EXPECT_EQ(o.scheduler_threads, 1);

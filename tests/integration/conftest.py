@@ -52,7 +52,8 @@ def wait_for_count(db, table, at_least, proc=None, timeout=300, poll=0.3):
 
 
 # The fault tests' run: two workloads of four replayed candidates each, fast heartbeats so a
-# silent agent is declared dead within a second.
+# silent agent is declared dead within a second (pinned: the interval does not follow the
+# evaluations' length).
 FAULT_RUN_CONFIG = """name: {name}
 method: iterative
 workloads: [8p, 41k]
@@ -71,6 +72,7 @@ agents:
   listen: {listen}
   heartbeat_ms: 200
   liveness: 4
+  eval_heartbeat_max_ms: 200
 """
 
 
