@@ -32,7 +32,8 @@ from tpu_agent.sidecar import evaluate as judge  # noqa: E402
 from tpu_agent.sidecar import structure  # noqa: E402
 from workloads import hand_tuned, registry  # noqa: E402
 
-CORPUS = ["8p/02.md", "8p/06.md", "12p/01.md", "12p/04.md", "9p/03.md", "9p/05.md",
+CORPUS = ["8p/02.md", "8p/06.md", "12p/01.md", "12p/03.md", "12p/04.md", "9p/03.md", "9p/05.md",
+          "9p/06.md",
           "41k/02.md", "41k/07.md", "1p/03.md", "1p/05.md"]
 
 
