@@ -307,18 +307,8 @@ class _Counter:
         if name == "scf.if":
             self._if(op, weight, work)
             return
-        if name == "scf.for":
-            trips = self._trips(op)
-            if trips is None:
-                work.unbounded_loops += 1
-            else:
-                weight = self._array(weight) * trips
-            for region in op.regions:
-                for block in region.blocks:
-                    self.block(block, weight, work)
-            return
-        if name == "scf.while":
-            trips = self._while_trips(op)
+        if name in ("scf.for", "scf.while"):
+            trips = self._trips(op) if name == "scf.for" else self._while_trips(op)
             if trips is None:
                 work.unbounded_loops += 1
             else:
