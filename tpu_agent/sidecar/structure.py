@@ -38,7 +38,7 @@ CPU_BRANCH_TOLERANCE (1.5x) its Mosaic body's matmul FLOPs or work is `runtime_e
 "cpu_branch_not_the_kernel": the candidate's process rewrote the lowering so that the CPU
 checks other code than the TPU runs. A TPU program (kernels + XLA) doing less than
 MIN_TPU_WORK_FRACTION (10%) of the baseline's work, or of its matmul FLOPs when those are most
-of it, is `no_pallas`, kind "hollow_kernel". Measured on 41 honest kernels: CPU branches at
+of it, is `no_pallas`, kind "hollow_kernel". Measured on 43 honest kernels: CPU branches at
 most 1.0x their kernels, TPU programs at least 52% of the baseline (one exempt: a grid whose
 size is data); the forgeries infinitely more and at most 0.012%.
 
