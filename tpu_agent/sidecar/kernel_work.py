@@ -34,6 +34,8 @@ from jax._src.lib import tpu
 from jax._src.lib.mlir import ir
 from jaxlib.mlir.passmanager import PassManager
 
+from tpu_agent.sidecar import mlir_values
+
 # A body is at most this many bytes and ops: the judge parses it, and a candidate could send a
 # huge one to stall the judge (the compile process would reject it anyway).
 MAX_BODY_BYTES = 64 << 20
@@ -95,29 +97,6 @@ class KernelWork:
         self.unbounded_loops += other.unbounded_loops
 
 
-def _shape(value):
-    try:
-        return list(ir.ShapedType(value.type).shape)
-    except (ValueError, TypeError):
-        return []
-
-
-def _elements(value):
-    n = 1
-    for d in _shape(value):
-        n *= max(int(d), 0)
-    return n
-
-
-def _is_float(value):
-    t = value.type
-    try:
-        t = ir.ShapedType(t).element_type
-    except (ValueError, TypeError):
-        pass
-    return str(t).startswith(("f", "bf"))
-
-
 def _is_memref(value):
     return str(value.type).startswith("memref<") or "semaphore" in str(value.type)
 
@@ -132,7 +111,7 @@ def _lhs_contracting(op):
     if text.startswith("#tpu.dot_dimension_numbers<["):
         inside = text[len("#tpu.dot_dimension_numbers<["):].split("]", 1)[0]
         return [int(d) for d in inside.split(",") if d.strip()]
-    lhs = _shape(op.operands[0])
+    lhs = mlir_values.shape(op.operands[0])
     transposed = "transpose_lhs" in op.attributes and "true" in str(
         op.attributes["transpose_lhs"])
     return [len(lhs) - 2] if transposed and len(lhs) >= 2 else [max(len(lhs) - 1, 0)]
@@ -142,24 +121,24 @@ def _op_work(op):
     """(mxu, reduce, elementwise) of one op, per execution."""
     name = op.name
     if name == "tpu.matmul" and op.results:
-        lhs = _shape(op.operands[0])
+        lhs = mlir_values.shape(op.operands[0])
         k = 1
         for d in _lhs_contracting(op):
             k *= int(lhs[d]) if 0 <= d < len(lhs) else 1
-        return 2.0 * _elements(op.results[0]) * k, 0.0, 0.0
+        return 2.0 * mlir_values.elements(op.results[0]) * k, 0.0, 0.0
     if name == "vector.contract" and op.results:
-        lhs, rhs, out = (_elements(op.operands[0]), _elements(op.operands[1]),
-                         max(_elements(op.results[0]), 1))
+        lhs, rhs, out = (mlir_values.elements(op.operands[0]), mlir_values.elements(op.operands[1]),
+                         max(mlir_values.elements(op.results[0]), 1))
         # lhs [M,K] x rhs [K,N] -> [M,N]: K = sqrt(lhs * rhs / out) (batch dims count once).
         return 2.0 * out * float(np.sqrt(lhs * rhs / out)), 0.0, 0.0
     if name in _REDUCE and op.operands:
-        return 0.0, float(_elements(op.operands[0])), 0.0
+        return 0.0, float(mlir_values.elements(op.operands[0])), 0.0
     if name in _FLOAT_OPS and op.results:
         probe = op.operands[0] if name == "arith.cmpf" else op.results[0]
         if name == "arith.select" and len(op.operands) > 1:
             probe = op.operands[1]
-        if _is_float(probe):
-            return 0.0, 0.0, float(max(_elements(op.results[0]), 1))
+        if mlir_values.is_float(probe):
+            return 0.0, 0.0, float(max(mlir_values.elements(op.results[0]), 1))
     return 0.0, 0.0, 0.0
 
 

@@ -52,7 +52,7 @@ import re
 from jax._src.interpreters import mlir as jax_mlir
 from jax._src.lib.mlir import ir
 
-from tpu_agent.sidecar import kernel_work
+from tpu_agent.sidecar import kernel_work, mlir_values
 
 MAX_OUTSIDE_FRACTION = 0.9
 # A kernel's CPU branch may do at most this factor of its Mosaic body's work, in matmul FLOPs
@@ -143,28 +143,6 @@ class Measurement:
         return self.outside.kernels()
 
 
-def _shape(value):
-    try:
-        return list(ir.RankedTensorType(value.type).shape)
-    except (ValueError, TypeError):
-        return []
-
-
-def _elements(value):
-    n = 1
-    for d in _shape(value):
-        n *= max(int(d), 0)
-    return n
-
-
-def _is_float(value):
-    try:
-        element = str(ir.RankedTensorType(value.type).element_type)
-    except (ValueError, TypeError):
-        return False
-    return element.startswith(("f", "bf"))
-
-
 def _attr(op, name):
     try:
         return str(op.attributes[name])
@@ -176,8 +154,8 @@ def _op_work(op):
     work = Work()
     name = op.name
     if name in _MXU and op.results:
-        out = _elements(op.results[0])
-        lhs = _shape(op.operands[0])
+        out = mlir_values.elements(op.results[0])
+        lhs = mlir_values.shape(op.operands[0])
         if name == "stablehlo.dot_general":
             match = _CONTRACTING.search(_attr(op, "dot_dimension_numbers"))
             dims = [int(d) for d in match.group(1).split(",") if d.strip()] if match else []
@@ -187,7 +165,7 @@ def _op_work(op):
         elif name == "stablehlo.dot":
             k = int(lhs[-1]) if lhs else 1
         else:
-            rhs = _shape(op.operands[1])
+            rhs = mlir_values.shape(op.operands[1])
             spec = _CONV_RHS.search(_attr(op, "dimension_numbers") or str(op))
             labels = [s.strip() for s in spec.group(1).split(",")] if spec else []
             total = 1
@@ -197,7 +175,7 @@ def _op_work(op):
             k = total // max(out_features, 1)
         work.mxu_flops = 2.0 * out * k
     elif name == "stablehlo.reduce" and op.operands:
-        work.reduce_elems = float(_elements(op.operands[0]))
+        work.reduce_elems = float(mlir_values.elements(op.operands[0]))
     elif name == "stablehlo.reduce_window" and op.results:
         match = _WINDOW.search(str(op.attributes["window_dimensions"])) if \
             "window_dimensions" in op.attributes else None
@@ -205,14 +183,14 @@ def _op_work(op):
         if match:
             for d in match.group(1).split(","):
                 window *= int(d)
-        work.reduce_elems = float(_elements(op.results[0]) * window)
+        work.reduce_elems = float(mlir_values.elements(op.results[0]) * window)
     elif name in _ELEMENTWISE and op.results:
         probe = op.operands[0] if name in ("stablehlo.compare", "stablehlo.select") and \
             op.operands else op.results[0]
         if name == "stablehlo.select" and len(op.operands) > 1:
             probe = op.operands[1]
-        if _is_float(probe):
-            work.elementwise_elems = float(_elements(op.results[0]))
+        if mlir_values.is_float(probe):
+            work.elementwise_elems = float(mlir_values.elements(op.results[0]))
     return work
 
 
@@ -493,7 +471,7 @@ def measure(mlir_text):
             if op.name == "func.func" and _attr_text(op, "sym_visibility") != "private":
                 walker.walk(op, measurement.outside, True)
                 returns = list(op.regions[0].blocks[0].operations)[-1]
-                measurement.output_elems += sum(_elements(v) for v in returns.operands)
+                measurement.output_elems += sum(mlir_values.elements(v) for v in returns.operands)
     return measurement
 
 
