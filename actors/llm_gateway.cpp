@@ -111,8 +111,9 @@ LlmCallRecord call_record(const GatewayState& st, const ProviderCall& pc, const 
   return c;
 }
 
+// The call_id is the store's to set (put_answered_call).
 LlmResponseRecord response_record(const GatewayState& st, const ProviderCall& pc,
-                                  const Delivery& d, std::optional<int64_t> call_row) {
+                                  const Delivery& d) {
   ChatRequest req = pc.request;
   req.sample_index = d.sample_index;
   LlmResponseRecord r;
@@ -133,7 +134,6 @@ LlmResponseRecord response_record(const GatewayState& st, const ProviderCall& pc
   r.tokens_estimated = d.usage.estimated;
   r.latency_ms = d.call.latency_ms;
   if (st.cost) r.cost_usd = d.cost_usd;
-  r.call_id = call_row;
   return r;
 }
 
@@ -157,63 +157,57 @@ struct Answered {
   std::vector<uint64_t> shared;
 };
 
-// Stores the answer, then hands it out with its response_id. If the key already held an
-// answer (stored by someone else first), that stored answer is the one handed out, so the
-// sample and the cache never disagree.
-void store_and_deliver(Self self, const ProviderCall& pc, Answered a,
-                       std::optional<int64_t> call_row) {
-  auto& st = self->state;
+// Hands `r` to the paying ticket and, at no cost, to the tickets that share it.
+void hand_out(Self self, const Answered& a, ChatResponse r) {
+  for (uint64_t t : a.shared) {
+    ChatResponse s = r;
+    s.cached = true;
+    s.cost_usd = 0;
+    deliver(self, t, s);
+  }
+  deliver(self, a.paid.ticket, std::move(r));
+}
+
+// Hands out an answer whose store write returned `put`. If the key already held an answer
+// (stored by someone else first), that stored answer is the one handed out, so the sample
+// and the cache never disagree.
+void hand_out_stored(Self self, const Answered& a, const PutResponseResult& put,
+                     const ResponseKey& key) {
   ChatResponse response = to_response(a.paid);
-  auto hand_out = [self, a](ChatResponse r) {
-    const uint64_t paid = a.paid.ticket;
-    for (uint64_t t : a.shared) {
-      ChatResponse s = r;
-      s.cached = true;
-      s.cost_usd = 0;
-      deliver(self, t, s);
-    }
-    deliver(self, paid, std::move(r));
-  };
-  if (!st.store) {
-    hand_out(std::move(response));
+  if (put.inserted) {
+    response.response_id = put.id;
+    hand_out(self, a, std::move(response));
     return;
   }
-  LlmResponseRecord record = response_record(st, pc, a.paid, call_row);
-  const ResponseKey key = record.key();
-  self->request(st.store, caf::infinite, put_response_atom::value, record)
+  self->request(self->state.store, caf::infinite, find_response_atom::value, key)
       .then(
-          [=](const PutResponseResult& put) mutable {
-            if (put.inserted) {
-              response.response_id = put.id;
-              hand_out(std::move(response));
-              return;
+          [=](MaybeResponse& found) mutable {
+            if (found.record) {
+              ChatResponse stored = from_record(*found.record);
+              stored.cached = false;  // this run did pay for a call
+              stored.cost_usd = response.cost_usd;
+              hand_out(self, a, std::move(stored));
+            } else {
+              hand_out(self, a, std::move(response));
             }
-            self->request(self->state.store, caf::infinite, find_response_atom::value, key)
-                .then(
-                    [=](MaybeResponse& found) mutable {
-                      if (found.record) {
-                        ChatResponse stored = from_record(*found.record);
-                        stored.cached = false;  // this run did pay for a call
-                        stored.cost_usd = response.cost_usd;
-                        hand_out(std::move(stored));
-                      } else {
-                        hand_out(std::move(response));
-                      }
-                    },
-                    [=](caf::error& e) mutable {
-                      spdlog::error("llm cache: reading a stored answer failed: {}",
-                                    to_string(e));
-                      hand_out(std::move(response));
-                    });
           },
           [=](caf::error& e) mutable {
-            spdlog::error("llm cache: storing an answer failed: {}", to_string(e));
-            hand_out(std::move(response));
+            spdlog::error("llm cache: reading a stored answer failed: {}", to_string(e));
+            hand_out(self, a, std::move(response));
           });
 }
 
-void apply(Self self, CallScheduler::Step step, const ProviderCall* finished = nullptr,
-           std::optional<int64_t> call_row = std::nullopt);
+std::vector<Answered> group_answers(std::vector<Delivery> deliveries) {
+  std::vector<Answered> answers;
+  for (auto& d : deliveries) {
+    if (d.paid || answers.empty() || answers.back().paid.sample_index != d.sample_index) {
+      answers.push_back({std::move(d), {}});
+    } else {
+      answers.back().shared.push_back(d.ticket);
+    }
+  }
+  return answers;
+}
 
 void arm_timer(Self self) {
   auto& st = self->state;
@@ -228,25 +222,14 @@ void arm_timer(Self self) {
   self->delayed_send(self, delay, tick_atom::value);
 }
 
-void poll(Self self) { apply(self, self->state.scheduler->poll(self->state.clock())); }
+void fail_tickets(Self self, const std::vector<CallScheduler::Failure>& failures) {
+  for (auto& f : failures) deliver_error(self, f.ticket, f.error);
+}
 
-// Deliveries come only from finish() of one call (`finished`); failures and starts from
-// anywhere.
-void apply(Self self, CallScheduler::Step step, const ProviderCall* finished,
-           std::optional<int64_t> call_row) {
+// Starts the step's calls and fails its failures; a step from poll() delivers nothing.
+void apply(Self self, CallScheduler::Step step) {
   auto& st = self->state;
-  if (finished) {
-    std::vector<Answered> answers;
-    for (auto& d : step.deliver) {
-      if (d.paid || answers.empty() || answers.back().paid.sample_index != d.sample_index) {
-        answers.push_back({std::move(d), {}});
-      } else {
-        answers.back().shared.push_back(d.ticket);
-      }
-    }
-    for (auto& a : answers) store_and_deliver(self, *finished, std::move(a), call_row);
-  }
-  for (auto& f : step.fail) deliver_error(self, f.ticket, f.error);
+  fail_tickets(self, step.fail);
   for (auto& s : step.start) {
     st.calls[s.call_id] = s.call;
     // The runner's completion may run on the transport's thread: it only sends a message.
@@ -259,6 +242,8 @@ void apply(Self self, CallScheduler::Step step, const ProviderCall* finished,
   arm_timer(self);
 }
 
+void poll(Self self) { apply(self, self->state.scheduler->poll(self->state.clock())); }
+
 void queue(Self self, const ChatRequest& req, caf::response_promise promise) {
   auto& st = self->state;
   const uint64_t ticket = st.scheduler->submit(req, st.clock());
@@ -266,14 +251,46 @@ void queue(Self self, const ChatRequest& req, caf::response_promise promise) {
   poll(self);
 }
 
-void finish_call(Self self, uint64_t call_id, const CallOutcome& outcome,
-                 std::optional<int64_t> call_row) {
+// A call has ended. Every call that was sent is a row (it may be billed), failed ones too,
+// and it is stored in one transaction with the answers it paid for: a coordinator killed at
+// any moment leaves either nothing (the call is made again) or the call with its answers
+// (a resume reuses them), never a paid call without its answers. Only then does anyone
+// hear of it.
+void finish_call(Self self, uint64_t call_id, const CallOutcome& outcome) {
   auto& st = self->state;
   auto it = st.calls.find(call_id);
   if (it == st.calls.end()) return;
   const ProviderCall pc = std::move(it->second);
   st.calls.erase(it);
-  apply(self, st.scheduler->finish(call_id, outcome, st.clock()), &pc, call_row);
+  CallScheduler::Step step = st.scheduler->finish(call_id, outcome, st.clock());
+  auto answers = group_answers(std::move(step.deliver));
+  auto failures = std::move(step.fail);
+  step.fail.clear();
+  apply(self, std::move(step));  // calls waiting on a slot need not wait for the disk
+  if (!st.store) {
+    for (auto& a : answers) hand_out(self, a, to_response(a.paid));
+    fail_tickets(self, failures);
+    poll(self);
+    return;
+  }
+  LlmCallRecord row = call_record(st, pc, outcome);
+  // Priced as the scheduler prices it; a failed call is not billed.
+  if (st.cost) row.cost_usd = outcome.result ? st.cost(outcome.result->usage) : 0.0;
+  std::vector<LlmResponseRecord> records;
+  for (auto& a : answers) records.push_back(response_record(st, pc, a.paid));
+  self->request(st.store, caf::infinite, put_call_atom::value, row, records)
+      .then(
+          [=](const PutAnsweredCallResult& put) {
+            for (size_t i = 0; i < answers.size(); ++i)
+              hand_out_stored(self, answers[i], put.responses.at(i), records[i].key());
+            fail_tickets(self, failures);
+          },
+          [=](caf::error& e) {
+            spdlog::error("llm record: storing a call and its answers failed: {}",
+                          to_string(e));
+            for (auto& a : answers) hand_out(self, a, to_response(a.paid));
+            fail_tickets(self, failures);
+          });
   poll(self);
 }
 
@@ -315,25 +332,10 @@ caf::behavior llm_gateway(Self self, std::shared_ptr<CallRunner> runner,
         return promise;
       },
       [=](call_done_atom, uint64_t call_id, CallOutcome& outcome) {
-        auto& st = self->state;
         if (outcome.error)
-          spdlog::warn("{}: call failed: {}", st.runner->provider(), outcome.error->what());
-        auto it = st.calls.find(call_id);
-        if (!st.store || it == st.calls.end()) {
-          finish_call(self, call_id, outcome, std::nullopt);
-          return;
-        }
-        // Every call that was sent is a row (it may be billed), failed ones too; answers
-        // point at their call, so the call is stored first.
-        LlmCallRecord row = call_record(st, it->second, outcome);
-        // Priced as the scheduler prices it; a failed call is not billed.
-        if (st.cost) row.cost_usd = outcome.result ? st.cost(outcome.result->usage) : 0.0;
-        self->request(st.store, caf::infinite, put_call_atom::value, row)
-            .then([=](int64_t id) { finish_call(self, call_id, outcome, id); },
-                  [=](caf::error& e) {
-                    spdlog::error("llm record: storing a call failed: {}", to_string(e));
-                    finish_call(self, call_id, outcome, std::nullopt);
-                  });
+          spdlog::warn("{}: call failed: {}", self->state.runner->provider(),
+                       outcome.error->what());
+        finish_call(self, call_id, outcome);
       },
       [=](tick_atom) {
         auto& st = self->state;

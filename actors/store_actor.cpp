@@ -136,12 +136,11 @@ StoreActor::behavior_type store_actor(Self self, std::shared_ptr<RunStore> store
         return handle<MaybeResponse>(self, read,
                                      [&](RunStore& s) { return MaybeResponse{s.find_response(key)}; });
       },
-      [=](put_response_atom, const LlmResponseRecord& response) {
-        return handle<PutResponseResult>(self, write,
-                                         [&](RunStore& s) { return s.put_response(response); });
-      },
-      [=](put_call_atom, const LlmCallRecord& call) {
-        return handle<int64_t>(self, write, [&](RunStore& s) { return s.put_llm_call(call); });
+      [=](put_call_atom, const LlmCallRecord& call,
+          const std::vector<LlmResponseRecord>& responses) {
+        return handle<PutAnsweredCallResult>(self, write, [&](RunStore& s) {
+          return s.put_answered_call(call, responses);
+        });
       },
       [=](finish_atom, int64_t run_id, const std::string& status) {
         return handle<bool>(self, write, [&](RunStore& s) {

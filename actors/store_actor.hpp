@@ -42,7 +42,6 @@ using put_sample_atom = caf::atom_constant<caf::atom("putsample")>;
 using find_eval_atom = caf::atom_constant<caf::atom("find_eval")>;
 using put_eval_atom = caf::atom_constant<caf::atom("put_eval")>;
 using find_response_atom = caf::atom_constant<caf::atom("find_resp")>;
-using put_response_atom = caf::atom_constant<caf::atom("put_resp")>;
 using put_call_atom = caf::atom_constant<caf::atom("put_call")>;
 using finish_atom = caf::atom_constant<caf::atom("finish")>;
 using store_stats_atom = caf::atom_constant<caf::atom("st_stats")>;
@@ -80,8 +79,8 @@ struct StoreStats {
 //   (find_eval_atom, int64_t candidate_id)         -> MaybeEvaluation find_evaluation
 //   (put_eval_atom, EvaluationRecord)              -> bool           put_evaluation
 //   (find_response_atom, ResponseKey)              -> MaybeResponse  find_response (the LLM cache)
-//   (put_response_atom, LlmResponseRecord)         -> PutResponseResult put_response
-//   (put_call_atom, LlmCallRecord)                 -> int64_t        put_llm_call
+//   (put_call_atom, LlmCallRecord, std::vector<LlmResponseRecord>)
+//                                                  -> PutAnsweredCallResult put_answered_call
 //   (finish_atom, int64_t run_id, status)          -> bool           finish_run
 //   (finish_atom, int64_t run_id, status, reason)  -> bool           finish_run
 //   (begin_run_atom, name, config_text, int64_t cell_id)
@@ -97,8 +96,8 @@ using StoreActor = caf::typed_actor<
     caf::replies_to<find_eval_atom, int64_t>::with<MaybeEvaluation>,
     caf::replies_to<put_eval_atom, EvaluationRecord>::with<bool>,
     caf::replies_to<find_response_atom, ResponseKey>::with<MaybeResponse>,
-    caf::replies_to<put_response_atom, LlmResponseRecord>::with<PutResponseResult>,
-    caf::replies_to<put_call_atom, LlmCallRecord>::with<int64_t>,
+    caf::replies_to<put_call_atom, LlmCallRecord,
+                    std::vector<LlmResponseRecord>>::with<PutAnsweredCallResult>,
     caf::replies_to<finish_atom, int64_t, std::string>::with<bool>,
     caf::replies_to<finish_atom, int64_t, std::string, std::string>::with<bool>,
     caf::replies_to<begin_run_atom, std::string, std::string, int64_t>::with<int64_t>,
@@ -125,6 +124,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::EvaluationRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::LlmCallRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::LlmResponseRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::PutResponseResult)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::PutAnsweredCallResult)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<palladium::LlmResponseRecord>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ResponseKey)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::MaybeSample)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::MaybeEvaluation)

@@ -992,6 +992,19 @@ PutResponseResult RunStore::put_response(const LlmResponseRecord& r) {
   return {id, true};
 }
 
+PutAnsweredCallResult RunStore::put_answered_call(const LlmCallRecord& call,
+                                                 std::vector<LlmResponseRecord> responses) {
+  WriteScope w(*this, "put_answered_call");
+  PutAnsweredCallResult out;
+  out.call_id = put_llm_call(call);
+  for (auto& r : responses) {
+    r.call_id = out.call_id;
+    out.responses.push_back(put_response(r));
+  }
+  w.commit();
+  return out;
+}
+
 std::optional<LlmResponseRecord> RunStore::find_response(const ResponseKey& k) const {
   sqlite::CachedUse st(*db_, PALLADIUM_RESPONSE_SELECT
                        "WHERE r.provider = ?1 AND r.model = ?2 AND r.prompt_hash = ?3 AND "

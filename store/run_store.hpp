@@ -257,6 +257,13 @@ struct PutResponseResult {
   bool inserted = false;  // false: the key was already cached
 };
 
+// What put_answered_call stored: the call's row and, per response in the
+// order given, what put_response would have returned.
+struct PutAnsweredCallResult {
+  int64_t call_id = 0;
+  std::vector<PutResponseResult> responses;
+};
+
 class RunStore {
  public:
   enum class Mode {
@@ -399,6 +406,13 @@ class RunStore {
   // Caches a response; the first response stored under a key wins. Throws
   // StoreError for an unknown call.
   PutResponseResult put_response(const LlmResponseRecord& response);
+  // The call and the responses it paid for, in one transaction (each
+  // response's call_id is set to the new row): a crash never leaves a paid
+  // call without its answers, which a resume would then pay for again.
+  // Throws StoreError as put_llm_call and put_response do; nothing is
+  // written then.
+  PutAnsweredCallResult put_answered_call(const LlmCallRecord& call,
+                                          std::vector<LlmResponseRecord> responses);
   std::optional<LlmResponseRecord> find_response(const ResponseKey& key) const;
   std::optional<LlmResponseRecord> find_response(int64_t response_id) const;
 

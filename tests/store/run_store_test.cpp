@@ -651,6 +651,39 @@ TEST(RunStoreTest, LlmCallsAreAppended) {
   EXPECT_FALSE(calls[1].cost_usd.has_value());
 }
 
+TEST(RunStoreTest, ACallIsStoredWithItsAnswersOrNotAtAll) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const int64_t run = store->begin_or_resume_run("r", "c");
+  LlmCallRecord call;
+  call.run_id = run;
+  call.provider = "openai";
+  call.model = "gpt-x";
+  call.samples = 2;
+  const auto put = store->put_answered_call(call, {response("A"), response("A", 1)});
+  ASSERT_EQ(put.responses.size(), 2u);
+  EXPECT_TRUE(put.responses[0].inserted && put.responses[1].inserted);
+  EXPECT_EQ(store->find_response(put.responses[1].id)->call_id, put.call_id);
+
+  // A second call that answers a key already cached is still a row; the first answer stays.
+  const auto again = store->put_answered_call(call, {response("A")});
+  EXPECT_FALSE(again.responses[0].inserted);
+  EXPECT_EQ(again.responses[0].id, put.responses[0].id);
+  EXPECT_EQ(store->llm_calls(run).size(), 2u);
+
+  // An answer the file refuses (a trigger, after the call's row is written) takes its call
+  // with it: a paid call is never on disk without the answers a resume would reuse.
+  {
+    Raw raw(tmp.path(), SQLITE_OPEN_READWRITE);
+    raw.exec(
+        "CREATE TRIGGER refuse BEFORE INSERT ON llm_responses WHEN NEW.sample_index = 7 "
+        "BEGIN SELECT RAISE(ABORT, 'no'); END");
+  }
+  EXPECT_THROW(store->put_answered_call(call, {response("B"), response("B", 7)}), StoreError);
+  EXPECT_EQ(store->llm_calls(run).size(), 2u);
+  EXPECT_FALSE(store->find_response(response("B").key()).has_value());
+}
+
 TEST(RunStoreTest, TheResponseCacheIsKeyedByWhatDeterminesAnAnswer) {
   TempDb tmp;
   auto store = RunStore::open(tmp.path());
