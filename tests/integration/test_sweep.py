@@ -179,7 +179,7 @@ def test_a_killed_sweep_resumes_paying_for_nothing_twice(palladium_bin, tmp_path
     assert 1 <= len(evaluations) < CANDIDATES, "the kill came mid-sweep"
     assert {s for (s,) in db_rows(db, "SELECT status FROM runs")} == {"running"}, "killed: no mark"
 
-    out = palladium(palladium_bin, "sweep", config, "--db", db, timeout=80)
+    out = palladium(palladium_bin, "sweep", config, "--db", db, timeout=240)  # loaded hosts
     print(f"killed + resumed sweep: {time.monotonic() - started:.1f} s")
     assert out.returncode == 0, out.stderr[-4000:]
     assert_every_cell_finished_once(db)
