@@ -24,16 +24,31 @@ def run(code, **kwargs):
     return judge.evaluate("8p", code, **kwargs)
 
 
+def _parent(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def _descends_from_this_test(pid):
+    # Other test workers and other users of this host run sandboxes too: count only ours.
+    while pid > 1:
+        if pid == os.getpid():
+            return True
+        pid = _parent(pid)
+    return False
+
+
 def sandbox_processes():
-    """pids of the processes running as the sandbox uid on this host."""
+    """pids of this test process's descendants running as the sandbox uid."""
     pids = []
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
-                if os.stat(f"/proc/{name}").st_uid == 65534:
+                if (os.stat(f"/proc/{name}").st_uid == 65534
+                        and _descends_from_this_test(int(name))):
                     pids.append(int(name))
-            except OSError:
-                pass
+            except (OSError, ValueError, IndexError):
+                pass  # it ended while we looked
     return sorted(pids)
 
 
