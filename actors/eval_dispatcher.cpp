@@ -245,6 +245,8 @@ void on_tick(Self self) {
   st.stats.heartbeats_sent += static_cast<int64_t>(beats.size());
   st.bridge->send_many(std::move(beats));
   pump(self);
+  auto window = batch_window_for(st.ledger->typical_eval(), st.options.max_batch_window);
+  if (window != st.bridge->batch_window()) st.bridge->set_batch_window(window);
   st.tick = std::max(std::chrono::milliseconds(20), st.ledger->heartbeat_interval() / 5);
   st.tick_due = now + st.tick;
 }
@@ -269,6 +271,7 @@ DispatcherStats snapshot(Self self) {
   s.queued = static_cast<int64_t>(st.ledger->queued());
   s.in_flight = static_cast<int64_t>(st.ledger->in_flight());
   s.heartbeat_interval_ms = st.ledger->heartbeat_interval().count();
+  s.batch_window_us = st.bridge->batch_window().count();
   return s;
 }
 
@@ -329,6 +332,12 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
 }
 
 }  // namespace
+
+std::chrono::microseconds batch_window_for(std::chrono::microseconds typical_eval,
+                                           std::chrono::microseconds cap) {
+  auto window = std::min(cap, typical_eval / 200);
+  return window < std::chrono::microseconds(100) ? std::chrono::microseconds(0) : window;
+}
 
 caf::actor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBridge> bridge,
                                  DispatcherOptions options) {

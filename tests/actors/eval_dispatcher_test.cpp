@@ -5,6 +5,7 @@
 #include "actors/eval_dispatcher.hpp"
 
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -392,6 +393,63 @@ TEST_F(DispatcherTest, CurveAdmitsOnlyAllowedKeysAndTheKeyIsTheIdentity) {
   ASSERT_TRUE(pending.get().result);
   EXPECT_GE(bridge->stats().auth_refused, 1u);
   EXPECT_EQ(stats().agents, 1);
+}
+
+TEST(BatchWindowTest, FollowsTheTypicalEvaluationUpToTheCapAndNoneForShortOnes) {
+  using std::chrono::microseconds;
+  EXPECT_EQ(batch_window_for(200ms, 2000us), 1000us) << "1/200 of a 200 ms evaluation";
+  EXPECT_EQ(batch_window_for(2500ms, 2000us), 2000us) << "capped";
+  EXPECT_EQ(batch_window_for(10ms, 2000us), 0us) << "under 100 us: no batching";
+  EXPECT_EQ(batch_window_for(0us, 2000us), 0us) << "nothing measured yet";
+  EXPECT_EQ(batch_window_for(2500ms, 0us), 0us) << "a cap of 0 turns it off";
+}
+
+// With a batch window, frames that arrive while the bridge pauses are handed over together,
+// in order, and none is lost; sends queued meanwhile go out on the next turn.
+TEST(ZmqBridgeTest, ABatchWindowHandsOverABurstInFewBatchesInOrder) {
+  ZmqBridge bridge(std::string("tcp://127.0.0.1:0"));
+  bridge.set_batch_window(200ms);
+  std::mutex m;
+  std::vector<size_t> batches;
+  std::vector<std::string> got;
+  bridge.start([&](std::vector<InboundFrame> frames) {
+    std::lock_guard<std::mutex> g(m);
+    batches.push_back(frames.size());
+    for (auto& f : frames) got.push_back(f.payload);
+  });
+  zmq::context_t ctx;
+  zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::routing_id, "D");
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.connect(bridge.endpoint());
+  for (int i = 0; i < 20; ++i) {
+    std::string s = std::to_string(i);
+    dealer.send(zmq::buffer(s), zmq::send_flags::none);
+    std::this_thread::sleep_for(1ms);
+  }
+  for (int i = 0; i < 300; ++i) {
+    {
+      std::lock_guard<std::mutex> g(m);
+      if (got.size() == 20) break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  {
+    std::lock_guard<std::mutex> g(m);
+    ASSERT_EQ(got.size(), 20u);
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(got[static_cast<size_t>(i)], std::to_string(i));
+    // 20 frames over ~20 ms against a 200 ms window: a first turn, then (nearly) all the rest.
+    EXPECT_LE(batches.size(), 4u);
+  }
+  bridge.send("D", "back");
+  zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
+  zmq::poll(&item, 1, 2000ms);
+  ASSERT_TRUE(item.revents & ZMQ_POLLIN) << "a send during the pause goes out on the next turn";
+  zmq::message_t msg;
+  (void)dealer.recv(msg);
+  EXPECT_EQ(msg.to_string(), "back");
+  EXPECT_GE(bridge.stats().busy_turns, 2u);
+  bridge.stop();
 }
 
 TEST(ZmqBridgeTest, PlaintextBeyondLoopbackNeedsTheExplicitFlag) {
