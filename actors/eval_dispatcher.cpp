@@ -12,6 +12,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The dispatcher's message to itself: lease the queued jobs now (see the eval_atom handler).
+using pump_atom = caf::atom_constant<caf::atom("pump")>;
+
 // One requester waiting for one job's answer.
 struct Waiting {
   caf::typed_response_promise<wire::Result> promise;
@@ -55,6 +58,7 @@ struct DispatcherState {
   std::unordered_map<int64_t, Waiting> waiting;
   DispatcherStats stats;
   LogLimiter warn_limit{20};
+  bool pump_pending = false;  // a pump_atom is in the mailbox
   static inline const char* name = "eval_dispatcher";
 };
 
@@ -303,8 +307,18 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
         Waiting& w = st.waiting.emplace(id, Waiting{rp, std::move(job), false, 0}).first->second;
         ++st.stats.submitted;
         submit(self, w);
-        pump(self);
+        // Requests come in bursts (a batch of results answers as many requesters, which send
+        // their next jobs at once): lease them all in one pump, behind the burst in the
+        // mailbox, so the bridge gets one send_many per burst rather than one per job.
+        if (!st.pump_pending) {
+          st.pump_pending = true;
+          self->send(self, pump_atom::value);
+        }
         return rp;
+      },
+      [=](pump_atom) {
+        self->state.pump_pending = false;
+        pump(self);
       },
       [=](const ZmqInboundBatch& batch) {
         auto start = Clock::now();
