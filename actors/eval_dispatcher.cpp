@@ -293,7 +293,11 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
   st.tick = std::max(std::chrono::milliseconds(20), options.ledger.heartbeat / 5);
   st.tick_due = Clock::now() + st.tick;
   self->attach_functor([bridge](const caf::error&) { bridge->stop(); });
-  self->delayed_send(self, st.tick, beat_atom::value);
+  // The tick and the agents' frames are urgent messages (priority high): each round of CAF's
+  // mailbox serves urgent messages first, then a few normal ones, so a burst of thousands of
+  // eval requests (a run's start, the bench's feeder) no longer holds results, HELLOs and
+  // liveness behind it. Frames keep their order among themselves, and requests theirs.
+  self->delayed_send<caf::message_priority::high>(self, st.tick, beat_atom::value);
   return {
       [=](eval_atom, wire::Job job) -> caf::result<wire::Result> {
         auto& st = self->state;
@@ -330,7 +334,8 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
         auto start = Clock::now();
         on_tick(self);
         warn_if_slow(self, start, 0);
-        self->delayed_send(self, self->state.tick, beat_atom::value);
+        self->delayed_send<caf::message_priority::high>(self, self->state.tick,
+                                                        beat_atom::value);
       },
       [=](agents_atom) { return static_cast<int32_t>(self->state.ledger->agent_count()); },
       [=](stats_atom) { return snapshot(self); },
@@ -357,7 +362,7 @@ caf::actor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBrid
                                  DispatcherOptions options) {
   auto dispatcher = sys.spawn(eval_dispatcher, bridge, options);
   bridge->start([dispatcher](std::vector<InboundFrame> frames) {
-    caf::anon_send(dispatcher, ZmqInboundBatch{std::move(frames)});
+    caf::anon_send<caf::message_priority::high>(dispatcher, ZmqInboundBatch{std::move(frames)});
   });
   return dispatcher;
 }

@@ -191,6 +191,35 @@ TEST_F(DispatcherTest, JobGoesToAgentAndResultComesBack) {
   EXPECT_TRUE(second_pending.get().result);
 }
 
+// Agents' frames are urgent: a HELLO that arrives behind a flood of eval requests (and behind
+// a stats request sent after the flood) is handled before them, not after.
+TEST_F(DispatcherTest, AgentsFramesOvertakeABurstOfEvalRequests) {
+  start();
+  FakeAgent a(ctx, bridge->endpoint(), "A");
+  std::this_thread::sleep_for(100ms);  // connected
+  {
+    caf::scoped_actor flood{sys};
+    for (int64_t id = 1; id <= 50000; ++id)
+      caf::anon_send(dispatcher, eval_atom::value, make_job(id));
+  }
+  std::promise<void> stats_sent;
+  auto stats_answered = std::async(std::launch::async, [&] {
+    caf::scoped_actor self{sys};
+    auto handle = self->request(dispatcher, caf::infinite, stats_atom::value);
+    stats_sent.set_value();
+    handle.receive([](DispatcherStats&) {}, [](caf::error&) {});
+    return std::chrono::steady_clock::now();
+  });
+  stats_sent.get_future().wait();
+  a.hello(1);
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (a.interval_ms == 0 && std::chrono::steady_clock::now() < deadline) (void)a.next(5ms);
+  auto welcomed = std::chrono::steady_clock::now();
+  ASSERT_EQ(a.interval_ms, 500) << "welcomed";
+  EXPECT_LT(welcomed, stats_answered.get())
+      << "the HELLO was handled before the requests and the stats request queued ahead of it";
+}
+
 TEST_F(DispatcherTest, SilentAgentsJobIsRequeuedToAnotherAgent) {
   DispatcherOptions o;
   o.ledger.heartbeat = 50ms;
