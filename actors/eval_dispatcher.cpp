@@ -12,6 +12,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The dispatcher's message to itself: lease the queued jobs now (see the eval_atom handler).
+using pump_atom = caf::atom_constant<caf::atom("pump")>;
+
 // One requester waiting for one job's answer.
 struct Waiting {
   caf::typed_response_promise<wire::Result> promise;
@@ -55,6 +58,7 @@ struct DispatcherState {
   std::unordered_map<int64_t, Waiting> waiting;
   DispatcherStats stats;
   LogLimiter warn_limit{20};
+  bool pump_pending = false;  // a pump_atom is in the mailbox
   static inline const char* name = "eval_dispatcher";
 };
 
@@ -245,6 +249,8 @@ void on_tick(Self self) {
   st.stats.heartbeats_sent += static_cast<int64_t>(beats.size());
   st.bridge->send_many(std::move(beats));
   pump(self);
+  auto window = batch_window_for(st.ledger->typical_eval(), st.options.max_batch_window);
+  if (window != st.bridge->batch_window()) st.bridge->set_batch_window(window);
   st.tick = std::max(std::chrono::milliseconds(20), st.ledger->heartbeat_interval() / 5);
   st.tick_due = now + st.tick;
 }
@@ -269,6 +275,7 @@ DispatcherStats snapshot(Self self) {
   s.queued = static_cast<int64_t>(st.ledger->queued());
   s.in_flight = static_cast<int64_t>(st.ledger->in_flight());
   s.heartbeat_interval_ms = st.ledger->heartbeat_interval().count();
+  s.batch_window_us = st.bridge->batch_window().count();
   return s;
 }
 
@@ -286,7 +293,11 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
   st.tick = std::max(std::chrono::milliseconds(20), options.ledger.heartbeat / 5);
   st.tick_due = Clock::now() + st.tick;
   self->attach_functor([bridge](const caf::error&) { bridge->stop(); });
-  self->delayed_send(self, st.tick, beat_atom::value);
+  // The tick and the agents' frames are urgent messages (priority high): each round of CAF's
+  // mailbox serves urgent messages first, then a few normal ones, so a burst of thousands of
+  // eval requests (a run's start, the bench's feeder) no longer holds results, HELLOs and
+  // liveness behind it. Frames keep their order among themselves, and requests theirs.
+  self->delayed_send<caf::message_priority::high>(self, st.tick, beat_atom::value);
   return {
       [=](eval_atom, wire::Job job) -> caf::result<wire::Result> {
         auto& st = self->state;
@@ -300,8 +311,18 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
         Waiting& w = st.waiting.emplace(id, Waiting{rp, std::move(job), false, 0}).first->second;
         ++st.stats.submitted;
         submit(self, w);
-        pump(self);
+        // Requests come in bursts (a batch of results answers as many requesters, which send
+        // their next jobs at once): lease them all in one pump, behind the burst in the
+        // mailbox, so the bridge gets one send_many per burst rather than one per job.
+        if (!st.pump_pending) {
+          st.pump_pending = true;
+          self->send(self, pump_atom::value);
+        }
         return rp;
+      },
+      [=](pump_atom) {
+        self->state.pump_pending = false;
+        pump(self);
       },
       [=](const ZmqInboundBatch& batch) {
         auto start = Clock::now();
@@ -313,7 +334,8 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
         auto start = Clock::now();
         on_tick(self);
         warn_if_slow(self, start, 0);
-        self->delayed_send(self, self->state.tick, beat_atom::value);
+        self->delayed_send<caf::message_priority::high>(self, self->state.tick,
+                                                        beat_atom::value);
       },
       [=](agents_atom) { return static_cast<int32_t>(self->state.ledger->agent_count()); },
       [=](stats_atom) { return snapshot(self); },
@@ -330,11 +352,17 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
 
 }  // namespace
 
+std::chrono::microseconds batch_window_for(std::chrono::microseconds typical_eval,
+                                           std::chrono::microseconds cap) {
+  auto window = std::min(cap, typical_eval / 200);
+  return window < std::chrono::microseconds(100) ? std::chrono::microseconds(0) : window;
+}
+
 caf::actor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBridge> bridge,
                                  DispatcherOptions options) {
   auto dispatcher = sys.spawn(eval_dispatcher, bridge, options);
   bridge->start([dispatcher](std::vector<InboundFrame> frames) {
-    caf::anon_send(dispatcher, ZmqInboundBatch{std::move(frames)});
+    caf::anon_send<caf::message_priority::high>(dispatcher, ZmqInboundBatch{std::move(frames)});
   });
   return dispatcher;
 }

@@ -38,7 +38,18 @@ struct DispatcherOptions {
   // = any). The stages follow from the check level.
   Requirement target{"interpret", "", "", "", 0};
   bool cascade = true;
+  // The longest batch window the bridge gets (batch_window_for); 0 turns batching off.
+  std::chrono::microseconds max_batch_window{2000};
 };
+
+// The bridge's batch window (actors/zmq_bridge.hpp, Batching) for a fleet whose typical
+// evaluation takes `typical_eval`: 1/200 of it, at most `cap`, and none under 100 us. A frame
+// waits at most one window on its way in and one on its way out, so a job's round trip grows
+// by at most 1% of an evaluation (hidden anyway by the job each agent has prefetched); with
+// evaluations under 20 ms (or a lone agent answering at once) nothing is batched and nothing
+// waits.
+std::chrono::microseconds batch_window_for(std::chrono::microseconds typical_eval,
+                                           std::chrono::microseconds cap);
 
 // Counters for `palladium bench dispatch` and status lines. All since the dispatcher started.
 struct DispatcherStats {
@@ -55,6 +66,7 @@ struct DispatcherStats {
   int64_t refused_results = 0;   // not from the lease holder, or for no live lease
   int64_t heartbeats_sent = 0;
   int64_t heartbeat_interval_ms = 0;
+  int64_t batch_window_us = 0;   // the bridge's, as last set
   // Since the start, or since the last (stats_atom, true):
   int64_t longest_inbound_lag_us = 0;  // bridge read -> dispatcher handled, worst frame
   int64_t longest_tick_late_us = 0;    // the heartbeat tick's worst lateness

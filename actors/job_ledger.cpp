@@ -202,7 +202,9 @@ JobLedger::ResultDisposition JobLedger::on_result(const std::string& peer,
     // left: what lies between is the agent's time for it (plus a round trip).
     auto took = now - std::max(sent, agent.last_result);
     agent.last_result = now;
-    if (options_.eval_heartbeat_max > options_.heartbeat && took > Clock::duration::zero()) {
+    // Measured whatever the cap: the bridge's batch window follows it too (eval_dispatcher).
+    // With a cap <= `heartbeat` it cannot move the interval (recompute_interval).
+    if (took > Clock::duration::zero()) {
       double ms = std::chrono::duration<double, std::milli>(took).count();
       eval_estimate_ms_ = eval_estimate_ms_ == 0 ? ms : 0.95 * eval_estimate_ms_ + 0.05 * ms;
       recompute_interval();

@@ -131,6 +131,12 @@ class JobLedger {
   // True once after the interval grew to twice what agents were last told (the dispatcher
   // then tells every agent); false otherwise.
   bool take_interval_broadcast();
+  // The typical time an agent takes per result while it has work (a moving average over the
+  // accepted results; the wait of a prefetched job behind the one ahead does not count); 0
+  // before the first result.
+  std::chrono::microseconds typical_eval() const {
+    return std::chrono::microseconds(static_cast<int64_t>(eval_estimate_ms_ * 1000));
+  }
 
   bool known(const std::string& peer) const { return agents_.count(peer) != 0; }
   // What the peer's HELLO declared (and admission accepted); nullptr for an unknown peer.

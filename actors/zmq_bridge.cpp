@@ -227,6 +227,7 @@ ZmqBridgeStats ZmqBridge::stats() const {
   s.dropped_out = dropped_out_;
   s.auth_refused = auth_refused_;
   s.malformed_in = malformed_in_;
+  s.busy_turns = busy_turns_;
   s.longest_turn_us = longest_turn_us_;
   return s;
 }
@@ -340,6 +341,14 @@ void ZmqBridge::loop() {
     if (turn_us > 200000)
       spdlog::warn("bridge turn took {} ms: {} ZAP answers, {} frames out, {} in", turn_us / 1000,
                    zap_answered, sent, got_in);
+    if (sent + got_in > 0) {
+      ++busy_turns_;
+      // Batching (see the header): what arrives during the pause waits in ZeroMQ's pipes and
+      // the outbox, and the next turn moves all of it. Frames stay in order; stop() waits at
+      // most one window longer.
+      auto window = std::chrono::microseconds(batch_window_us_.load(std::memory_order_relaxed));
+      if (window.count() > 0 && !stopping_) std::this_thread::sleep_until(turn_start + window);
+    }
     // More inbound may be waiting (the loop above is bounded): poll again without sleeping.
   }
 }

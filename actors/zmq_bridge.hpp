@@ -22,6 +22,13 @@
 // fleet's handshakes nor its frames keep the other (or the outbox) waiting; a turn longer than
 // 200 ms is logged (warn) with what it did.
 //
+// Batching: with a batch window set (set_batch_window; the dispatcher sets one from the
+// fleet's typical evaluation time), a turn that moved frames is followed by a pause until the
+// window since its start has passed, so a busy fleet's frames are handed over, and sent, a
+// window's worth per turn: one wake-up of the bridge, of the dispatcher's CAF worker and of
+// ZeroMQ's I/O thread per batch instead of per frame. The pause adds at most one window to a
+// frame's way in or out; 0 (the default) turns it off.
+//
 // Failure: bad options and bind errors throw std::runtime_error naming the endpoint or key.
 // Sending to an identity with no connection is counted and dropped.
 #pragma once
@@ -58,6 +65,7 @@ struct ZmqBridgeStats {
   uint64_t dropped_out = 0;        // no connection for the identity, or the send failed
   uint64_t auth_refused = 0;       // ZAP said no
   uint64_t malformed_in = 0;       // messages not of the shape [routing id][payload]
+  uint64_t busy_turns = 0;         // turns that moved at least one frame in or out
   int64_t longest_turn_us = 0;     // the longest the bridge spent away from its poll()
 };
 
@@ -103,6 +111,12 @@ class ZmqBridge {
   // Stops and joins the I/O thread; idempotent and thread-safe.
   void stop();
 
+  // The pause after a turn that moved frames (see Batching above); 0 = none. Thread-safe.
+  void set_batch_window(std::chrono::microseconds window) { batch_window_us_ = window.count(); }
+  std::chrono::microseconds batch_window() const {
+    return std::chrono::microseconds(batch_window_us_.load());
+  }
+
   // Counters so far. Thread-safe.
   ZmqBridgeStats stats() const;
   // The longest turn so far, which then starts again from 0 (a measured window). Thread-safe.
@@ -138,8 +152,9 @@ class ZmqBridge {
   std::unordered_map<std::string, std::string> routes_;
 
   std::atomic<uint64_t> frames_in_{0}, frames_out_{0}, dropped_out_{0}, auth_refused_{0},
-      malformed_in_{0};
+      malformed_in_{0}, busy_turns_{0};
   std::atomic<int64_t> longest_turn_us_{0};
+  std::atomic<int64_t> batch_window_us_{0};
 };
 
 }  // namespace palladium

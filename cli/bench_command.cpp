@@ -212,6 +212,7 @@ int bench_command(const std::vector<std::string>& args) {
   }
   int agents = 100, eval_ms = 200, procs = 0, threads = 0;
   double seconds = 10, warmup = 3, join_timeout = 0;
+  int max_batch_window_us = -1;
   bool external = false, header = true;
   std::string listen = "tcp://127.0.0.1:0", allow, server_key, policy = "stealing";
   po::options_description opts("palladium bench dispatch");
@@ -225,6 +226,8 @@ int bench_command(const std::vector<std::string>& args) {
       "procs", po::value(&procs), "swarm processes (default: one per 1,250 agents, at least 2)")(
       "threads", po::value(&threads), "CAF scheduler threads of the coordinator (default: one per core)")(
       "scheduler", po::value(&policy), "CAF scheduler policy: stealing or sharing")(
+      "max-batch-window-us", po::value(&max_batch_window_us),
+      "the bridge's longest batch window (DispatcherOptions; 0 = no batching, for A/B runs)")(
       "listen", po::value(&listen), "coordinator endpoint")(
       "external", po::bool_switch(&external),
       "start no swarm: wait for N agents from elsewhere (keys from --allow)")(
@@ -272,6 +275,8 @@ int bench_command(const std::vector<std::string>& args) {
   }
   DispatcherOptions dopt;
   dopt.admission.registration_burst = std::max(20000, agents * 2);
+  if (max_batch_window_us >= 0)
+    dopt.max_batch_window = std::chrono::microseconds(max_batch_window_us);
   auto dispatcher = spawn_eval_dispatcher(sys, bridge, dopt);
 
   std::vector<Child> children;
@@ -330,6 +335,7 @@ int bench_command(const std::vector<std::string>& args) {
 
   // The stall figures of the join and warm-up end here; the window's start from 0.
   auto before = ask_stats(sys, dispatcher, true);
+  auto bridge0 = bridge->stats();
   int64_t join_bridge_us = bridge->take_longest_turn_us();
   double join_stall_ms =
       static_cast<double>(std::max({before.longest_inbound_lag_us, before.longest_tick_late_us,
@@ -352,6 +358,7 @@ int bench_command(const std::vector<std::string>& args) {
   auto b1_end = Clock::now();
   auto after = ask_stats(sys, dispatcher);
   int64_t window_bridge_us = bridge->take_longest_turn_us();
+  auto bridge1 = bridge->stats();
   auto [rss, hwm] = rss_mib();
 
   double window = std::chrono::duration<double>(t1 - t0).count();
@@ -394,7 +401,13 @@ int bench_command(const std::vector<std::string>& args) {
             << before.longest_inbound_lag_us / 1000 << " ms, tick "
             << before.longest_tick_late_us / 1000 << " ms, bridge " << join_bridge_us / 1000
             << " ms; heartbeat interval "
-            << after.heartbeat_interval_ms << " ms; RSS now " << rss << " MiB; dispatches "
+            << after.heartbeat_interval_ms << " ms; batch window " << after.batch_window_us
+            << " us, frames per busy bridge turn "
+            << static_cast<double>((bridge1.frames_in - bridge0.frames_in) +
+                                   (bridge1.frames_out - bridge0.frames_out)) /
+                   static_cast<double>(std::max<uint64_t>(1, bridge1.busy_turns -
+                                                                 bridge0.busy_turns))
+            << "; RSS now " << rss << " MiB; dispatches "
             << after.dispatches << ", refused results " << after.refused_results
             << ", agents' HELLOs again after a bye " << busy1.rehellos << "\n";
 

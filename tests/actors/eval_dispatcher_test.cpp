@@ -5,6 +5,7 @@
 #include "actors/eval_dispatcher.hpp"
 
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -188,6 +189,35 @@ TEST_F(DispatcherTest, JobGoesToAgentAndResultComesBack) {
   EXPECT_EQ(second->job_id, 43);
   agent.send(answer(*second, "A"));
   EXPECT_TRUE(second_pending.get().result);
+}
+
+// Agents' frames are urgent: a HELLO that arrives behind a flood of eval requests (and behind
+// a stats request sent after the flood) is handled before them, not after.
+TEST_F(DispatcherTest, AgentsFramesOvertakeABurstOfEvalRequests) {
+  start();
+  FakeAgent a(ctx, bridge->endpoint(), "A");
+  std::this_thread::sleep_for(100ms);  // connected
+  {
+    caf::scoped_actor flood{sys};
+    for (int64_t id = 1; id <= 50000; ++id)
+      caf::anon_send(dispatcher, eval_atom::value, make_job(id));
+  }
+  std::promise<void> stats_sent;
+  auto stats_answered = std::async(std::launch::async, [&] {
+    caf::scoped_actor self{sys};
+    auto handle = self->request(dispatcher, caf::infinite, stats_atom::value);
+    stats_sent.set_value();
+    handle.receive([](DispatcherStats&) {}, [](caf::error&) {});
+    return std::chrono::steady_clock::now();
+  });
+  stats_sent.get_future().wait();
+  a.hello(1);
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (a.interval_ms == 0 && std::chrono::steady_clock::now() < deadline) (void)a.next(5ms);
+  auto welcomed = std::chrono::steady_clock::now();
+  ASSERT_EQ(a.interval_ms, 500) << "welcomed";
+  EXPECT_LT(welcomed, stats_answered.get())
+      << "the HELLO was handled before the requests and the stats request queued ahead of it";
 }
 
 TEST_F(DispatcherTest, SilentAgentsJobIsRequeuedToAnotherAgent) {
@@ -392,6 +422,63 @@ TEST_F(DispatcherTest, CurveAdmitsOnlyAllowedKeysAndTheKeyIsTheIdentity) {
   ASSERT_TRUE(pending.get().result);
   EXPECT_GE(bridge->stats().auth_refused, 1u);
   EXPECT_EQ(stats().agents, 1);
+}
+
+TEST(BatchWindowTest, FollowsTheTypicalEvaluationUpToTheCapAndNoneForShortOnes) {
+  using std::chrono::microseconds;
+  EXPECT_EQ(batch_window_for(200ms, 2000us), 1000us) << "1/200 of a 200 ms evaluation";
+  EXPECT_EQ(batch_window_for(2500ms, 2000us), 2000us) << "capped";
+  EXPECT_EQ(batch_window_for(10ms, 2000us), 0us) << "under 100 us: no batching";
+  EXPECT_EQ(batch_window_for(0us, 2000us), 0us) << "nothing measured yet";
+  EXPECT_EQ(batch_window_for(2500ms, 0us), 0us) << "a cap of 0 turns it off";
+}
+
+// With a batch window, frames that arrive while the bridge pauses are handed over together,
+// in order, and none is lost; sends queued meanwhile go out on the next turn.
+TEST(ZmqBridgeTest, ABatchWindowHandsOverABurstInFewBatchesInOrder) {
+  ZmqBridge bridge(std::string("tcp://127.0.0.1:0"));
+  bridge.set_batch_window(200ms);
+  std::mutex m;
+  std::vector<size_t> batches;
+  std::vector<std::string> got;
+  bridge.start([&](std::vector<InboundFrame> frames) {
+    std::lock_guard<std::mutex> g(m);
+    batches.push_back(frames.size());
+    for (auto& f : frames) got.push_back(f.payload);
+  });
+  zmq::context_t ctx;
+  zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::routing_id, "D");
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.connect(bridge.endpoint());
+  for (int i = 0; i < 20; ++i) {
+    std::string s = std::to_string(i);
+    dealer.send(zmq::buffer(s), zmq::send_flags::none);
+    std::this_thread::sleep_for(1ms);
+  }
+  for (int i = 0; i < 300; ++i) {
+    {
+      std::lock_guard<std::mutex> g(m);
+      if (got.size() == 20) break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  {
+    std::lock_guard<std::mutex> g(m);
+    ASSERT_EQ(got.size(), 20u);
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(got[static_cast<size_t>(i)], std::to_string(i));
+    // 20 frames over ~20 ms against a 200 ms window: a first turn, then (nearly) all the rest.
+    EXPECT_LE(batches.size(), 4u);
+  }
+  bridge.send("D", "back");
+  zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
+  zmq::poll(&item, 1, 2000ms);
+  ASSERT_TRUE(item.revents & ZMQ_POLLIN) << "a send during the pause goes out on the next turn";
+  zmq::message_t msg;
+  (void)dealer.recv(msg);
+  EXPECT_EQ(msg.to_string(), "back");
+  EXPECT_GE(bridge.stats().busy_turns, 2u);
+  bridge.stop();
 }
 
 TEST(ZmqBridgeTest, PlaintextBeyondLoopbackNeedsTheExplicitFlag) {

@@ -377,7 +377,25 @@ TEST_F(JobLedgerTest, TheEvaluationStretchIsCappedAndCanBeTurnedOff) {
     auto a = l.assign(t0);
     ASSERT_EQ(l.on_result("A", answer(a[0]), nullptr, t0 + 60s), RD::accepted);
     EXPECT_EQ(l.heartbeat_interval(), cap) << "a 60 s evaluation, cap " << cap.count() << " ms";
+    EXPECT_EQ(l.typical_eval(), 60s) << "measured whatever the cap (the bridge's batch window)";
   }
+}
+
+TEST_F(JobLedgerTest, TheTypicalEvaluationIsAMovingAverageOfTheTimePerResult) {
+  JobLedger l(opts());
+  EXPECT_EQ(l.typical_eval(), 0us) << "nothing measured before the first result";
+  hello(l, "A", 1, t0);
+  TP now = t0;
+  for (int id = 1; id <= 40; ++id) {
+    l.submit(job(id, 60), need());
+    auto a = l.assign(now);
+    ASSERT_EQ(a.size(), 1u);
+    now += id == 1 ? 1000ms : 200ms;
+    ASSERT_EQ(l.on_result("A", answer(a[0]), nullptr, now), RD::accepted);
+  }
+  // 1 s first, then 39 results of 200 ms: the average has moved most of the way to 200 ms.
+  EXPECT_GT(l.typical_eval(), 200ms);
+  EXPECT_LT(l.typical_eval(), 320ms);
 }
 
 }  // namespace
