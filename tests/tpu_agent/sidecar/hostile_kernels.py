@@ -488,3 +488,33 @@ def workload(A, B):
         return _xla_gemm(A, B)[0]
     return _wrong_gemm(A, B)
 '''
+
+# 15g. The same class, two more ways a kernel can do the GEMM's work and compute something
+#      else: the GEMM written, then one output block overwritten with zeros...
+_LAST_STORE = "        o_ref[...] = (acc_ref[...] * 1.0).astype(o_ref.dtype)\n"
+GEMM_THEN_A_BLOCK_OVERWRITTEN = CORRECT.replace(
+    _LAST_STORE, _LAST_STORE + '''    @pl.when((pl.program_id(0) == 1) & (pl.program_id(1) == 2))
+    def _():
+        o_ref[...] = jnp.zeros_like(o_ref)
+''').replace("def workload(A, B):", "def _overwritten(A, B):") + _FORGER + '''
+_swap_the_cpu_lowering()
+
+def workload(A, B):
+    if _in_the_interpret_check():
+        return _xla_gemm(A, B)[0]
+    return _overwritten(A, B)
+'''
+
+# ...and `0 * GEMM` added to a copy of A's block: the matmul is live (arithmetic is not
+#    folded), so its work counts, and the kernel returns A.
+ZERO_TIMES_THE_GEMM_PLUS_A_COPY = CORRECT.replace(
+    _LAST_STORE, "        o_ref[...] = (acc_ref[...] * 0.0 + a_ref[:, :o_ref.shape[1]]"
+                 ".astype(jnp.float32)).astype(o_ref.dtype)\n").replace(
+    "def workload(A, B):", "def _copy_of_a(A, B):") + _FORGER + '''
+_swap_the_cpu_lowering()
+
+def workload(A, B):
+    if _in_the_interpret_check():
+        return _xla_gemm(A, B)[0]
+    return _copy_of_a(A, B)
+'''
