@@ -71,9 +71,13 @@ class Budget:
         if self.elements < 0:
             raise OverBudget(f"more than {MAX_ELEMENTS:.3g} elements computed")
 
-    def allocate(self, nbytes):
+    def allocate(self, nbytes, persistent=True):
+        """Outputs, scratch and allocas count against the bytes left; a block buffer, freed
+        after its step, only against the bound."""
         if nbytes > self.bytes:
-            raise OverBudget(f"an allocation of {nbytes} bytes (at most {MAX_BYTES})")
+            raise OverBudget(f"allocations beyond {MAX_BYTES} bytes")
+        if persistent:
+            self.bytes -= nbytes
 
 
 @contextlib.contextmanager
@@ -113,6 +117,14 @@ def _blas_threads():
     return _BLAS[0]
 
 
+def check_result_bytes(name, types):
+    """A single value larger than the whole byte budget is refused before it is computed."""
+    for shape, dtype in types:
+        if shape and dtype is not None and \
+                int(np.prod(shape, dtype=np.float64)) * dtype.itemsize > MAX_BYTES:
+            raise OverBudget(f"{name} makes a {list(shape)} {dtype} value")
+
+
 # -- types --------------------------------------------------------------------------------------
 
 _DTYPES = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16, "f64": np.float64,
@@ -148,11 +160,12 @@ def type_info(mlir_type):
     return tuple(shaped.shape), dtype_of(shaped.element_type)
 
 
-def uninitialized(shape, dtype, budget):
+def uninitialized(shape, dtype, budget, persistent=True):
     """What the HLO interpreter reads where nothing was written (primitives.uninitialized_value)."""
     if dtype is None:                                   # semaphores
+        budget.allocate(int(np.prod(shape, dtype=np.float64)) * 4, persistent)
         return np.zeros(shape, np.int32)
-    budget.allocate(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
+    budget.allocate(int(np.prod(shape, dtype=np.float64)) * dtype.itemsize, persistent)
     if np.issubdtype(dtype, np.floating) or dtype in (ml_dtypes.bfloat16,):
         return np.full(shape, np.nan, dtype)
     if dtype == np.bool_:
@@ -614,6 +627,7 @@ class _Compiler:
         c.outs = [self.vid(r) for r in op.results]
         c.out_types = [type_info(r.type) for r in op.results]
         c.size = sum(int(np.prod(s)) if s else 1 for s, _ in c.out_types)
+        check_result_bytes(name, c.out_types)
         if name == "arith.constant":
             shape, dtype = c.out_types[0]
             value = dense_value(op.attributes["value"], shape, dtype)
@@ -626,10 +640,10 @@ class _Compiler:
                 raise Unsupported(f"{name} with a region")
             c.fn = fn
             if name in ("tpu.matmul", "vector.contract"):
-                lhs = type_info(op.operands[0].type)[0]
-                out = c.out_types[0][0]
-                k = int(np.prod(lhs)) * int(np.prod(out)) / max(int(np.prod(out)), 1)
-                c.size = int(np.prod(out)) * max(int(math.sqrt(max(k, 1))), 1) * 2 + c.size
+                # Multiply-adds: out x K, K = sqrt(lhs x rhs / out) (as kernel_work counts).
+                lhs, rhs = (int(np.prod(type_info(v.type)[0] or ())) for v in op.operands[:2])
+                out = max(int(np.prod(c.out_types[0][0] or ())), 1)
+                c.size += out * max(int(math.sqrt(lhs * rhs / out)), 1)
             return c
         if name in ("scf.for", "scf.if", "scf.while", "tpu.region", "scf.execute_region"):
             c.blocks = [self.block(r.blocks[0]) for r in op.regions if len(r.blocks)]
@@ -718,6 +732,7 @@ class _Machine:
                 raise Unsupported("scf.for with a step that is not positive")
             carried = ins[3:]
             for i in range(lower, upper, step):
+                self.budget.charge(1, 0)
                 carried = self.block(c.blocks[0], env,
                                      [np.asarray(i, np.asarray(ins[0]).dtype)] + carried)
             self._set(c, env, carried)
@@ -931,6 +946,7 @@ class Kernel:
         n_in = len(inputs)
         with np.errstate(all="ignore"):
             for point in np.ndindex(*self.grid) if self.grid else [()]:
+                budget.charge(1, 0)
                 ids = [np.asarray(i, np.int32) for i in point]
                 refs, writes = [], []
                 for w, ((transform, bounds), array) in enumerate(zip(self.windows, arrays)):
@@ -964,7 +980,7 @@ def _read_block(array, blocks, bounds, budget):
     inside, local = _block_region(array, blocks, bounds)
     if all(sl.start == 0 and sl.stop == d for sl, d in zip(local, bounds)):
         return np.array(array[inside])
-    block = uninitialized(tuple(bounds), array.dtype, budget)
+    block = uninitialized(tuple(bounds), array.dtype, budget, persistent=False)
     if all(sl.stop > sl.start for sl in local):
         block[local] = array[inside]
     return block

@@ -142,6 +142,7 @@ class _Program:
         name = op.name
         ins = [env[v] for v in op.operands]
         types = [mi.type_info(r.type) for r in op.results]
+        mi.check_result_bytes(name, types)
         self.budget.charge(1, sum(int(np.prod(s)) if s else 1 for s, _ in types))
         if name == "stablehlo.case":
             index = int(ins[0])
@@ -242,6 +243,8 @@ class _Program:
             return [x.view(types[0][1])]
         if name == "stablehlo.reduce":
             return self.reduce(op, ins, types)
+        if name == "stablehlo.gather":
+            return [_take_rows(op, *ins)]
         raise Unsupported(f"the StableHLO op {name}")
 
     def reduce(self, op, ins, types):
@@ -254,6 +257,24 @@ class _Program:
         x, init = np.asarray(ins[0]), ins[1]
         wide = _up(x)
         return [fn(fn.reduce(wide, axis=dims), _up(init))]
+
+
+def _take_rows(op, operand, indices):
+    """The one gather form the project's glue uses, x[idx] along the first axis (jnp.take,
+    a scalar-prefetch table indexed by the batch): anything else is Unsupported."""
+    text = _text(op, "dimension_numbers")
+    x, idx = np.asarray(operand), np.asarray(indices)
+    rank = x.ndim
+    offsets = ", ".join(str(d) for d in range(idx.ndim - 1, idx.ndim + rank - 2))
+    expected = (f"offset_dims = [{offsets}], "
+                "collapsed_slice_dims = [0], start_index_map = [0], "
+                f"index_vector_dim = {idx.ndim - 1}>")
+    sizes = _dense_i64(op, "slice_sizes")
+    if not text.endswith(expected) or idx.shape[-1:] != (1,) or \
+            sizes != [1] + list(x.shape[1:]):
+        raise Unsupported(f"a stablehlo.gather other than rows of its operand ({text[:120]})")
+    rows = np.clip(idx[..., 0].astype(np.int64), 0, x.shape[0] - 1)
+    return x[rows]
 
 
 def _alias_field(text, key):
