@@ -220,3 +220,29 @@ def test_only_the_tpu_branch_of_the_platform_dispatch_runs(monkeypatch):
     np.testing.assert_array_equal(got, x + 1.0)
     assert "stablehlo.while" not in seen and "stablehlo.dynamic_slice" not in seen
 
+
+
+def test_an_aliased_output_starts_as_its_input_and_a_partial_block_writes_inside_only():
+    # 20 rows in blocks of 8: the last block is partial; only rows 0-7 are written, so rows
+    # 8-19 keep the aliased input's values.
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] * 2.0
+
+    def fn(x):
+        return pl.pallas_call(
+            kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(1,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+            input_output_aliases={0: 0})(x)
+
+    def partial(x):
+        return pl.pallas_call(
+            kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(3,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x)
+    x = _rand((20, 128))
+    (got,) = _run(fn, x)
+    np.testing.assert_array_equal(got[:8], x[:8] * 2.0)
+    np.testing.assert_array_equal(got[8:], x[8:])
+    (got,) = _run(partial, x)
+    np.testing.assert_array_equal(got, x * 2.0)
