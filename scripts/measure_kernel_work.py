@@ -116,7 +116,8 @@ def sweep_interpreter(evaluator, opts):
     import numpy as np
     from tpu_agent.sidecar import compare, mosaic_interpreter, tpu_program
     counts, false_rejects = {}, 0
-    print(f"{'candidate':58} {'expected':17} {'interpreted':28} {'ms':>7}")
+    print(f"{'candidate':58} {'expected':17} {'interpreted':28} {'ms':>7} {'ops':>8} "
+          f"{'elements':>9}")
     for label, wid, code, want in interpret_candidates(opts.all_variants):
         if opts.only and not any(o in label for o in opts.only):
             continue
@@ -130,8 +131,9 @@ def sweep_interpreter(evaluator, opts):
         static = judge.static_argnums(module)
         arrays = [np.asarray(x) for i, x in enumerate(inputs) if i not in static]
         start = time.perf_counter()
+        budget = mosaic_interpreter.Budget()
         try:
-            got = tpu_program.run(reduced.mlir_module(), reduced.platforms, arrays)
+            got = tpu_program.run(reduced.mlir_module(), reduced.platforms, arrays, budget)
             outcome = compare.compare(reference.tree(got), reference, module.ATOL, module.RTOL)
             found = "pass" if outcome.ok else f"mismatch ({outcome.kind})"
         except mosaic_interpreter.Unsupported as exc:
@@ -143,7 +145,10 @@ def sweep_interpreter(evaluator, opts):
             false_rejects += 1
         bucket = (want, found.split(":")[0].split(" (")[0])
         counts[bucket] = counts.get(bucket, 0) + 1
-        print(f"{label:58} {want:17} {found[:60]:28} {ms:7.0f}", flush=True)
+        ops = mosaic_interpreter.MAX_OP_EXECUTIONS - budget.ops
+        elements = mosaic_interpreter.MAX_ELEMENTS - budget.elements
+        print(f"{label:58} {want:17} {found[:60]:28} {ms:7.0f} {ops:8} {elements:9.3g}",
+              flush=True)
     print("\nexpected           interpreted    kernels")
     for (want, found), n in sorted(counts.items()):
         print(f"{want:18} {found:14} {n:7}")

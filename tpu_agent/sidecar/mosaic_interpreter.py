@@ -575,6 +575,11 @@ class _Block:
     __slots__ = ("args", "ops", "terminator")
 
 
+def _values(op, types):
+    return [t for r, t in zip(op.results, types) if not str(r.type).startswith("memref<")
+            and t[1] is not None]
+
+
 class _Compiler:
     """Turns the module's functions into _Block/_Op trees once, so that each grid step runs
     Python closures rather than re-reading MLIR attributes."""
@@ -626,8 +631,9 @@ class _Compiler:
         c.ins = [self.vid(v) for v in op.operands]
         c.outs = [self.vid(r) for r in op.results]
         c.out_types = [type_info(r.type) for r in op.results]
-        c.size = sum(int(np.prod(s)) if s else 1 for s, _ in c.out_types)
-        check_result_bytes(name, c.out_types)
+        # Views (memrefs, semaphores) cost nothing to make; values cost their elements.
+        c.size = sum(int(np.prod(s)) if s else 1 for s, _ in _values(op, c.out_types))
+        check_result_bytes(name, _values(op, c.out_types))
         if name == "arith.constant":
             shape, dtype = c.out_types[0]
             value = dense_value(op.attributes["value"], shape, dtype)
@@ -717,12 +723,21 @@ class _Machine:
         return [env[v] for v in block.terminator]
 
     def op(self, c, env):
-        self.budget.charge(1, c.size)
+        # The hot path (paged attention runs ~10^6 ops): the budget inline, no re-cast of a
+        # value that already has its type.
+        budget = self.budget
+        budget.ops -= 1
+        budget.elements -= c.size
+        if budget.ops < 0 or budget.elements < 0:
+            budget.charge(0, 0)
         if c.fn is not None:
             value = c.fn(*[env[v] for v in c.ins])
             if len(c.outs) == 1:
                 shape, dtype = c.out_types[0]
-                env[c.outs[0]] = _cast(value, shape, dtype)
+                if type(value) is not np.ndarray or value.dtype != dtype or \
+                        (shape is not None and value.shape != shape):
+                    value = _cast(value, shape, dtype)
+                env[c.outs[0]] = value
             return
         name = c.name
         ins = [env[v] for v in c.ins]
@@ -850,6 +865,7 @@ class _Machine:
         if len(segments) > 4 and any(groups[4:]):
             raise Unsupported("a DMA to another device or core")
         source, target = groups[0][0], groups[2][0]
+        self.budget.charge(0, target.size)
         if source.size != target.size:
             raise Unsupported(f"a DMA from {source.shape} to {target.shape}")
         target[...] = np.asarray(source).reshape(target.shape)
