@@ -4,6 +4,7 @@ branch (the HLO interpreter) against its Mosaic body.
 
     .venv/bin/python scripts/measure_kernel_work.py [--synthetic] [--only 8p/02.md ...]
     .venv/bin/python scripts/measure_kernel_work.py --interpret [--all-variants] [--only ...]
+    .venv/bin/python scripts/measure_kernel_work.py --cost
 
 Candidates: the correct responses of the replay corpus, the per-workload kernels of the sidecar
 tests, the hand-tuned references, and with --synthetic the clean variants of the synthetic
@@ -156,6 +157,34 @@ def sweep_interpreter(evaluator, opts):
     return false_rejects
 
 
+def interpreter_cost():
+    """The interpreter's share of the judge's time per candidate: a few correct kernels
+    evaluated end to end (the sandboxed candidate process, the default compile tier) twice,
+    the second run reported."""
+    import sidecar_kernels
+    kernels = [("8p", "skeleton 8p", sidecar_kernels.CORRECT),
+               ("12p", "skeleton 12p", sidecar_kernels.RMSNORM),
+               ("1p", "skeleton 1p", sidecar_kernels.WORKLOAD_KERNELS["1p"]),
+               ("6p", "hand-tuned 6p", hand_tuned.source("6p"))]
+    evaluator = judge.Evaluator()
+    evaluator.pool.start()
+    evaluator.pool.prepare()
+    print(f"{'candidate':16} {'verdict':10} {'judge ms':>9} {'numerics ms':>12} "
+          f"{'interpreter ms':>15} {'share':>6}")
+    try:
+        for wid, label, code in kernels:
+            for _ in range(2):
+                start = time.perf_counter()
+                result = evaluator.evaluate(wid, code, seeds=(0, 1))
+                total = (time.perf_counter() - start) * 1e3
+            ms = (result["mosaic_interpreter"] or {}).get("ms") or 0.0
+            print(f"{label:16} {result['verdict']:10} {total:9.0f} "
+                  f"{result['stage_ms'].get('numerics', 0):12.0f} {ms:15.0f} "
+                  f"{ms / total:6.1%}", flush=True)
+    finally:
+        evaluator.close()
+
+
 def export_both(evaluator, module, code):
     namespace = types.ModuleType("candidate")
     exec(compile(code, "candidate.py", "exec"), namespace.__dict__)
@@ -181,7 +210,12 @@ def main():
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--interpret", action="store_true")
     parser.add_argument("--all-variants", action="store_true")
+    parser.add_argument("--cost", action="store_true")
     opts = parser.parse_args()
+    if opts.cost:
+        os.environ["PALLADIUM_COMPILE_TIER"] = "on"
+        interpreter_cost()
+        return
     interpret.install()
     evaluator = judge.Evaluator(compile_tier=False)
     if opts.interpret:
