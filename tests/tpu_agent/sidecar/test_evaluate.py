@@ -5,6 +5,7 @@ import math
 import pytest
 
 import sidecar_kernels as k
+from tpu_agent.sidecar import mosaic_interpreter, tpu_program
 from tpu_agent.sidecar.evaluate import Evaluator, evaluate
 from tpu_agent.sidecar.verdicts import VERDICTS
 
@@ -187,3 +188,19 @@ def test_a_correct_kernel_for_every_workload(workload_id):
     result = evaluate(workload_id, k.WORKLOAD_KERNELS[workload_id], (0,))
     assert result["verdict"] == "correct", result["error"]
     assert result["numerics_path"] == "mosaic_interpreter", result["mosaic_interpreter"]
+
+
+@pytest.mark.parametrize("failure,why", [
+    (mosaic_interpreter.Unsupported("the op tpu.sort"), "the op tpu.sort"),
+    (IndexError("an access outside a buffer"), "interpreter error IndexError")])
+def test_a_kernel_the_interpreter_cannot_run_is_judged_on_its_cpu_branch_and_says_so(
+        failure, why, monkeypatch):
+    # An op it does not know, or its own failure, is never the candidate's verdict: the CPU
+    # branch decides, and the result shows that the kernel itself was not checked.
+    def cannot(*args, **kwargs):
+        raise failure
+    monkeypatch.setattr(tpu_program, "run", cannot)
+    result = run(k.CORRECT)
+    assert result["verdict"] == "correct", result["error"]
+    assert result["numerics_path"] == "cpu_branch_only"
+    assert why in result["mosaic_interpreter"]["unsupported"]
