@@ -361,8 +361,8 @@ _CMPI = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.great
          5: np.greater_equal}
 _CMPI_UNSIGNED = {6: np.less, 7: np.less_equal, 8: np.greater, 9: np.greater_equal}
 
-_CASTS = {"arith.truncf", "arith.extf", "arith.sitofp", "arith.extsi", "arith.trunci",
-          "arith.index_cast", "tpu.assume_multiple"}
+_CASTS = {"arith.truncf", "arith.extf", "arith.sitofp", "arith.trunci", "arith.index_cast",
+          "tpu.assume_multiple"}
 
 _REDUCE = {"add": np.sum, "mul": np.prod, "maximumf": np.max, "minimumf": np.min,
            "maxnumf": np.nanmax, "minnumf": np.nanmin, "maxsi": np.max, "minsi": np.min,
@@ -476,6 +476,9 @@ def _pure(op):
         return lambda c, a, b: np.where(c, a, b)
     if name in _CASTS:
         return lambda x: x   # _cast converts to the result's type
+    if name == "arith.extsi":
+        # A signed i1 is 0 or -1.
+        return lambda x: -np.asarray(x, np.int64) if np.asarray(x).dtype == np.bool_ else x
     if name in ("arith.extui", "arith.index_castui"):
         return lambda x: _unsigned(x)
     if name == "arith.uitofp":
