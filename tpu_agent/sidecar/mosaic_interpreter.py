@@ -20,7 +20,8 @@ Semantics (Pallas TPU's, as the HLO interpreter models them):
   * outputs start uninitialised (NaN) unless aliased to an input;
   * scratch operands persist across steps; a window without `transform_indices` (memory space
     ANY) is the whole array, read and written in place;
-  * DMAs are immediate copies, semaphores are no-ops.
+  * a DMA is a copy that lands when its semaphore is waited on (or at the end of the step),
+    other semaphore ops are no-ops.
 Anything else is `Unsupported`, naming the op or the attribute: the judge then falls back to
 the CPU branch alone and says so. The body is data, interpreted op by op; `Budget` bounds the
 op executions, the elements they produce and the bytes allocated, so that a hostile body cannot
@@ -557,8 +558,8 @@ def _bitcast(x, shape, dtype):
 
 
 _EFFECT_FREE_NOOPS = {"tpu.trace_start", "tpu.trace_stop", "tpu.sem_signal", "tpu.sem_wait",
-                      "tpu.wait_dma2", "tpu.wait_dma", "tpu.wait_indirect_dma",
                       "tpu.sem_barrier", "tpu.delay", "tpu.yield_trace"}
+_DMA_WAITS = {"tpu.wait_dma2", "tpu.wait_dma"}
 
 
 # -- compiled form --------------------------------------------------------------------------------
@@ -662,7 +663,7 @@ class _Compiler:
             c.static = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
             c.blocks = [self.function(c.static)]
             return c
-        if name in _MEMORY or name in _EFFECT_FREE_NOOPS:
+        if name in _MEMORY or name in _EFFECT_FREE_NOOPS or name in _DMA_WAITS:
             c.static = _memory_static(op)
             return c
         raise Unsupported(f"the op {name}")
@@ -718,6 +719,10 @@ def _window(ref, indices, shape):
 class _Machine:
     def __init__(self, budget):
         self.budget = budget
+        # DMAs started and not yet waited on, per semaphore, oldest first: a copy lands when
+        # its semaphore is waited on (TPU interpret mode's "on_wait"), so that a kernel that
+        # reads a DMA's destination before the wait reads what a TPU may still hold there.
+        self.pending = {}
 
     def block(self, block, env, args):
         for vid, value in zip(block.args, args):
@@ -773,8 +778,19 @@ class _Machine:
             self._set(c, env, self.block(c.blocks[0], {}, ins))
         elif name in _EFFECT_FREE_NOOPS:
             return
+        elif name in _DMA_WAITS:
+            queue = self.pending.get(_address(ins[0])) if ins else None
+            if queue:
+                _land(*queue.pop(0))
         else:
             self.memory(c, env, ins)
+
+    def finish_dmas(self):
+        """DMAs never waited on land at the end of the step (a TPU completes them anyway)."""
+        for queue in self.pending.values():
+            for dma in queue:
+                _land(*dma)
+        self.pending.clear()
 
     @staticmethod
     def _set(c, env, values):
@@ -857,8 +873,8 @@ class _Machine:
             raise Unsupported(f"the op {name}")
 
     def dma(self, c, ins):
-        """An immediate copy: source -> target. Operands (operandSegmentSizes): source, source
-        semaphore?, target, target semaphore, device id?, core id?."""
+        """A copy source -> target, landing at its wait. Operands (operandSegmentSizes):
+        source, source semaphore?, target, target semaphore, device id?, core id?."""
         segments = c.static["segments"] if c.static else None
         if not segments or len(segments) < 4:
             raise Unsupported("tpu.enqueue_dma without operand segments")
@@ -872,7 +888,18 @@ class _Machine:
         self.budget.charge(0, target.size)
         if source.size != target.size:
             raise Unsupported(f"a DMA from {source.shape} to {target.shape}")
-        target[...] = np.asarray(source).reshape(target.shape)
+        if not groups[3]:
+            raise Unsupported("a DMA without a target semaphore")
+        self.pending.setdefault(_address(groups[3][0]), []).append((source, target))
+
+
+def _address(semaphore):
+    """A semaphore's identity: where its (view's) element lives."""
+    return np.asarray(semaphore).__array_interface__["data"][0]
+
+
+def _land(source, target):
+    target[...] = np.asarray(source).reshape(target.shape)
 
 
 def _trailing(shape, ref):
@@ -981,6 +1008,7 @@ class Kernel:
                     if w >= n_in:
                         writes.append((array, [int(b) for b in blocks], bounds, block))
                 machine.block(self.body, {}, ids + prefetch + refs + scratch)
+                machine.finish_dmas()
                 for array, blocks, bounds, block in writes:
                     _write_block(array, blocks, bounds, block)
         return outputs

@@ -224,7 +224,8 @@ def test_without_the_kernel_rules_a_forged_cpu_branch_would_be_correct(name, mon
 
 @pytest.mark.parametrize("name", ["WRONG_GEMM_BESIDE_A_FORGED_CPU_BRANCH",
                                   "GEMM_THEN_A_BLOCK_OVERWRITTEN",
-                                  "ZERO_TIMES_THE_GEMM_PLUS_A_COPY"])
+                                  "ZERO_TIMES_THE_GEMM_PLUS_A_COPY",
+                                  "READ_BEFORE_THE_DMA_LANDS"])
 def test_a_forged_cpu_branch_that_matches_its_kernels_work(name):
     # A kernel that does the GEMM's work and computes something else, beside a CPU branch forged
     # to compute the GEMM: the work counts pass, the forged CPU branch passes, and the judge's

@@ -246,3 +246,23 @@ def test_an_aliased_output_starts_as_its_input_and_a_partial_block_writes_inside
     np.testing.assert_array_equal(got[8:], x[8:])
     (got,) = _run(partial, x)
     np.testing.assert_array_equal(got, x * 2.0)
+
+
+def test_a_dma_lands_at_its_wait_not_at_its_start():
+    # Reading the destination between start and wait reads what a TPU may still hold there
+    # (here the scratch's uninitialised NaN), not the copy: a kernel that relies on the copy
+    # having landed is wrong on a chip, and the interpretation shows it.
+    def kernel(x_hbm, o_ref, buf, sem):
+        copy = pltpu.make_async_copy(x_hbm, buf, sem)
+        copy.start()
+        o_ref[...] = buf[...]
+        copy.wait()
+
+    def fn(x):
+        return pl.pallas_call(
+            kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(1,),
+            in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (0, 0)),
+            scratch_shapes=[pltpu.VMEM((8, 128), jnp.float32), pltpu.SemaphoreType.DMA])(x)
+    (got,) = _run(fn, _rand((8, 128)))
+    assert np.isnan(got).all()
