@@ -976,7 +976,9 @@ class Kernel:
         operands first, then the inputs). aliases: {output index: operand index}."""
         machine = _Machine(budget)
         prefetch = [np.array(x) for x in operands[:self.prefetch]]
-        inputs = list(operands[self.prefetch:])
+        # Writable copies: a memory-space-ANY input is read and written in place, and the
+        # judge's own arrays (read-only views of JAX arrays) must not change.
+        inputs = [np.array(x) for x in operands[self.prefetch:]]
         outputs = []
         for i, (shape, dtype) in enumerate(out_avals):
             if i in aliases:
