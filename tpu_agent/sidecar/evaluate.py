@@ -38,10 +38,15 @@ failure (docs/verification.md has every rule with its reason and its test):
             rules: exact shapes and dtypes, no NaN/inf, each element
             within atol + rtol*|exact| + the bf16 baseline's own error,
             and the norm-relative bound, against the same bf16 inputs
-            computed in float64                                           -> numerics_mismatch,
-                                                                             runtime_error,
-                                                                             compile_error,
-                                                                             resource_exhausted
+            computed in float64;                                          -> numerics_mismatch,
+            (3) on the interpret backend, the program a TPU would run,       runtime_error,
+            computed by the judge from the kernels' Mosaic bodies            compile_error,
+            (tpu_program.py), on the last seed, held to the same rules:      resource_exhausted
+            a CPU branch that passes beside a kernel that computes
+            something else is numerics_mismatch, kind
+            mosaic_kernel_differs; a program the interpreter cannot run
+            falls back to (2) alone ("numerics_path": "cpu_branch_only",
+            "mosaic_interpreter": {"unsupported": why})
   timing    the judge times the same artifact it checked: on the interpret backend the wall
             time of the numerics runs themselves (no extra runs: interpret-mode CPU time says
             nothing about a TPU, so it is not worth paying for), timing_kind "cpu-wall"; on a
@@ -73,7 +78,8 @@ from tpu_agent.candidate.protocol import ProtocolError, decode_array, encode_arr
 # compile_tier first: on a host without TPU chips it sets libtpu's environment before anything
 # initialises JAX's backends (with jax[tpu] installed, that loads libtpu too).
 from tpu_agent.sidecar import compile_tier  # noqa: I001
-from tpu_agent.sidecar import baseline_cache, compare, structure, tpu_timing
+from tpu_agent.sidecar import (baseline_cache, compare, mosaic_interpreter, structure,
+                               tpu_program, tpu_timing)
 from tpu_agent.sidecar.audit import static_argnums
 from tpu_agent.sidecar.candidate_pool import CandidatePool
 from tpu_agent.sidecar.compile_process import CompileProcess
@@ -97,6 +103,11 @@ DEFAULT_TIMEOUT_S = 600.0
 # compile tier must finish within COMPILE_SHARE of it, leaving the judge time for the numerics.
 CANDIDATE_SHARE = 0.8
 COMPILE_SHARE = 0.9
+# On the interpret backend the judge also computes what a TPU would run, from the kernels'
+# Mosaic bodies (tpu_program.py), and holds it to the same rules as the CPU branch, which the
+# candidate's process built and could forge (docs/verification.md 0, row 20). False only in
+# tests that show what the other rules alone would let through.
+INTERPRET_THE_KERNELS = True
 
 _BUILTIN_BASES = ("SyntaxError", "ModuleNotFoundError", "ImportError", "AttributeError",
                   "MemoryError", "TypeError", "ValueError", "IndexError", "KeyError",
@@ -122,6 +133,7 @@ def _empty_result():
         "kernel_ms": None, "baseline_ms": None, "timing_kind": None, "seeds": [],
         "check_seeds": [], "attempts": 0, "outside_pallas_fraction": None, "structure": None,
         "spare_ms": None, "candidate_stage_ms": {}, "infrastructure": "", "compile_tier": None,
+        "numerics_path": None, "mosaic_interpreter": None,
     }
 
 
@@ -425,8 +437,11 @@ class Evaluator:
                           "the kernel lowers for TPU, but the HLO interpreter cannot run it on "
                           f"CPU ({cpu_branch_error.get('exc_type')}: {text}); its numerics can "
                           "only be checked on a TPU", str(cpu_branch_error.get("error") or text))
+        result["numerics_path"] = "tpu" if self.backend == "tpu" else "cpu_branch_only"
         runs = self._judge_numerics(module, full_exp if self.backend == "tpu" else reduced_exp,
                                     numerics_seeds, result)
+        if self.backend != "tpu" and INTERPRET_THE_KERNELS:
+            self._interpret_the_kernels(module, reduced_exp, runs, result)
 
         self._stage("timing", result, state)
         if self.backend == "tpu":
@@ -556,7 +571,47 @@ class Evaluator:
             got = [np.asarray(leaf) for leaf in jax.tree.leaves(out)]
             self._compare(module, got, reference, f"seed {seed}", result)
             runs["inputs"], runs["arrays"] = inputs, arrays
+            runs["seed"], runs["reference"] = seed, reference
         return runs
+
+    def _interpret_the_kernels(self, module, exp, runs, result):
+        """The program a TPU would run (the kernels' Mosaic bodies and the XLA glue on the TPU
+        path), computed by the judge on the last numerics seed's inputs and held to
+        compare.py's rules: a CPU branch that passes beside a kernel that computes something
+        else is the forgery of row 20 (docs/verification.md 0). A program the interpreter
+        cannot run (an op it does not know, its work bound) falls back to the CPU branch
+        alone, and `numerics_path` says so."""
+        start = time.perf_counter()
+        info = {"ms": None, "unsupported": ""}
+        result["mosaic_interpreter"] = info
+        try:
+            got = tpu_program.run(exp.mlir_module(), exp.platforms,
+                                  [np.asarray(a) for a in runs["arrays"]])
+        except mosaic_interpreter.Unsupported as exc:
+            info["unsupported"] = truncate(str(exc), 400)
+            return
+        except Exception as exc:  # the interpreter's own gap, never the candidate's verdict
+            info["unsupported"] = truncate(f"interpreter error {type(exc).__name__}: {exc}", 400)
+            return
+        finally:
+            info["ms"] = round((time.perf_counter() - start) * 1e3, 3)
+        result["numerics_path"] = "mosaic_interpreter"
+        reference = runs["reference"]
+        got_spec = [(tuple(np.shape(g)), np.dtype(g.dtype)) for g in got]
+        want_spec = [(tuple(s), np.dtype(_np_dtype(d)))
+                     for s, d in zip(reference.shapes, reference.dtypes)]
+        why = None
+        if got_spec != want_spec:
+            why = f"outputs {_describe(got_spec)}, not {_describe(want_spec)}"
+        else:
+            outcome = compare.compare(reference.tree(got), reference, module.ATOL, module.RTOL)
+            info["max_abs_err"] = outcome.max_abs_err
+            why = None if outcome.ok else outcome.message
+        if why:
+            raise _Failed("numerics_mismatch", "mosaic_kernel_differs",
+                          f"seed {runs['seed']}: the CPU branch passed, but the Mosaic kernel a "
+                          "TPU would run computes something else (the judge interpreted its "
+                          f"Mosaic body on the same inputs): {why}")
 
     @staticmethod
     def _wall(fn, args):

@@ -36,7 +36,8 @@ EXIT_INFRASTRUCTURE = 75
 RESULT_FIELDS = ("verdict", "stage", "error", "error_signature", "stdout", "stderr", "stage_ms",
                  "max_abs_err", "max_rel_err", "kernel_ms", "baseline_ms", "timing_kind",
                  "seeds", "check_seeds", "attempts", "outside_pallas_fraction", "structure",
-                 "infrastructure", "spare_ms", "compile_tier")
+                 "infrastructure", "spare_ms", "compile_tier", "numerics_path",
+                 "mosaic_interpreter")
 
 def log(text):
     try:

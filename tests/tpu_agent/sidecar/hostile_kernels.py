@@ -488,3 +488,67 @@ def workload(A, B):
         return _xla_gemm(A, B)[0]
     return _wrong_gemm(A, B)
 '''
+
+# 15g. The same class, two more ways a kernel can do the GEMM's work and compute something
+#      else: the GEMM written, then one output block overwritten with zeros...
+_LAST_STORE = "        o_ref[...] = (acc_ref[...] * 1.0).astype(o_ref.dtype)\n"
+GEMM_THEN_A_BLOCK_OVERWRITTEN = CORRECT.replace(
+    _LAST_STORE, _LAST_STORE + '''    @pl.when((pl.program_id(0) == 1) & (pl.program_id(1) == 2))
+    def _():
+        o_ref[...] = jnp.zeros_like(o_ref)
+''').replace("def workload(A, B):", "def _overwritten(A, B):") + _FORGER + '''
+_swap_the_cpu_lowering()
+
+def workload(A, B):
+    if _in_the_interpret_check():
+        return _xla_gemm(A, B)[0]
+    return _overwritten(A, B)
+'''
+
+# ...and `0 * GEMM` added to a copy of A's block: the matmul is live (arithmetic is not
+#    folded), so its work counts, and the kernel returns A.
+ZERO_TIMES_THE_GEMM_PLUS_A_COPY = CORRECT.replace(
+    _LAST_STORE, "        o_ref[...] = (acc_ref[...] * 0.0 + a_ref[:, :o_ref.shape[1]]"
+                 ".astype(jnp.float32)).astype(o_ref.dtype)\n").replace(
+    "def workload(A, B):", "def _copy_of_a(A, B):") + _FORGER + '''
+_swap_the_cpu_lowering()
+
+def workload(A, B):
+    if _in_the_interpret_check():
+        return _xla_gemm(A, B)[0]
+    return _copy_of_a(A, B)
+'''
+
+# ...and the GEMM computed from a DMA's destination before the DMA is waited on: what a TPU
+#    reads there is the previous step's rows (or nothing), while a model of DMAs as immediate
+#    copies would see the right ones.
+READ_BEFORE_THE_DMA_LANDS = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+def _early(a_hbm, b_ref, o_ref, a_buf, sem):
+    copy = pltpu.make_async_copy(a_hbm.at[pl.ds(pl.program_id(0) * 256, 256)], a_buf, sem)
+    copy.start()
+    o_ref[...] = jnp.dot(a_buf[...], b_ref[...],
+                         preferred_element_type=jnp.float32).astype(o_ref.dtype)
+    copy.wait()
+
+def _early_kernel(A, B):
+    M, K = A.shape
+    N = B.shape[1]
+    return pl.pallas_call(
+        _early, out_shape=jax.ShapeDtypeStruct((M, N), A.dtype), grid=(M // 256, N // 256),
+        in_specs=[pl.BlockSpec(memory_space=pl.ANY),
+                  pl.BlockSpec((K, 256), lambda i, j: (0, j))],
+        out_specs=pl.BlockSpec((256, 256), lambda i, j: (i, j)),
+        scratch_shapes=[pltpu.VMEM((256, K), A.dtype), pltpu.SemaphoreType.DMA])(A, B)
+''' + _FORGER + '''
+_swap_the_cpu_lowering()
+
+def workload(A, B):
+    if _in_the_interpret_check():
+        return _xla_gemm(A, B)[0]
+    return _early_kernel(A, B)
+'''

@@ -5,13 +5,15 @@ import math
 import pytest
 
 import sidecar_kernels as k
+from tpu_agent.sidecar import mosaic_interpreter, tpu_program
 from tpu_agent.sidecar.evaluate import Evaluator, evaluate
 from tpu_agent.sidecar.verdicts import VERDICTS
 
 RESULT_FIELDS = {"verdict", "stage", "error", "error_signature", "stdout", "stderr", "stage_ms",
                  "max_abs_err", "max_rel_err", "kernel_ms", "baseline_ms", "timing_kind",
                  "seeds", "check_seeds", "attempts", "outside_pallas_fraction", "structure",
-                 "spare_ms", "candidate_stage_ms", "infrastructure", "compile_tier"}
+                 "spare_ms", "candidate_stage_ms", "infrastructure", "compile_tier",
+                 "numerics_path", "mosaic_interpreter"}
 
 
 def run(code, seeds=(0,)):
@@ -42,6 +44,10 @@ def test_correct_kernel_passes_every_stage_and_is_timed():
     # The compile tier is on by default: the full-shape artifact compiled for a v6e.
     assert result["compile_tier"]["compile_ms"] > 0 and result["compile_tier"]["workers"] == 1
     assert result["compile_tier"]["libtpu_version"]
+    # The judge computed the kernel a TPU would run from its Mosaic body too, and it agreed.
+    assert result["numerics_path"] == "mosaic_interpreter"
+    assert result["mosaic_interpreter"]["unsupported"] == ""
+    assert 0 < result["mosaic_interpreter"]["ms"] < result["stage_ms"]["numerics"]
 
 
 def test_failed_candidates_carry_no_timing_kind():
@@ -181,3 +187,20 @@ def test_exceptions_never_escape():
 def test_a_correct_kernel_for_every_workload(workload_id):
     result = evaluate(workload_id, k.WORKLOAD_KERNELS[workload_id], (0,))
     assert result["verdict"] == "correct", result["error"]
+    assert result["numerics_path"] == "mosaic_interpreter", result["mosaic_interpreter"]
+
+
+@pytest.mark.parametrize("failure,why", [
+    (mosaic_interpreter.Unsupported("the op tpu.sort"), "the op tpu.sort"),
+    (IndexError("an access outside a buffer"), "interpreter error IndexError")])
+def test_a_kernel_the_interpreter_cannot_run_is_judged_on_its_cpu_branch_and_says_so(
+        failure, why, monkeypatch):
+    # An op it does not know, or its own failure, is never the candidate's verdict: the CPU
+    # branch decides, and the result shows that the kernel itself was not checked.
+    def cannot(*args, **kwargs):
+        raise failure
+    monkeypatch.setattr(tpu_program, "run", cannot)
+    result = run(k.CORRECT)
+    assert result["verdict"] == "correct", result["error"]
+    assert result["numerics_path"] == "cpu_branch_only"
+    assert why in result["mosaic_interpreter"]["unsupported"]

@@ -226,19 +226,38 @@ def test_a_cpu_branch_forged_inside_the_candidate_process_is_refused(name, verdi
 
 @pytest.mark.parametrize("name", ["FORGED_CPU_LOWERING", "TOKEN_KERNEL_WITH_HIDDEN_CPU_WORK"])
 def test_without_the_kernel_rules_a_forged_cpu_branch_would_be_correct(name, monkeypatch):
-    # The attacks are real: with the two rules that read the Mosaic body switched off, the
-    # judge's own run of the forged CPU branch on fresh seeds says `correct`.
+    # The attacks are real: with the rules that read the Mosaic body switched off (the work
+    # counts and the judge's interpretation of the kernel), the judge's own run of the forged
+    # CPU branch on fresh seeds says `correct`.
     monkeypatch.setattr(structure, "CPU_BRANCH_TOLERANCE", float("inf"))
     monkeypatch.setattr(structure, "MIN_TPU_WORK_FRACTION", 0.0)
+    monkeypatch.setattr(judge, "INTERPRET_THE_KERNELS", False)
     result = run(getattr(h, name))
     assert result["verdict"] == "correct", result
+    assert result["numerics_path"] == "cpu_branch_only"
 
 
-@pytest.mark.xfail(strict=True, reason="residual risk (docs/verification.md 0): a CPU branch "
-                   "forged to do its kernel's amount of work is caught only by a TPU run")
-def test_a_forged_cpu_branch_that_matches_its_kernels_work():
-    result = run(h.WRONG_GEMM_BESIDE_A_FORGED_CPU_BRANCH)
-    assert result["verdict"] != "correct", result
+@pytest.mark.parametrize("name", ["WRONG_GEMM_BESIDE_A_FORGED_CPU_BRANCH",
+                                  "GEMM_THEN_A_BLOCK_OVERWRITTEN",
+                                  "ZERO_TIMES_THE_GEMM_PLUS_A_COPY",
+                                  "READ_BEFORE_THE_DMA_LANDS"])
+def test_a_forged_cpu_branch_that_matches_its_kernels_work(name):
+    # A kernel that does the GEMM's work and computes something else, beside a CPU branch forged
+    # to compute the GEMM: the work counts pass, the forged CPU branch passes, and the judge's
+    # own interpretation of the Mosaic body shows what a TPU would compute.
+    result = run(getattr(h, name))
+    assert (result["verdict"], result["stage"]) == ("numerics_mismatch", "numerics"), result
+    assert result["error_signature"].startswith("numerics:mosaic_kernel_differs:"), result
+    assert "Mosaic kernel a TPU would run computes something else" in result["error"]
+    assert result["numerics_path"] == "mosaic_interpreter"
+
+
+def test_without_the_interpreter_a_forged_cpu_branch_matching_its_kernel_is_correct(
+        monkeypatch):
+    # What the interpretation adds: the work counts alone pass this forgery.
+    monkeypatch.setattr(judge, "INTERPRET_THE_KERNELS", False)
+    result = run(h.ZERO_TIMES_THE_GEMM_PLUS_A_COPY)
+    assert result["verdict"] == "correct", result
 
 
 def test_outputs_precomputed_for_public_seeds_fail_on_fresh_ones():

@@ -10,7 +10,7 @@ RESULT_KEYS = {"type", "version", "job_id", "verdict", "stage", "error", "error_
                "stdout", "stderr", "stage_ms", "max_abs_err", "max_rel_err", "kernel_ms",
                "baseline_ms", "timing_kind", "seeds", "check_seeds", "attempts",
                "outside_pallas_fraction", "structure", "infrastructure", "spare_ms",
-               "compile_tier"}
+               "compile_tier", "numerics_path", "mosaic_interpreter"}
 
 
 def Sidecar(tmp_path, backend="interpret"):
@@ -66,6 +66,7 @@ def test_ready_eval_shutdown(sidecar):
     assert first["compile_tier"]["libtpu_version"] == ready["libtpu_version"]
     assert first["compile_tier"]["compile_ms"] > 0 and first["compile_tier"]["workers"] == 1
     assert first["stage_ms"]["compile"] >= first["compile_tier"]["compile_ms"]
+    assert first["numerics_path"] == "mosaic_interpreter"
 
     second = sidecar.receive()
     assert (second["job_id"], second["verdict"], second["stage"]) == (9, "no_code", "extract")

@@ -1,0 +1,319 @@
+"""The program a TPU would run, computed by the judge: the TPU platform's path through a
+jax.export artifact's StableHLO, with each Pallas kernel (`tpu_custom_call`) run by
+mosaic_interpreter.py and the XLA glue around the kernels (reshapes, converts, slices, small
+elementwise epilogues) evaluated in numpy.
+
+    outputs = run(mlir_text, platforms, arrays)       (raises mosaic_interpreter.Unsupported)
+
+Only what the TPU runs is evaluated: a `stablehlo.case` picks its branch by its index, and the
+platform index (the `_platform_index` argument a multi-platform export adds) is the TPU's, so
+the CPU branch of each kernel's platform dispatch is never evaluated. The glue covers what the
+project's kernels put around their pallas_calls; any other op is Unsupported, naming it, and
+the judge falls back to the CPU branch alone. Nothing here runs candidate code: the artifact
+is data, read with the MLIR bindings like structure.py reads it.
+"""
+import numpy as np
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib.mlir import ir
+
+from tpu_agent.sidecar import mosaic_interpreter as mi
+from tpu_agent.sidecar.mosaic_interpreter import Unsupported, _up
+
+_ALIAS = "output_operand_aliases"
+
+
+def _f(fn):
+    return lambda *xs: fn(*[_up(x) for x in xs])
+
+
+_ELEMENTWISE = {
+    "stablehlo.add": _f(np.add), "stablehlo.subtract": _f(np.subtract),
+    "stablehlo.multiply": _f(np.multiply), "stablehlo.maximum": _f(np.maximum),
+    "stablehlo.minimum": _f(np.minimum), "stablehlo.power": _f(np.power),
+    "stablehlo.atan2": _f(np.arctan2), "stablehlo.negate": _f(np.negative),
+    "stablehlo.abs": _f(np.abs), "stablehlo.exponential": _f(np.exp),
+    "stablehlo.exponential_minus_one": _f(np.expm1), "stablehlo.log": _f(np.log),
+    "stablehlo.log_plus_one": _f(np.log1p), "stablehlo.sqrt": _f(np.sqrt),
+    "stablehlo.rsqrt": _f(lambda x: 1.0 / np.sqrt(x)), "stablehlo.tanh": _f(np.tanh),
+    "stablehlo.logistic": _f(lambda x: 1.0 / (1.0 + np.exp(-x))),
+    "stablehlo.sine": _f(np.sin), "stablehlo.cosine": _f(np.cos),
+    "stablehlo.floor": _f(np.floor), "stablehlo.ceil": _f(np.ceil),
+    "stablehlo.sign": _f(np.sign), "stablehlo.round_nearest_even": _f(np.rint),
+    "stablehlo.and": np.bitwise_and, "stablehlo.or": np.bitwise_or,
+    "stablehlo.xor": np.bitwise_xor, "stablehlo.not": np.invert,
+    "stablehlo.select": lambda c, a, b: np.where(c, a, b),
+    "stablehlo.clamp": lambda lo, x, hi: np.minimum(np.maximum(_up(x), _up(lo)), _up(hi)),
+    "stablehlo.convert": lambda x: x,
+    "stablehlo.optimization_barrier": lambda *xs: xs,
+}
+
+
+def _divide(a, b):
+    if np.asarray(a).dtype.kind in "iu":
+        q = np.abs(a) // np.abs(np.where(b == 0, 1, b))
+        return np.where((a < 0) != (b < 0), -q, q)
+    return _up(a) / _up(b)
+
+
+def _remainder(a, b):
+    if np.asarray(a).dtype.kind in "iu":
+        return a - _divide(a, b) * b
+    return np.fmod(_up(a), _up(b))
+
+
+_ELEMENTWISE.update({"stablehlo.divide": _divide, "stablehlo.remainder": _remainder})
+
+_COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
+            "GT": np.greater, "GE": np.greater_equal}
+_REDUCERS = {"stablehlo.add": np.add, "stablehlo.multiply": np.multiply,
+             "stablehlo.maximum": np.maximum, "stablehlo.minimum": np.minimum,
+             "stablehlo.and": np.logical_and, "stablehlo.or": np.logical_or}
+
+
+def _dense_i64(op, name):
+    if name not in op.attributes:
+        return []
+    return [int(v) for v in ir.DenseI64ArrayAttr(op.attributes[name])]
+
+
+def _text(op, name):
+    return str(op.attributes[name]) if name in op.attributes else ""
+
+
+def _dot_dims(op):
+    text = _text(op, "dot_dimension_numbers")
+
+    def dims(key):
+        start = text.find(key + " = [")
+        if start < 0:
+            return []
+        inside = text[start + len(key) + 4:].split("]", 1)[0]
+        return [int(v) for v in inside.split(",") if v.strip()]
+    return (dims("lhs_batching_dimensions"), dims("rhs_batching_dimensions"),
+            dims("lhs_contracting_dimensions"), dims("rhs_contracting_dimensions"))
+
+
+def _dot_general(op, lhs, rhs):
+    lb, rb, lc, rc = _dot_dims(op)
+    a, b = np.asarray(lhs, np.float32), np.asarray(rhs, np.float32)
+    lf = [d for d in range(a.ndim) if d not in lb + lc]
+    rf = [d for d in range(b.ndim) if d not in rb + rc]
+    a = np.transpose(a, lb + lf + lc)
+    b = np.transpose(b, rb + rc + rf)
+    batch = a.shape[:len(lb)]
+    m = a.shape[len(lb):len(lb) + len(lf)]
+    n = b.shape[len(rb) + len(rc):]
+    k = int(np.prod(a.shape[len(lb) + len(lf):]))
+    out = a.reshape(batch + (int(np.prod(m)), k)) @ b.reshape(batch + (k, int(np.prod(n))))
+    return out.reshape(batch + m + n)
+
+
+class _Program:
+    def __init__(self, module, platforms, budget):
+        self.budget = budget
+        self.functions = {}
+        for op in module.body.operations:
+            op = op.operation
+            if op.name == "func.func":
+                self.functions[ir.StringAttr(op.attributes["sym_name"]).value] = op
+        self.platforms = platforms
+        self.kernels = {}
+        self.depth = 0
+
+    def call(self, func, args):
+        self.depth += 1
+        if self.depth > 64:
+            raise Unsupported("calls nested more than 64 deep")
+        block = func.regions[0].blocks[0]
+        env = dict(zip(block.arguments, args))
+        result = self.block(block, env)
+        self.depth -= 1
+        return result
+
+    def block(self, block, env):
+        for op in block.operations:
+            op = op.operation
+            if op.name in ("func.return", "stablehlo.return"):
+                return [env[v] for v in op.operands]
+            self.op(op, env)
+        return []
+
+    def op(self, op, env):
+        name = op.name
+        ins = [env[v] for v in op.operands]
+        types = [mi.type_info(r.type) for r in op.results]
+        mi.check_result_bytes(name, types)
+        self.budget.charge(1, sum(int(np.prod(s)) if s else 1 for s, _ in types))
+        if name == "stablehlo.case":
+            index = int(ins[0])
+            regions = list(op.regions)
+            if not 0 <= index < len(regions):
+                index = len(regions) - 1    # stablehlo: an out-of-range index takes the last
+            outs = self.block(regions[index].blocks[0], env)
+        elif name == "func.call":
+            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            if callee not in self.functions:
+                raise Unsupported(f"a call to @{callee}")
+            outs = self.call(self.functions[callee], ins)
+        elif name == "stablehlo.custom_call":
+            outs = self.custom_call(op, ins, types)
+        else:
+            outs = self.pure(op, ins, types)
+        for result, value, (shape, dtype) in zip(op.results, outs, types):
+            env[result] = mi._cast(value, shape, dtype)
+
+    def custom_call(self, op, ins, types):
+        target = ir.StringAttr(op.attributes["call_target_name"]).value
+        if target in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"):
+            return ins
+        if target != "tpu_custom_call":
+            raise Unsupported(f"the custom call {target}")
+        config = ir.StringAttr(op.attributes["backend_config"]).value
+        if config not in self.kernels:
+            self.kernels[config] = mi.Kernel(config)
+        aliases = {}
+        if _ALIAS in op.attributes:
+            for alias in ir.ArrayAttr(op.attributes[_ALIAS]):
+                text = str(alias)
+                try:
+                    out_index = _alias_field(text, "output_tuple_indices")
+                    operand = int(text.split("operand_index = ")[1].split(",")[0].split(">")[0])
+                except (IndexError, ValueError):
+                    raise Unsupported(f"an output alias {text[:80]}") from None
+                aliases[out_index[0] if out_index else 0] = operand
+        return self.kernels[config].run(ins, types, aliases, self.budget)
+
+    def pure(self, op, ins, types):
+        name = op.name
+        shape = types[0][0] if types else None
+        if name in _ELEMENTWISE:
+            out = _ELEMENTWISE[name](*ins)
+            return list(out) if name == "stablehlo.optimization_barrier" else [out]
+        if name == "stablehlo.constant":
+            return [mi.dense_value(op.attributes["value"], shape, types[0][1])]
+        if name == "stablehlo.compare":
+            direction = _text(op, "comparison_direction").rstrip(">").split()[-1]
+            if direction not in _COMPARE:
+                raise Unsupported(f"stablehlo.compare {direction}")
+            return [_COMPARE[direction](_up(ins[0]), _up(ins[1]))]
+        if name == "stablehlo.reshape":
+            return [np.reshape(ins[0], shape)]
+        if name == "stablehlo.broadcast_in_dim":
+            dims = _dense_i64(op, "broadcast_dimensions")
+            x = np.asarray(ins[0])
+            expanded = [1] * len(shape)
+            for i, d in enumerate(dims):
+                expanded[d] = x.shape[i]
+            return [np.broadcast_to(x.reshape(expanded), shape)]
+        if name == "stablehlo.transpose":
+            return [np.transpose(ins[0], _dense_i64(op, "permutation"))]
+        if name == "stablehlo.slice":
+            start, limit = _dense_i64(op, "start_indices"), _dense_i64(op, "limit_indices")
+            strides = _dense_i64(op, "strides") or [1] * len(start)
+            return [np.asarray(ins[0])[tuple(slice(a, b, s) for a, b, s in
+                                             zip(start, limit, strides))]]
+        if name == "stablehlo.dynamic_slice":
+            x = np.asarray(ins[0])
+            sizes = _dense_i64(op, "slice_sizes")
+            starts = [min(max(int(s), 0), d - n) for s, d, n in zip(ins[1:], x.shape, sizes)]
+            return [x[tuple(slice(s, s + n) for s, n in zip(starts, sizes))]]
+        if name == "stablehlo.dynamic_update_slice":
+            x, update = np.array(ins[0]), np.asarray(ins[1])
+            starts = [min(max(int(s), 0), d - n) for s, d, n in
+                      zip(ins[2:], x.shape, update.shape)]
+            x[tuple(slice(s, s + n) for s, n in zip(starts, update.shape))] = update
+            return [x]
+        if name == "stablehlo.pad":
+            low, high = _dense_i64(op, "edge_padding_low"), _dense_i64(op, "edge_padding_high")
+            if any(_dense_i64(op, "interior_padding")) or any(v < 0 for v in low + high):
+                raise Unsupported("stablehlo.pad with interior or negative padding")
+            return [np.pad(ins[0], list(zip(low, high)), constant_values=ins[1])]
+        if name == "stablehlo.concatenate":
+            return [np.concatenate(ins, axis=int(ir.IntegerAttr(op.attributes["dimension"])
+                                                 .value))]
+        if name == "stablehlo.iota":
+            axis = int(ir.IntegerAttr(op.attributes["iota_dimension"]).value)
+            return [np.indices(shape)[axis]]
+        if name == "stablehlo.dot_general":
+            return [_dot_general(op, *ins)]
+        if name == "stablehlo.bitcast_convert":
+            x = np.ascontiguousarray(ins[0])
+            if x.dtype.itemsize != types[0][1].itemsize:
+                raise Unsupported("stablehlo.bitcast_convert between widths")
+            return [x.view(types[0][1])]
+        if name == "stablehlo.reduce":
+            return self.reduce(op, ins, types)
+        if name == "stablehlo.gather":
+            return [_take_rows(op, *ins)]
+        raise Unsupported(f"the StableHLO op {name}")
+
+    def reduce(self, op, ins, types):
+        body = [o.operation for o in op.regions[0].blocks[0].operations]
+        n = len(ins) // 2
+        if n != 1 or len(body) != 2 or body[0].name not in _REDUCERS:
+            raise Unsupported("a stablehlo.reduce other than one add/max/min/mul/and/or")
+        dims = tuple(_dense_i64(op, "dimensions"))
+        fn = _REDUCERS[body[0].name]
+        x, init = np.asarray(ins[0]), ins[1]
+        wide = _up(x)
+        return [fn(fn.reduce(wide, axis=dims), _up(init))]
+
+
+def _take_rows(op, operand, indices):
+    """The one gather form the project's glue uses, x[idx] along the first axis (jnp.take,
+    a scalar-prefetch table indexed by the batch): anything else is Unsupported."""
+    text = _text(op, "dimension_numbers")
+    x, idx = np.asarray(operand), np.asarray(indices)
+    rank = x.ndim
+    offsets = ", ".join(str(d) for d in range(idx.ndim - 1, idx.ndim + rank - 2))
+    expected = (f"offset_dims = [{offsets}], "
+                "collapsed_slice_dims = [0], start_index_map = [0], "
+                f"index_vector_dim = {idx.ndim - 1}>")
+    sizes = _dense_i64(op, "slice_sizes")
+    if not text.endswith(expected) or idx.shape[-1:] != (1,) or \
+            sizes != [1] + list(x.shape[1:]):
+        raise Unsupported(f"a stablehlo.gather other than rows of its operand ({text[:120]})")
+    rows = np.clip(idx[..., 0].astype(np.int64), 0, x.shape[0] - 1)
+    return x[rows]
+
+
+def _alias_field(text, key):
+    start = text.find(key + " = [")
+    if start < 0:
+        return []
+    inside = text[start + len(key) + 4:].split("]", 1)[0]
+    return [int(v) for v in inside.split(",") if v.strip()]
+
+
+def run(mlir_text, platforms, arrays, budget=None):
+    """The outputs of the artifact's public entry point, on the TPU path, for `arrays` (the
+    artifact's array inputs, in order). Raises Unsupported (or ValueError for a body that does
+    not parse) when it cannot."""
+    budget = budget or mi.Budget()
+    if "tpu" not in platforms:
+        raise Unsupported("the artifact has no TPU platform")
+    context = jax_mlir.make_ir_context()
+    with context, ir.Location.unknown():
+        module = ir.Module.parse(mlir_text)
+        program = _Program(module, list(platforms), budget)
+        mains = [op.operation for op in module.body.operations
+                 if op.operation.name == "func.func" and
+                 ir.StringAttr(op.operation.attributes["sym_name"]).value == "main"]
+        if len(mains) != 1:
+            raise Unsupported("the module has no main function")
+        main = mains[0]
+        block = main.regions[0].blocks[0]
+        arg_attrs = list(ir.ArrayAttr(main.attributes["arg_attrs"])) \
+            if "arg_attrs" in main.attributes else [None] * len(block.arguments)
+        args, supplied = [], iter(arrays)
+        for value, attrs in zip(block.arguments, arg_attrs):
+            text = str(attrs) if attrs is not None else ""
+            if "jax.global_constant" in text:
+                if "_platform_index" not in text:
+                    raise Unsupported(f"a global constant argument {text[:80]}")
+                args.append(np.asarray(list(platforms).index("tpu"), np.int32))
+            else:
+                args.append(np.asarray(next(supplied)))
+        with np.errstate(all="ignore"), mi.single_threaded_blas():
+            outs = program.call(main, args)
+        return [np.asarray(o) for o in outs]
