@@ -33,6 +33,9 @@ EvaluationRecord record_from_result(int64_t candidate_id, const wire::Result& r)
   e.jax_version = r.jax_version;
   e.libtpu_version = r.libtpu_version;
   e.attempts = std::max(1, r.dispatches);  // set by the dispatcher; 0 from anywhere else
+  e.input_seeds = r.seeds;
+  e.outside_pallas_flops_share = r.outside_pallas_fraction;
+  e.numerics_path = r.numerics_path;
   e.speedup = outcome_from_record(e).speedup();
   return e;
 }

@@ -48,6 +48,9 @@ nlohmann::json result_json(const wire::Result& r, const std::string& workload) {
                    {"kernel_ms", opt(r.kernel_ms)},
                    {"baseline_ms", opt(r.baseline_ms)},
                    {"timing_kind", r.timing_kind},
+                   {"seeds", r.seeds},
+                   {"outside_pallas_fraction", opt(r.outside_pallas_fraction)},
+                   {"numerics_path", r.numerics_path},
                    {"agent_id", r.agent_id},
                    {"backend", r.backend}};
   // The same rule a run stores (EvalOutcome::speedup): correct and both times positive.
@@ -67,7 +70,8 @@ void print_text(const wire::Result& r, const std::string& workload) {
             << "stage      " << r.stage << "\n"
             << "workload   " << workload << " on " << r.backend << " (agent " << r.agent_id << ")\n"
             << "numerics   max_abs_err " << num(r.max_abs_err, "") << ", max_rel_err "
-            << num(r.max_rel_err, "") << "\n"
+            << num(r.max_rel_err, "")
+            << (r.numerics_path.empty() ? "" : " [checked by: " + r.numerics_path + "]") << "\n"
             << "timing     kernel " << num(r.kernel_ms, " ms") << ", XLA baseline "
             << num(r.baseline_ms, " ms") << " [" << (r.timing_kind.empty() ? "untimed" : r.timing_kind)
             << "]\n";

@@ -1,5 +1,5 @@
 # Writes protocol/taxonomy.hpp (C++) from protocol/taxonomy.json, the one source of the
-# verdict, stage, sample-role, phase and timing-kind enums (Python reads the JSON itself: protocol/taxonomy.py).
+# verdict, stage, sample-role, phase, timing-kind and numerics-path enums (Python reads the JSON itself: protocol/taxonomy.py).
 #
 #   generate_taxonomy(<json file> <output header>)
 #
@@ -45,11 +45,12 @@ function(generate_taxonomy json_file out_file)
   _taxonomy_enum("${json}" sample_roles SampleRole sample_role roles_text)
   _taxonomy_enum("${json}" phases Phase phase phases_text)
   _taxonomy_enum("${json}" timing_kinds TimingKind timing_kind timing_text)
+  _taxonomy_enum("${json}" numerics_paths NumericsPath numerics_path numerics_text)
   set(header "// Generated from protocol/taxonomy.json by cmake/generate_taxonomy.cmake: do not edit.\n")
   string(APPEND header "// The verdict, stage, sample-role, phase and timing-kind enums of every protocol and the database.\n")
   string(APPEND header "#ifndef PALLADIUM_PROTOCOL_TAXONOMY_HPP_\n#define PALLADIUM_PROTOCOL_TAXONOMY_HPP_\n\n")
   string(APPEND header "#include <array>\n#include <cstddef>\n#include <optional>\n#include <string_view>\n#include <vector>\n\n")
-  string(APPEND header "namespace palladium {\n\n${verdicts_text}${stages_text}${roles_text}${phases_text}${timing_text}}  // namespace palladium\n\n")
+  string(APPEND header "namespace palladium {\n\n${verdicts_text}${stages_text}${roles_text}${phases_text}${timing_text}${numerics_text}}  // namespace palladium\n\n")
   string(APPEND header "#endif  // PALLADIUM_PROTOCOL_TAXONOMY_HPP_\n")
   file(WRITE "${out_file}.tmp" "${header}")
   file(COPY_FILE "${out_file}.tmp" "${out_file}" ONLY_IF_DIFFERENT)

@@ -13,7 +13,10 @@ STAGES = tuple(name for name, _ in _DATA["stages"])
 SAMPLE_ROLES = tuple(name for name, _ in _DATA["sample_roles"])
 PHASES = tuple(name for name, _ in _DATA["phases"])
 TIMING_KINDS = tuple(name for name, _ in _DATA["timing_kinds"])
+NUMERICS_PATHS = tuple(name for name, _ in _DATA["numerics_paths"])
 DOCS = {key: {name: doc for name, doc in _DATA[key]}
-        for key in ("verdicts", "stages", "sample_roles", "phases", "timing_kinds")}
+        for key in ("verdicts", "stages", "sample_roles", "phases", "timing_kinds",
+                    "numerics_paths")}
 
 CPU_WALL, TPU_PROFILER, TPU_WALL_FALLBACK = TIMING_KINDS
+NUMERICS_TPU, NUMERICS_MOSAIC_INTERPRETER, NUMERICS_CPU_BRANCH_ONLY = NUMERICS_PATHS

@@ -38,6 +38,8 @@ class MapReader {
   void opt_number(std::string_view key, std::optional<double>* out);  // nil or missing -> nullopt
   void opt_bool(std::string_view key, bool* out);  // missing -> *out unchanged (the default)
   void opt_int32(std::string_view key, int* out);  // missing -> *out unchanged
+  void opt_str(std::string_view key, std::string* out);  // nil or missing -> *out unchanged
+  void opt_int_list(std::string_view key, std::vector<int64_t>* out);  // missing -> unchanged
   void int_list(std::string_view key, std::vector<int64_t>* out);
   void str_list(std::string_view key, std::vector<std::string>* out);
   void number_map(std::string_view key, std::map<std::string, double>* out);
@@ -63,6 +65,9 @@ std::string read_envelope(const msgpack::object& o, std::string* type, int versi
 // Reads the result fields of the grammar into *out. With include_agent_fields == false the
 // keys "lease", "agent_id" and "backend" are not read (the sidecar's result lacks them).
 void read_result_fields(MapReader& reader, Result* out, bool include_agent_fields);
+// The optional fields of a result that the judge reports (seeds, outside_pallas_fraction,
+// numerics_path): missing or nil reads as empty.
+void read_judge_findings(MapReader& reader, Result* out);
 
 // Limits for unpacking an untrusted buffer of `size` bytes: no container can claim more
 // elements than there are bytes, and nesting is bounded, so garbage cannot make the

@@ -98,7 +98,7 @@ struct Encoder {
     pack_job_fields(pk, m);
   }
   void operator()(const Result& m) {
-    pack_header(pk, "result", 16);
+    pack_header(pk, "result", 19);
     pack_str(pk, "job_id");
     pk.pack_int64(m.job_id);
     pack_str(pk, "lease");
@@ -122,6 +122,11 @@ struct Encoder {
     pack_opt(pk, "kernel_ms", m.kernel_ms);
     pack_opt(pk, "baseline_ms", m.baseline_ms);
     pack_kv(pk, "timing_kind", m.timing_kind);
+    pack_str(pk, "seeds");
+    pk.pack_array(static_cast<uint32_t>(m.seeds.size()));
+    for (int64_t s : m.seeds) pk.pack_int64(s);
+    pack_opt(pk, "outside_pallas_fraction", m.outside_pallas_fraction);
+    pack_kv(pk, "numerics_path", m.numerics_path);
   }
   void operator()(const Bye& m) {
     pack_header(pk, "bye", 2);
@@ -325,6 +330,17 @@ void MapReader::opt_number(std::string_view key, std::optional<double>* out) {
   *out = d;
 }
 
+void MapReader::opt_str(std::string_view key, std::string* out) {
+  const msgpack::object* v = find(key, false);
+  if (v == nullptr || v->type == msgpack::type::NIL) return;
+  str(key, out);
+}
+
+void MapReader::opt_int_list(std::string_view key, std::vector<int64_t>* out) {
+  if (find(key, false) == nullptr) return;
+  int_list(key, out);
+}
+
 void MapReader::opt_bool(std::string_view key, bool* out) {
   const msgpack::object* v = find(key, false);
   if (v == nullptr) return;
@@ -424,6 +440,13 @@ void read_result_fields(MapReader& rd, Result* m, bool include_agent_fields) {
   rd.opt_number("kernel_ms", &m->kernel_ms);
   rd.opt_number("baseline_ms", &m->baseline_ms);
   rd.str("timing_kind", &m->timing_kind);
+  read_judge_findings(rd, m);
+}
+
+void read_judge_findings(MapReader& rd, Result* m) {
+  rd.opt_int_list("seeds", &m->seeds);
+  rd.opt_number("outside_pallas_fraction", &m->outside_pallas_fraction);
+  rd.opt_str("numerics_path", &m->numerics_path);
 }
 
 msgpack::unpack_limit limits_for(std::size_t size) {

@@ -17,6 +17,8 @@
 //                  "stdout": str, "stderr": str, "stage_ms": map[str -> float],
 //                  "max_abs_err": float|nil, "max_rel_err": float|nil,
 //                  "kernel_ms": float|nil, "baseline_ms": float|nil, "timing_kind": str
+//                  [, "seeds": array[int], "outside_pallas_fraction": float|nil,
+//                   "numerics_path": str]
 //   bye         := "agent_id": str, "reason": str
 //
 // Meaning. HELLO registers an agent: "stages" names the stages of protocol/taxonomy.json its
@@ -35,7 +37,8 @@
 // Decoding rules: keys may come in any order; unknown keys are ignored (forward
 // compatibility); every listed key is required except the float|nil ones, where a
 // missing key reads as nil, "require_pallas", where a missing key reads as true, and the
-// bracketed "interval_ms", where a missing key reads as 0 (no change).
+// bracketed "interval_ms", where a missing key reads as 0 (no change), and the bracketed result
+// fields, where a missing key reads as empty (an agent that does not report them).
 // A "float" accepts any MessagePack float or integer. An "int" must be a MessagePack
 // integer that fits the C++ field. Decoding checks types, not policy: HELLO limits (slots,
 // name lengths, known stages) are the coordinator's (actors/agent_admission.hpp).
@@ -106,6 +109,15 @@ struct Result {
   std::optional<double> kernel_ms;
   std::optional<double> baseline_ms;
   std::string timing_kind;  // "cpu-wall" | "tpu-profiler" | "tpu-wall-fallback"
+  // What the judge drew and found, so that the store records it: the fresh input seeds of its
+  // numerics, the share of the baseline's work done outside Pallas kernels, and how the
+  // numerics of a candidate that reached them were checked ("tpu": natively on a chip;
+  // "mosaic_interpreter": the kernels' Mosaic bodies interpreted by the judge as well as the
+  // artifact's CPU branch; "cpu_branch_only": the CPU branch alone, which the candidate's own
+  // process built: docs/verification.md 0, residual risks). Empty when not reported.
+  std::vector<int64_t> seeds;
+  std::optional<double> outside_pallas_fraction;
+  std::string numerics_path;
 
   // Not on the wire: the coordinator's dispatcher sets it to the number of times it
   // dispatched the job (lost leases + 1, plus the CPU tier in a cascade) before this result,

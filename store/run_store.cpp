@@ -184,7 +184,7 @@ constexpr const char* kEvaluationColumns =
     "e.stderr, e.stage_ms_json, e.max_abs_err, e.max_rel_err, e.kernel_ms, e.baseline_ms, "
     "e.speedup, e.timing_kind, e.agent_id, e.agent_key, e.backend, e.device_kind, "
     "e.jax_version, e.libtpu_version, e.attempts, e.input_seeds_json, "
-    "e.outside_pallas_flops_share, e.structure_json, e.created_at";
+    "e.outside_pallas_flops_share, e.structure_json, e.created_at, e.numerics_path";
 
 EvaluationRecord read_evaluation(const sqlite::Db& db, const sqlite::Statement& st) {
   EvaluationRecord e;
@@ -224,6 +224,7 @@ EvaluationRecord read_evaluation(const sqlite::Db& db, const sqlite::Statement& 
   e.outside_pallas_flops_share = st.opt_double(23);
   e.structure_json = st.text(24);
   e.created_at = st.text(25);
+  e.numerics_path = st.text(26);
   return e;
 }
 
@@ -830,9 +831,9 @@ bool RunStore::put_evaluation(const EvaluationRecord& e) {
       "INSERT INTO evaluations (candidate_id, verdict, stage, error_text, error_signature, "
       "stdout, stderr, stage_ms_json, max_abs_err, max_rel_err, kernel_ms, baseline_ms, speedup, "
       "timing_kind, agent_id, agent_key, backend, device_kind, jax_version, libtpu_version, "
-      "attempts, input_seeds_json, outside_pallas_flops_share, structure_json) VALUES (?1, ?2, "
-      "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
-      "?22, ?23, ?24) ON CONFLICT (candidate_id) DO NOTHING");
+      "attempts, input_seeds_json, outside_pallas_flops_share, structure_json, numerics_path) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+      "?19, ?20, ?21, ?22, ?23, ?24, ?25) ON CONFLICT (candidate_id) DO NOTHING");
   st->bind_int64(1, e.candidate_id)
       .bind_text(2, to_string(e.verdict))
       .bind_text(3, e.stage)
@@ -856,7 +857,8 @@ bool RunStore::put_evaluation(const EvaluationRecord& e) {
       .bind_int64(21, e.attempts)
       .bind_text(22, nlohmann::json(e.input_seeds).dump())
       .bind_opt_double(23, e.outside_pallas_flops_share)
-      .bind_text(24, e.structure_json);
+      .bind_text(24, e.structure_json)
+      .bind_text(25, e.numerics_path);
   st->run();
   const bool inserted = changes(*db_) == 1;
   w.commit();

@@ -186,6 +186,9 @@ CREATE TABLE IF NOT EXISTS evaluations (
   input_seeds_json   TEXT NOT NULL DEFAULT '[]',  -- [seed, ...] the judge drew
   outside_pallas_flops_share REAL,   -- structural check; NULL unmeasured
   structure_json     TEXT NOT NULL DEFAULT '{}',  -- further structural figures, {}
+  -- how the numerics were checked: 'tpu', 'mosaic_interpreter' (the judge interpreted the
+  -- kernels' Mosaic bodies too), 'cpu_branch_only' (the candidate-built CPU branch alone), ''
+  numerics_path      TEXT NOT NULL DEFAULT '',
   created_at         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );
 

@@ -266,6 +266,7 @@ void read_sidecar_result(const msgpack::object& o, wire::MapReader& rd, wire::Re
   rd.opt_number("baseline_ms", &out->baseline_ms);
   const msgpack::object* kind = find_key(o, "timing_kind");
   if (kind != nullptr && kind->type != msgpack::type::NIL) rd.str("timing_kind", &out->timing_kind);
+  wire::read_judge_findings(rd, out);
 }
 
 }  // namespace

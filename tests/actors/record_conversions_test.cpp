@@ -36,7 +36,14 @@ TEST(RecordConversionsTest, AResultKeepsItsFields) {
   r.device_kind = "cpu";
   r.jax_version = "0.10.2";
   r.libtpu_version = "0.0.42.1";
+  r.seeds = {4242, 17};
+  r.outside_pallas_fraction = 0.25;
+  r.numerics_path = "cpu_branch_only";
   const EvaluationRecord e = record_from_result(42, r);
+  // What the judge drew and how it checked are recorded, not dropped at the agent.
+  EXPECT_EQ(e.input_seeds, (std::vector<int64_t>{4242, 17}));
+  EXPECT_EQ(e.outside_pallas_flops_share, 0.25);
+  EXPECT_EQ(e.numerics_path, "cpu_branch_only");
   EXPECT_EQ(e.candidate_id, 42);
   EXPECT_EQ(e.verdict, Verdict::numerics_mismatch);
   EXPECT_EQ(e.stage, "numerics");

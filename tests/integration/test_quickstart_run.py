@@ -4,6 +4,7 @@ These are the slowest tests (a few minutes each on 2 cores) and the only ones
 that prove the pieces work together: replay LLM -> store -> ZeroMQ -> agent ->
 sidecar -> verdict -> store -> report.
 """
+import json
 import math
 import os
 import re
@@ -62,6 +63,11 @@ def check_run_is_complete_and_consistent(palladium_bin, db, workloads=5, budget=
     # Every evaluation names the agent's device, JAX and the libtpu of its compile tier.
     versions = set(db_rows(db, "SELECT device_kind, jax_version, libtpu_version FROM evaluations"))
     assert len(versions) == 1 and all(versions.pop()), "device_kind, jax_version, libtpu_version"
+
+    # What the judge drew, and how it checked each correct one, reach the store.
+    for seeds, path in db_rows(db, "SELECT input_seeds_json, numerics_path FROM evaluations "
+                                   "WHERE verdict = 'correct'"):
+        assert json.loads(seeds) and path in ("mosaic_interpreter", "cpu_branch_only"), (seeds, path)
 
     rows = db_rows(db, "SELECT c.workload, e.verdict, e.speedup, e.timing_kind FROM candidates c "
                        "JOIN evaluations e ON e.candidate_id = c.id")

@@ -108,6 +108,9 @@ Result full_result() {
   r.kernel_ms = 1.5;
   r.baseline_ms = 2.25;
   r.timing_kind = "cpu-wall";
+  r.seeds = {2718281828, 31};
+  r.outside_pallas_fraction = 0.03;
+  r.numerics_path = "mosaic_interpreter";
   return r;
 }
 
@@ -164,6 +167,30 @@ TEST(WireProtocol, ResultRoundTripWithOptionalsPresent) {
   EXPECT_EQ(out.kernel_ms, in.kernel_ms);
   EXPECT_EQ(out.baseline_ms, in.baseline_ms);
   EXPECT_EQ(out.timing_kind, in.timing_kind);
+  EXPECT_EQ(out.seeds, in.seeds);
+  EXPECT_EQ(out.outside_pallas_fraction, in.outside_pallas_fraction);
+  EXPECT_EQ(out.numerics_path, "mosaic_interpreter");
+}
+
+TEST(WireProtocol, AResultWithoutTheJudgesFindingsDecodesAsEmpty) {
+  // An agent written against the earlier grammar sends none of the bracketed result fields.
+  Fields fields = {{"type", str("result")},   {"version", integer(kVersion)},
+                   {"job_id", integer(5)},     {"lease", integer(6)},
+                   {"agent_id", str("a")},     {"backend", str("interpret")},
+                   {"verdict", str("correct")}, {"stage", str("done")},
+                   {"error", str("")},         {"error_signature", str("")},
+                   {"stdout", str("")},        {"stderr", str("")},
+                   {"stage_ms", [](Packer& pk) { pk.pack_map(0); }},
+                   {"timing_kind", str("cpu-wall")}};
+  DecodeResult r = decode(pack_map(fields));
+  ASSERT_TRUE(r.ok()) << r.error;
+  const Result& out = std::get<Result>(*r.message);
+  EXPECT_TRUE(out.seeds.empty());
+  EXPECT_FALSE(out.outside_pallas_fraction.has_value());
+  EXPECT_EQ(out.numerics_path, "");
+  // Present with the wrong type, a finding is refused like any other field.
+  fields.emplace_back("numerics_path", integer(3));
+  EXPECT_FALSE(decode(pack_map(fields)).ok());
 }
 
 TEST(WireProtocol, ResultOptionalsNilWhenAbsent) {

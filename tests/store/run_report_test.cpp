@@ -25,7 +25,8 @@ class RunReportTest : public ::testing::Test {
   // nullopt.
   void add(const std::string& workload, int index,
            std::optional<Verdict> verdict, std::optional<double> speedup = {},
-           const std::string& timing = "cpu-wall", Phase phase = Phase::iterate) {
+           const std::string& timing = "cpu-wall", Phase phase = Phase::iterate,
+           const std::string& numerics_path = "") {
     SampleRecord c;
     c.run_id = run_;
     c.workload = workload;
@@ -44,6 +45,7 @@ class RunReportTest : public ::testing::Test {
       e.baseline_ms = *speedup;
     }
     e.timing_kind = timing;
+    e.numerics_path = numerics_path;
     ASSERT_TRUE(store_->put_evaluation(e));
   }
 
@@ -95,7 +97,8 @@ TEST_F(RunReportTest, JsonNumbersEqualWhatWasInserted) {
   // Exactly these keys, nothing else.
   EXPECT_EQ(r.size(), 3u);
   EXPECT_EQ(r["run"].size(), 4u);  // id, name, status, models
-  EXPECT_EQ(s.size(), 8u);      // the seven + degenerate_workloads
+  EXPECT_EQ(s["correct_cpu_branch_only"], 0);
+  EXPECT_EQ(s.size(), 9u);  // the seven + degenerate_workloads, correct_cpu_branch_only
   EXPECT_EQ(ws[0].size(), 7u);  // the five + degenerate, insensitive_inputs
 }
 
@@ -172,6 +175,17 @@ TEST_F(RunReportTest, NoTimingAtAllIsNotCalledTpu) {
   add("8p", 0, Verdict::no_code, std::nullopt, "");
   add("8p", 1, Verdict::compile_error, std::nullopt, "tpu-profiler");
   EXPECT_EQ(report_json(*store_, run_, {})["suite"]["timing"], "cpu-wall");
+}
+
+TEST_F(RunReportTest, CorrectVerdictsRestingOnTheCpuBranchAloneAreCounted) {
+  add("8p", 0, Verdict::correct, 2.0, "cpu-wall", Phase::iterate, "mosaic_interpreter");
+  add("8p", 1, Verdict::numerics_mismatch, std::nullopt, "", Phase::iterate, "cpu_branch_only");
+  EXPECT_EQ(report_json(*store_, run_, {})["suite"]["correct_cpu_branch_only"], 0);
+  EXPECT_EQ(report_text(*store_, run_, {}).find("CPU branch alone"), std::string::npos);
+  add("9p", 0, Verdict::correct, 1.5, "cpu-wall", Phase::iterate, "cpu_branch_only");
+  EXPECT_EQ(report_json(*store_, run_, {})["suite"]["correct_cpu_branch_only"], 1);
+  EXPECT_NE(report_text(*store_, run_, {}).find("1 were checked by their CPU branch alone"),
+            std::string::npos);
 }
 
 TEST_F(RunReportTest, UnevaluatedCandidatesAreLeftOut) {

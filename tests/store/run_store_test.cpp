@@ -557,6 +557,7 @@ TEST(RunStoreTest, EvaluationPutIsIdempotent) {
   first.agent_key = "curve:abcd";
   first.outside_pallas_flops_share = 0.02;
   first.structure_json = R"({"pallas_calls":2})";
+  first.numerics_path = "mosaic_interpreter";
   EXPECT_TRUE(store->put_evaluation(first));
   EXPECT_FALSE(store->put_evaluation(evaluation(cid, Verdict::numerics_mismatch)));
 
@@ -583,6 +584,7 @@ TEST(RunStoreTest, EvaluationPutIsIdempotent) {
   EXPECT_EQ(e->device_kind, "TPU v6e");
   EXPECT_EQ(e->outside_pallas_flops_share, 0.02);
   EXPECT_EQ(e->structure_json, R"({"pallas_calls":2})");
+  EXPECT_EQ(e->numerics_path, "mosaic_interpreter");
   EXPECT_EQ(store->evaluations(run).size(), 1u);
 }
 
@@ -789,6 +791,7 @@ TEST(RunStoreTest, AColumnAddedToTheSchemaReachesAnExistingDatabase) {
     raw.exec("ALTER TABLE evaluations DROP COLUMN structure_json");
     raw.exec("ALTER TABLE evaluations DROP COLUMN outside_pallas_flops_share");
     raw.exec("ALTER TABLE evaluations DROP COLUMN libtpu_version");
+    raw.exec("ALTER TABLE evaluations DROP COLUMN numerics_path");
   }
   auto store = RunStore::open(tmp.path());
   const int64_t cid = store->put_sample(sample(1, 0)).id;
@@ -796,11 +799,13 @@ TEST(RunStoreTest, AColumnAddedToTheSchemaReachesAnExistingDatabase) {
   e.outside_pallas_flops_share = 0.5;
   e.structure_json = R"({"x":1})";
   e.libtpu_version = "0.0.42.1";
+  e.numerics_path = "tpu";
   ASSERT_TRUE(store->put_evaluation(e));
   auto back = store->find_evaluation(cid);
   EXPECT_EQ(back->outside_pallas_flops_share, 0.5);
   EXPECT_EQ(back->structure_json, R"({"x":1})");
   EXPECT_EQ(back->libtpu_version, "0.0.42.1");
+  EXPECT_EQ(back->numerics_path, "tpu");
 }
 
 TEST(RunStoreTest, ReopenAfterCloseKeepsEverything) {

@@ -74,6 +74,7 @@ import jax
 import numpy as np
 from jax import export
 
+from protocol import taxonomy
 from tpu_agent.candidate.protocol import ProtocolError, decode_array, encode_array, message
 # compile_tier first: on a host without TPU chips it sets libtpu's environment before anything
 # initialises JAX's backends (with jax[tpu] installed, that loads libtpu too).
@@ -437,7 +438,8 @@ class Evaluator:
                           "the kernel lowers for TPU, but the HLO interpreter cannot run it on "
                           f"CPU ({cpu_branch_error.get('exc_type')}: {text}); its numerics can "
                           "only be checked on a TPU", str(cpu_branch_error.get("error") or text))
-        result["numerics_path"] = "tpu" if self.backend == "tpu" else "cpu_branch_only"
+        result["numerics_path"] = (taxonomy.NUMERICS_TPU if self.backend == "tpu"
+                                   else taxonomy.NUMERICS_CPU_BRANCH_ONLY)
         runs = self._judge_numerics(module, full_exp if self.backend == "tpu" else reduced_exp,
                                     numerics_seeds, result)
         if self.backend != "tpu" and INTERPRET_THE_KERNELS:
@@ -595,7 +597,7 @@ class Evaluator:
             return
         finally:
             info["ms"] = round((time.perf_counter() - start) * 1e3, 3)
-        result["numerics_path"] = "mosaic_interpreter"
+        result["numerics_path"] = taxonomy.NUMERICS_MOSAIC_INTERPRETER
         reference = runs["reference"]
         got_spec = [(tuple(np.shape(g)), np.dtype(g.dtype)) for g in got]
         want_spec = [(tuple(s), np.dtype(_np_dtype(d)))
