@@ -70,9 +70,12 @@ void pump(Self self) {
   auto& st = self->state;
   auto assigned = st.ledger->assign(Clock::now());
   if (assigned.empty()) return;
-  std::vector<std::pair<std::string, std::string>> frames;
+  std::vector<OutboundFrame> frames;
   frames.reserve(assigned.size());
-  for (auto& a : assigned) frames.emplace_back(std::move(a.peer), std::move(a.frame));
+  for (auto& a : assigned) {
+    frames.push_back(OutboundFrame{std::move(a.peer), std::string(), std::move(a.frame.buffer),
+                                   a.frame.offset, a.frame.size});
+  }
   st.stats.dispatches += static_cast<int64_t>(frames.size());
   st.bridge->send_many(std::move(frames));
 }
