@@ -70,9 +70,12 @@ void pump(Self self) {
   auto& st = self->state;
   auto assigned = st.ledger->assign(Clock::now());
   if (assigned.empty()) return;
-  std::vector<std::pair<std::string, std::string>> frames;
+  std::vector<OutboundFrame> frames;
   frames.reserve(assigned.size());
-  for (auto& a : assigned) frames.emplace_back(std::move(a.peer), std::move(a.frame));
+  for (auto& a : assigned) {
+    frames.push_back(OutboundFrame{std::move(a.peer), std::string(), std::move(a.frame.buffer),
+                                   a.frame.offset, a.frame.size});
+  }
   st.stats.dispatches += static_cast<int64_t>(frames.size());
   st.bridge->send_many(std::move(frames));
 }
@@ -299,7 +302,9 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
   // liveness behind it. Frames keep their order among themselves, and requests theirs.
   self->delayed_send<caf::message_priority::high>(self, st.tick, beat_atom::value);
   return {
-      [=](eval_atom, wire::Job job) -> caf::result<wire::Result> {
+      // The job by mutable reference: CAF hands over the message's own Job (it copies only a
+      // message shared with another receiver), so its code is moved, not copied, into Waiting.
+      [=](eval_atom, wire::Job& job) -> caf::result<wire::Result> {
         auto& st = self->state;
         int64_t id = job.job_id;
         if (st.waiting.count(id)) {

@@ -317,7 +317,7 @@ std::vector<JobLedger::Assignment> JobLedger::assign(TimePoint now) {
       Pool& pool = *pools_[p];
       auto& list = pass == 0 ? pool.free : pool.spare;
       while (!q.jobs.empty() && !list.empty()) {
-        auto [peer, incarnation] = list.front();
+        auto [peer, incarnation] = std::move(list.front());
         list.pop_front();
         auto ait = agents_.find(peer);
         if (ait == agents_.end() || ait->second->incarnation != incarnation) continue;
@@ -348,7 +348,8 @@ std::vector<JobLedger::Assignment> JobLedger::assign(TimePoint now) {
         by_sent_.splice(by_sent_.end(), by_sent_, a.sent_it);
         // Round robin: the agent goes to the back of its list, so load spreads across hosts.
         offer(a);
-        out.push_back(Assignment{peer, job_id, entry.lease, entry.frame.with_lease(entry.lease)});
+        out.push_back(Assignment{std::move(peer), job_id, entry.lease,
+                                 entry.frame.share_with_lease(entry.lease)});
       }
     }
   }

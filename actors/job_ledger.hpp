@@ -78,7 +78,9 @@ class JobLedger {
     std::string peer;
     int64_t job_id = 0;
     int64_t lease = 0;
-    std::string frame;  // the encoded job frame, lease included
+    // The encoded job frame, lease included, in the buffer the ledger keeps for a requeue
+    // (wire::JobFrame::share_with_lease): sending it copies no code.
+    wire::JobFrame::Shared frame;
   };
 
   struct Abandoned {

@@ -36,7 +36,16 @@ constexpr std::size_t kZeroCopyBytes = 1024;
 
 void free_string(void*, void* hint) { delete static_cast<std::string*>(hint); }
 
-zmq::message_t body_of(std::string& payload) {
+void release_shared(void*, void* hint) { delete static_cast<std::shared_ptr<const std::string>*>(hint); }
+
+zmq::message_t body_of(OutboundFrame& f) {
+  if (f.shared) {
+    const char* data = f.shared->data() + f.offset;
+    if (f.size < kZeroCopyBytes) return zmq::message_t(data, f.size);
+    auto* share = new std::shared_ptr<const std::string>(std::move(f.shared));
+    return zmq::message_t(const_cast<char*>(data), f.size, release_shared, share);
+  }
+  std::string& payload = f.payload;
   if (payload.size() < kZeroCopyBytes) return zmq::message_t(payload.data(), payload.size());
   auto* owned = new std::string(std::move(payload));
   return zmq::message_t(owned->data(), owned->size(), free_string, owned);
@@ -188,13 +197,25 @@ void ZmqBridge::send(std::string peer, std::string payload) {
   {
     std::lock_guard<std::mutex> guard(mutex_);
     was_empty = outbox_.empty();
-    outbox_.emplace_back(std::move(peer), std::move(payload));
+    outbox_.push_back(OutboundFrame{std::move(peer), std::move(payload), nullptr, 0, 0});
   }
   // One wake-up per batch: the loop drains the whole outbox each time.
   if (was_empty) wake();
 }
 
 void ZmqBridge::send_many(std::vector<std::pair<std::string, std::string>> frames) {
+  if (frames.empty()) return;
+  bool was_empty;
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    was_empty = outbox_.empty();
+    for (auto& f : frames)
+      outbox_.push_back(OutboundFrame{std::move(f.first), std::move(f.second), nullptr, 0, 0});
+  }
+  if (was_empty) wake();
+}
+
+void ZmqBridge::send_many(std::vector<OutboundFrame> frames) {
   if (frames.empty()) return;
   bool was_empty;
   {
@@ -232,11 +253,12 @@ ZmqBridgeStats ZmqBridge::stats() const {
   return s;
 }
 
-size_t ZmqBridge::flush_outbox(std::deque<std::pair<std::string, std::string>>& batch,
+size_t ZmqBridge::flush_outbox(std::deque<OutboundFrame>& batch,
                                size_t limit) {
   size_t n = std::min(limit, batch.size());
   for (size_t i = 0; i < n; ++i) {
-    auto& [peer, payload] = batch[i];
+    OutboundFrame& frame = batch[i];
+    const std::string& peer = frame.peer;
     const std::string* route = &peer;
     if (curve_) {
       auto it = routes_.find(peer);
@@ -252,7 +274,7 @@ size_t ZmqBridge::flush_outbox(std::deque<std::pair<std::string, std::string>>& 
         ++dropped_out_;
         continue;
       }
-      if (router_.send(body_of(payload), zmq::send_flags::dontwait)) {
+      if (router_.send(body_of(frame), zmq::send_flags::dontwait)) {
         ++frames_out_;
       } else {
         ++dropped_out_;
@@ -271,7 +293,7 @@ void ZmqBridge::loop() {
   std::vector<zmq::pollitem_t> items{{router_.handle(), 0, ZMQ_POLLIN, 0},
                                      {nullptr, wake_fd_, ZMQ_POLLIN, 0}};
   if (zap_) items.push_back({zap_->handle(), 0, ZMQ_POLLIN, 0});
-  std::deque<std::pair<std::string, std::string>> batch;
+  std::deque<OutboundFrame> batch;
   std::vector<zmq::message_t> parts;
   while (!stopping_) {
     zmq::poll(items.data(), items.size(), std::chrono::milliseconds(batch.empty() ? -1 : 0));

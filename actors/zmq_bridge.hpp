@@ -37,6 +37,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -78,6 +79,17 @@ struct InboundFrame {
   std::chrono::steady_clock::time_point received;
 };
 
+// A frame to send: its own bytes, or a slice of a buffer its producer shares (a job frame the
+// ledger keeps for a requeue, actors/job_ledger.hpp): ZeroMQ then sends straight out of that
+// buffer and releases its share when done, so a job's code is not copied on its way out.
+struct OutboundFrame {
+  std::string peer;
+  std::string payload;                        // the bytes, when `shared` is null
+  std::shared_ptr<const std::string> shared;  // else bytes [offset, offset + size) of *shared
+  std::size_t offset = 0;
+  std::size_t size = 0;
+};
+
 class ZmqBridge {
  public:
   using Clock = std::chrono::steady_clock;
@@ -108,6 +120,7 @@ class ZmqBridge {
   // Thread-safe; returns immediately.
   void send(std::string peer, std::string payload);
   void send_many(std::vector<std::pair<std::string, std::string>> frames);
+  void send_many(std::vector<OutboundFrame> frames);
   // Stops and joins the I/O thread; idempotent and thread-safe.
   void stop();
 
@@ -129,7 +142,7 @@ class ZmqBridge {
   int answer_zap();
   bool key_allowed(const std::string& z85);
   // Sends the first `limit` frames of `batch` and removes them; returns how many.
-  size_t flush_outbox(std::deque<std::pair<std::string, std::string>>& batch, size_t limit);
+  size_t flush_outbox(std::deque<OutboundFrame>& batch, size_t limit);
 
   zmq::context_t ctx_;
   std::optional<zmq::socket_t> zap_;
@@ -144,7 +157,7 @@ class ZmqBridge {
   std::atomic<bool> stopping_{false};
   std::mutex stop_mutex_;
   std::mutex mutex_;
-  std::deque<std::pair<std::string, std::string>> outbox_;  // guarded by mutex_
+  std::deque<OutboundFrame> outbox_;  // guarded by mutex_
   std::mutex allow_mutex_;
   std::unordered_set<std::string> allowed_;  // guarded by allow_mutex_
   Clock::time_point last_rescan_{};          // bridge thread only

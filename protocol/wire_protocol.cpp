@@ -1,5 +1,6 @@
 #include "protocol/wire_protocol.hpp"
 
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <type_traits>
@@ -19,12 +20,14 @@ struct StringSink {
 };
 using Packer = msgpack::packer<StringSink>;
 
-void pack_str(Packer& pk, std::string_view s) {
+template <typename P>
+void pack_str(P& pk, std::string_view s) {
   pk.pack_str(static_cast<uint32_t>(s.size()));
   pk.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
 }
 
-void pack_kv(Packer& pk, std::string_view key, std::string_view value) {
+template <typename P>
+void pack_kv(P& pk, std::string_view key, std::string_view value) {
   pack_str(pk, key);
   pack_str(pk, value);
 }
@@ -38,7 +41,8 @@ void pack_opt(Packer& pk, std::string_view key, const std::optional<double>& val
   }
 }
 
-void pack_header(Packer& pk, std::string_view type, uint32_t fields) {
+template <typename P>
+void pack_header(P& pk, std::string_view type, uint32_t fields) {
   pk.pack_map(fields + 2);
   pack_kv(pk, "type", type);
   pack_str(pk, "version");
@@ -48,7 +52,8 @@ void pack_header(Packer& pk, std::string_view type, uint32_t fields) {
 // A job frame is the header, the lease, then the other 7 fields; JobFrame caches the last part.
 constexpr uint32_t kJobFields = 8;
 
-void pack_lease(Packer& pk, int64_t lease) {
+template <typename P>
+void pack_lease(P& pk, int64_t lease) {
   pack_str(pk, "lease");
   pk.pack_int64(lease);
 }
@@ -470,22 +475,49 @@ std::string encode(const Message& message) {
   return out;
 }
 
-JobFrame::JobFrame(const Job& job) {
-  fields_.reserve(job.code.size() + job.workload_id.size() + 128);
-  StringSink sink{fields_};
+JobFrame::JobFrame(const Job& job) : buffer_(std::make_shared<std::string>()) {
+  std::string& out = *buffer_;
+  out.reserve(kRoom + job.code.size() + job.workload_id.size() + 128);
+  out.resize(kRoom);
+  StringSink sink{out};
   Packer pk(sink);
   pack_job_fields(pk, job);
 }
 
 std::string JobFrame::with_lease(int64_t lease) const {
   std::string out;
-  out.reserve(64 + fields_.size());
+  out.reserve(64 + size());
   StringSink sink{out};
   Packer pk(sink);
   pack_header(pk, "job", kJobFields);
   pack_lease(pk, lease);
-  out.append(fields_);
+  out.append(*buffer_, kRoom, std::string::npos);
   return out;
+}
+
+JobFrame::Shared JobFrame::share_with_lease(int64_t lease) {
+  // The header and lease, packed on the stack (no allocation per dispatch).
+  struct ArraySink {
+    char bytes[64];
+    std::size_t size = 0;
+    void write(const char* data, std::size_t n) {
+      if (size + n <= sizeof bytes) std::memcpy(bytes + size, data, n);
+      size += n;
+    }
+  } head;
+  msgpack::packer<ArraySink> pk(head);
+  pack_header(pk, "job", kJobFields);
+  pack_lease(pk, lease);
+  if (head.size > kRoom) {  // cannot happen (kRoom covers the longest); stay correct anyway
+    auto whole = std::make_shared<const std::string>(with_lease(lease));
+    return Shared{whole, 0, whole->size()};
+  }
+  // Bytes handed out before may still be read by the sender: never write over them.
+  if (handed_out_) buffer_ = std::make_shared<std::string>(*buffer_);
+  handed_out_ = true;
+  std::size_t offset = kRoom - head.size;
+  std::memcpy(buffer_->data() + offset, head.bytes, head.size);
+  return Shared{buffer_, offset, buffer_->size() - offset};
 }
 
 namespace {

@@ -50,6 +50,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -146,15 +147,34 @@ std::string encode(const Message& message);
 
 // A job's frame encoded once: every field but the lease is packed at construction, so a
 // requeue or a second tier of the cascade costs only the lease's few bytes, not a new encode
-// of the candidate's code. with_lease(n) == encode(job with lease = n), byte for byte.
+// of the candidate's code. with_lease(n) == encode(job with lease = n), byte for byte, and so
+// are the bytes share_with_lease(n) hands out.
 class JobFrame {
  public:
+  // A whole frame: bytes [offset, offset + size) of *buffer.
+  struct Shared {
+    std::shared_ptr<const std::string> buffer;
+    std::size_t offset = 0;
+    std::size_t size = 0;
+    std::string_view bytes() const { return {buffer->data() + offset, size}; }
+  };
+
   explicit JobFrame(const Job& job);
+  // A fresh string holding the frame (copies the fields).
   std::string with_lease(int64_t lease) const;
-  std::size_t size() const { return fields_.size(); }
+  // The frame without copying the fields: the header and lease are written into room left in
+  // front of them, and the caller shares the buffer (the ZmqBridge hands it to ZeroMQ as is).
+  // The first call writes in place; a later one (a requeue) first copies the buffer, since the
+  // bytes handed out before may still be on their way out on another thread.
+  Shared share_with_lease(int64_t lease);
+  std::size_t size() const { return buffer_->size() - kRoom; }
 
  private:
-  std::string fields_;  // the packed key/value pairs after "lease"
+  // Room for the longest header + lease: a fixmap, "type", "job", "version", the version,
+  // "lease" and a 9-byte int64 (34 bytes).
+  static constexpr std::size_t kRoom = 48;
+  std::shared_ptr<std::string> buffer_;  // kRoom bytes, then the packed pairs after "lease"
+  bool handed_out_ = false;              // share_with_lease() gave the buffer away
 };
 
 // Outcome of decode(): exactly one of `message` (on success) and a non-empty `error`.

@@ -128,12 +128,36 @@ TEST_F(JobLedgerTest, TheFrameIsTheJobWithItsLease) {
   l.submit(job(5), need());
   auto a = l.assign(t0);
   ASSERT_EQ(a.size(), 1u);
-  auto d = wire::decode(a[0].frame);
+  auto d = wire::decode(a[0].frame.bytes());
   ASSERT_TRUE(d.ok()) << d.error;
   auto& j = std::get<wire::Job>(*d.message);
   EXPECT_EQ(j.job_id, 5);
   EXPECT_EQ(j.lease, a[0].lease);
   EXPECT_EQ(j.code, "def workload(): pass");
+}
+
+TEST_F(JobLedgerTest, ARequeuedFrameHasItsNewLeaseAndTheFirstFrameKeepsItsOwn) {
+  // The frames share the ledger's buffer (no copy of the code per dispatch): a requeue must
+  // not write its lease over bytes that may still be on their way out to the first agent.
+  JobLedger l(opts());
+  hello(l, "A", 1, t0);
+  l.submit(job(1), need());
+  auto first = l.assign(t0);
+  ASSERT_EQ(first.size(), 1u);
+  std::string first_bytes(first[0].frame.bytes());
+  l.on_bye("A");
+  hello(l, "B", 1, t0);
+  auto second = l.assign(t0);
+  ASSERT_EQ(second.size(), 1u);
+  ASSERT_NE(second[0].lease, first[0].lease);
+  EXPECT_EQ(first[0].frame.bytes(), first_bytes) << "the first frame was written over";
+  auto d = wire::decode(second[0].frame.bytes());
+  ASSERT_TRUE(d.ok()) << d.error;
+  EXPECT_EQ(std::get<wire::Job>(*d.message).lease, second[0].lease);
+  EXPECT_EQ(std::get<wire::Job>(*d.message).code, "def workload(): pass");
+  wire::Job expected = job(1);
+  expected.lease = second[0].lease;
+  EXPECT_EQ(std::string(second[0].frame.bytes()), wire::encode(expected));
 }
 
 TEST_F(JobLedgerTest, ResultFreesTheSlotAndOnlyTheLeaseHolderIsHeard) {

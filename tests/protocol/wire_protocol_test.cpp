@@ -1,8 +1,11 @@
 #include "protocol/wire_protocol.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <msgpack.hpp>
@@ -230,6 +233,22 @@ TEST(WireProtocol, JobFrameIsTheSameBytesAsEncode) {
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(std::get<Job>(*r.message).lease, 12);
   EXPECT_EQ(std::get<Job>(*r.message).code, job.code);
+}
+
+TEST(WireProtocol, SharedJobFramesAreTheSameBytesAsEncodeAndNeverRewritten) {
+  Job job = full_job();
+  JobFrame frame(job);
+  std::vector<std::pair<JobFrame::Shared, std::string>> handed;
+  for (int64_t lease : {int64_t{1}, int64_t{300}, int64_t{1} << 40, int64_t{-5}, int64_t{0},
+                        std::numeric_limits<int64_t>::max()}) {
+    job.lease = lease;
+    JobFrame::Shared shared = frame.share_with_lease(lease);
+    EXPECT_EQ(std::string(shared.bytes()), encode(job)) << "lease " << lease;
+    EXPECT_EQ(frame.with_lease(lease), encode(job)) << "lease " << lease;
+    handed.emplace_back(shared, encode(job));
+  }
+  // Frames handed out earlier (maybe still being sent) keep their bytes.
+  for (const auto& [shared, bytes] : handed) EXPECT_EQ(std::string(shared.bytes()), bytes);
 }
 
 TEST(WireProtocol, DispatchesIsNotOnTheWire) {
