@@ -119,6 +119,7 @@ class CandidatePool:
         self._control = None
         self._spare = None
         self._serial = 0
+        self._unanswered_reaps = 0  # "reap" requests sent by _retire whose answer is unread
         self.zygote_pid = None
         self.sandboxes_started = 0
 
@@ -196,6 +197,7 @@ class CandidatePool:
         if self._control is not None:
             self._control.close()
             self._control = None
+        self._unanswered_reaps = 0
 
     def close(self):
         if self._control is not None and self._proc is not None and self._proc.poll() is None:
@@ -215,6 +217,13 @@ class CandidatePool:
         self._control.settimeout(timeout)
         try:
             send_control(self._control, msg, fds)
+            # The parent answers in order: first the reaps _retire did not wait for.
+            while self._unanswered_reaps:
+                earlier, _ = receive_control(self._control)
+                if earlier is None:
+                    break
+                check(earlier, "reaped")
+                self._unanswered_reaps -= 1
             answer, _ = receive_control(self._control)
         finally:
             if self._control is not None:
@@ -255,6 +264,17 @@ class CandidatePool:
             raise ConnectionError(f"a spare exited before it was ready ({status})")
         spare.ready = check(ready, "ready")
         return spare
+
+    def _retire(self, spare):
+        """Has the parent kill and reap a spare whose result is in, without waiting for it: its
+        exit (tearing down a JAX-sized address space) is then off the judge's path. The answer
+        is read before the next control request's."""
+        spare.stream.close()
+        try:
+            send_control(self._control, message("reap", pid=spare.pid))
+            self._unanswered_reaps += 1
+        except OSError as exc:  # the sandbox is gone; the next start() replaces it
+            self._log(f"could not retire spare {spare.pid}: {exc}")
 
     def reap(self, spare):
         """Kills `spare` if it still runs and returns how it ended (e.g. "signal 11 (SIGSEGV)")."""
@@ -324,7 +344,12 @@ class CandidatePool:
                 outcome.result = check(msg, "result")
             except ProtocolError as exc:
                 outcome.failure = f"the candidate process broke the protocol: {exc}"
-            self.reap(spare)
+                self.reap(spare)
+                return False
+            # The next spare is forked first, then this one retired: the parent answers the
+            # fork at once and kills and reaps this one while the judge works on the result.
+            self.prepare()
+            self._retire(spare)
             return False
 
     def _ended_without_result(self, spare, outcome):
