@@ -13,6 +13,7 @@ It exits on `shutdown` or EOF of the control socket, killing its spares first; b
 """
 import ctypes
 import os
+import resource
 import signal
 import socket
 import sys
@@ -33,6 +34,11 @@ def describe_status(status):
             name = "?"
         return f"signal {sig} ({name})"
     return f"status {status}"
+
+
+def _cpu_ms():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return (usage.ru_utime + usage.ru_stime) * 1e3
 
 
 def _prewarm():
@@ -109,14 +115,17 @@ def main():
                 return 0
             if kind == "spawn" and len(fds) == 2:
                 check(msg, "spawn")
+                before = _cpu_ms()
                 pid = os.fork()
                 if pid == 0:
                     control.close()
                     spare.main(fds[0], fds[1])  # never returns
+                fork_cpu_ms = _cpu_ms() - before  # copying the page tables of a JAX process
                 for fd in fds:
                     os.close(fd)
                 children.add(pid)
-                send_control(control, message("spawned", spare=msg.get("spare"), pid=pid))
+                send_control(control, message("spawned", spare=msg.get("spare"), pid=pid,
+                                              fork_cpu_ms=round(fork_cpu_ms, 3)))
             elif kind == "reap":
                 pid = msg.get("pid")
                 status = "unknown pid"

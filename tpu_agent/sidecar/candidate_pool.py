@@ -95,14 +95,15 @@ class CandidateRun:
     stage: str = "import"        # the last stage the spare announced
     stage_started: float = 0.0   # time.monotonic() when it started
     started: float = 0.0
-    spare_warm_ms: float = 0.0   # the spare's preparation, wall and CPU
-    spare_cpu_ms: float = 0.0
+    spare_warm_ms: float = 0.0   # the spare's preparation, wall and CPU (the CPU counts the
+    spare_cpu_ms: float = 0.0    # parent's fork too)
     attempts: int = 0
 
 
 class _Spare:
-    def __init__(self, pid, stream):
+    def __init__(self, pid, stream, fork_cpu_ms=0.0):
         self.pid, self.stream = pid, stream
+        self.fork_cpu_ms = fork_cpu_ms  # the parent's CPU for the fork
         self.ready = None
 
 
@@ -242,7 +243,10 @@ class CandidatePool:
         finally:
             os.close(request_r)
             os.close(response_w)
-        return _Spare(int(answer["pid"]), Stream(response_r, request_w))
+        fork_cpu_ms = answer.get("fork_cpu_ms")
+        return _Spare(int(answer["pid"]), Stream(response_r, request_w),
+                      max(0.0, float(fork_cpu_ms)) if isinstance(fork_cpu_ms, (int, float))
+                      else 0.0)
 
     def prepare(self):
         """Forks the next spare now, so that it warms up while the judge works."""
@@ -315,7 +319,7 @@ class CandidatePool:
             self._kill_sandbox()
             return True
         outcome.spare_warm_ms = float(spare.ready.get("warm_ms") or 0.0)
-        outcome.spare_cpu_ms = float(spare.ready.get("cpu_ms") or 0.0)
+        outcome.spare_cpu_ms = float(spare.ready.get("cpu_ms") or 0.0) + spare.fork_cpu_ms
         outcome.stage, outcome.stage_started = "import", time.monotonic()
         try:
             spare.stream.write(job)

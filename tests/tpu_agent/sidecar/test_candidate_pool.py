@@ -50,6 +50,7 @@ def test_the_next_request_reads_the_earlier_reap_answers_first():
     thread.join()
     assert new.pid == 99
     assert pool._unanswered_reaps == 0
+    assert new.fork_cpu_ms == 0.0  # an answer without it (an older parent)
     new.stream.close()
 
 
