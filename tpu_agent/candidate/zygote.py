@@ -13,6 +13,7 @@ It exits on `shutdown` or EOF of the control socket, killing its spares first; b
 """
 import ctypes
 import os
+import resource
 import signal
 import socket
 import sys
@@ -35,6 +36,11 @@ def describe_status(status):
     return f"status {status}"
 
 
+def _cpu_ms():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return (usage.ru_utime + usage.ru_stime) * 1e3
+
+
 def _prewarm():
     """Imports only: nothing that starts a thread pool or a backend."""
     import jax  # noqa: F401
@@ -50,6 +56,35 @@ def _prewarm():
 
     from . import interpret, stages  # noqa: F401
     interpret.install()
+    _prewarm_lazy()
+
+
+def _prewarm_lazy():
+    """What JAX otherwise does lazily in every spare, once here: pure Python and module imports,
+    no backend, no thread. Measured per spare before (CPU, docs/verification.md "bench_eval"):
+      * the mhlo dialect's Python bindings, imported by the first lowering (the spare's warm-up
+        compile): about 20 ms;
+      * pallas_call's lowering tries the Mosaic GPU interpreter's module on every call and
+        ignores an ImportError; the first attempt executes some forty modules before it fails
+        (absl is not installed): about 270 ms, in the candidate's lower stage. The modules that
+        did load stay imported, so later attempts cost a few ms (the same in every process);
+      * the regexes that tell user frames from JAX's, compiled on the first trace;
+      * a first jit trace (tracing needs no backend; lowering does, and stays in the spare).
+    """
+    import jax
+    import numpy as np
+    from jax._src import source_info_util
+    from jaxlib.mlir.dialects import mhlo  # noqa: F401
+    try:
+        from jax._src.pallas.mosaic_gpu.interpret import interpret_pallas_call  # noqa: F401
+    except ImportError:
+        pass
+    source_info_util.is_user_filename(__file__)
+    jax.jit(lambda x: x * 2 + 1).trace(jax.ShapeDtypeStruct((8, 128), np.float32))
+    from jax._src import xla_bridge
+    if getattr(xla_bridge, "_backends", None):
+        raise RuntimeError("the warm-spare parent started an XLA backend; its threads would not "
+                           "survive a fork")
 
 
 def main():
@@ -80,14 +115,17 @@ def main():
                 return 0
             if kind == "spawn" and len(fds) == 2:
                 check(msg, "spawn")
+                before = _cpu_ms()
                 pid = os.fork()
                 if pid == 0:
                     control.close()
                     spare.main(fds[0], fds[1])  # never returns
+                fork_cpu_ms = _cpu_ms() - before  # copying the page tables of a JAX process
                 for fd in fds:
                     os.close(fd)
                 children.add(pid)
-                send_control(control, message("spawned", spare=msg.get("spare"), pid=pid))
+                send_control(control, message("spawned", spare=msg.get("spare"), pid=pid,
+                                              fork_cpu_ms=round(fork_cpu_ms, 3)))
             elif kind == "reap":
                 pid = msg.get("pid")
                 status = "unknown pid"

@@ -95,14 +95,15 @@ class CandidateRun:
     stage: str = "import"        # the last stage the spare announced
     stage_started: float = 0.0   # time.monotonic() when it started
     started: float = 0.0
-    spare_warm_ms: float = 0.0   # the spare's preparation, wall and CPU
-    spare_cpu_ms: float = 0.0
+    spare_warm_ms: float = 0.0   # the spare's preparation, wall and CPU (the CPU counts the
+    spare_cpu_ms: float = 0.0    # parent's fork too)
     attempts: int = 0
 
 
 class _Spare:
-    def __init__(self, pid, stream):
+    def __init__(self, pid, stream, fork_cpu_ms=0.0):
         self.pid, self.stream = pid, stream
+        self.fork_cpu_ms = fork_cpu_ms  # the parent's CPU for the fork
         self.ready = None
 
 
@@ -119,6 +120,7 @@ class CandidatePool:
         self._control = None
         self._spare = None
         self._serial = 0
+        self._unanswered_reaps = 0  # "reap" requests sent by _retire whose answer is unread
         self.zygote_pid = None
         self.sandboxes_started = 0
 
@@ -196,6 +198,7 @@ class CandidatePool:
         if self._control is not None:
             self._control.close()
             self._control = None
+        self._unanswered_reaps = 0
 
     def close(self):
         if self._control is not None and self._proc is not None and self._proc.poll() is None:
@@ -215,6 +218,13 @@ class CandidatePool:
         self._control.settimeout(timeout)
         try:
             send_control(self._control, msg, fds)
+            # The parent answers in order: first the reaps _retire did not wait for.
+            while self._unanswered_reaps:
+                earlier, _ = receive_control(self._control)
+                if earlier is None:
+                    break
+                check(earlier, "reaped")
+                self._unanswered_reaps -= 1
             answer, _ = receive_control(self._control)
         finally:
             if self._control is not None:
@@ -233,7 +243,10 @@ class CandidatePool:
         finally:
             os.close(request_r)
             os.close(response_w)
-        return _Spare(int(answer["pid"]), Stream(response_r, request_w))
+        fork_cpu_ms = answer.get("fork_cpu_ms")
+        return _Spare(int(answer["pid"]), Stream(response_r, request_w),
+                      max(0.0, float(fork_cpu_ms)) if isinstance(fork_cpu_ms, (int, float))
+                      else 0.0)
 
     def prepare(self):
         """Forks the next spare now, so that it warms up while the judge works."""
@@ -255,6 +268,17 @@ class CandidatePool:
             raise ConnectionError(f"a spare exited before it was ready ({status})")
         spare.ready = check(ready, "ready")
         return spare
+
+    def _retire(self, spare):
+        """Has the parent kill and reap a spare whose result is in, without waiting for it: its
+        exit (tearing down a JAX-sized address space) is then off the judge's path. The answer
+        is read before the next control request's."""
+        spare.stream.close()
+        try:
+            send_control(self._control, message("reap", pid=spare.pid))
+            self._unanswered_reaps += 1
+        except OSError as exc:  # the sandbox is gone; the next start() replaces it
+            self._log(f"could not retire spare {spare.pid}: {exc}")
 
     def reap(self, spare):
         """Kills `spare` if it still runs and returns how it ended (e.g. "signal 11 (SIGSEGV)")."""
@@ -295,7 +319,7 @@ class CandidatePool:
             self._kill_sandbox()
             return True
         outcome.spare_warm_ms = float(spare.ready.get("warm_ms") or 0.0)
-        outcome.spare_cpu_ms = float(spare.ready.get("cpu_ms") or 0.0)
+        outcome.spare_cpu_ms = float(spare.ready.get("cpu_ms") or 0.0) + spare.fork_cpu_ms
         outcome.stage, outcome.stage_started = "import", time.monotonic()
         try:
             spare.stream.write(job)
@@ -324,7 +348,12 @@ class CandidatePool:
                 outcome.result = check(msg, "result")
             except ProtocolError as exc:
                 outcome.failure = f"the candidate process broke the protocol: {exc}"
-            self.reap(spare)
+                self.reap(spare)
+                return False
+            # The next spare is forked first, then this one retired: the parent answers the
+            # fork at once and kills and reaps this one while the judge works on the result.
+            self.prepare()
+            self._retire(spare)
             return False
 
     def _ended_without_result(self, spare, outcome):
