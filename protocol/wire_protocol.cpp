@@ -52,6 +52,12 @@ void pack_header(P& pk, std::string_view type, uint32_t fields) {
 // A job frame is the header, the lease, then the other 7 fields; JobFrame caches the last part.
 constexpr uint32_t kJobFields = 8;
 
+void pack_int_list(Packer& pk, std::string_view key, const std::vector<int64_t>& values) {
+  pack_str(pk, key);
+  pk.pack_array(static_cast<uint32_t>(values.size()));
+  for (int64_t v : values) pk.pack_int64(v);
+}
+
 template <typename P>
 void pack_lease(P& pk, int64_t lease) {
   pack_str(pk, "lease");
@@ -66,9 +72,7 @@ void pack_job_fields(Packer& pk, const Job& m) {
   pack_kv(pk, "check_level", m.check_level);
   pack_str(pk, "timeout_s");
   pk.pack_double(m.timeout_s);
-  pack_str(pk, "seeds");
-  pk.pack_array(static_cast<uint32_t>(m.seeds.size()));
-  for (int64_t s : m.seeds) pk.pack_int64(s);
+  pack_int_list(pk, "seeds", m.seeds);
   pack_str(pk, "require_pallas");
   if (m.require_pallas) pk.pack_true(); else pk.pack_false();
 }
@@ -127,9 +131,7 @@ struct Encoder {
     pack_opt(pk, "kernel_ms", m.kernel_ms);
     pack_opt(pk, "baseline_ms", m.baseline_ms);
     pack_kv(pk, "timing_kind", m.timing_kind);
-    pack_str(pk, "seeds");
-    pk.pack_array(static_cast<uint32_t>(m.seeds.size()));
-    for (int64_t s : m.seeds) pk.pack_int64(s);
+    pack_int_list(pk, "seeds", m.seeds);
     pack_opt(pk, "outside_pallas_fraction", m.outside_pallas_fraction);
     pack_kv(pk, "numerics_path", m.numerics_path);
   }
