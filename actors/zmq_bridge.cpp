@@ -204,15 +204,11 @@ void ZmqBridge::send(std::string peer, std::string payload) {
 }
 
 void ZmqBridge::send_many(std::vector<std::pair<std::string, std::string>> frames) {
-  if (frames.empty()) return;
-  bool was_empty;
-  {
-    std::lock_guard<std::mutex> guard(mutex_);
-    was_empty = outbox_.empty();
-    for (auto& f : frames)
-      outbox_.push_back(OutboundFrame{std::move(f.first), std::move(f.second), nullptr, 0, 0});
-  }
-  if (was_empty) wake();
+  std::vector<OutboundFrame> out;
+  out.reserve(frames.size());
+  for (auto& f : frames)
+    out.push_back(OutboundFrame{std::move(f.first), std::move(f.second), nullptr, 0, 0});
+  send_many(std::move(out));
 }
 
 void ZmqBridge::send_many(std::vector<OutboundFrame> frames) {
