@@ -938,8 +938,10 @@ class Kernel:
             func = kernel_work._kernel_function(self.module)
             self.grid = tuple(int(d) for d in ir.DenseI64ArrayAttr(
                 func.attributes["iteration_bounds"]))
-            if any(d < 0 for d in self.grid):
-                raise Unsupported("a grid whose size is data")
+            # A grid dimension whose size is data (Mosaic's dynamic size, negative here) takes
+            # its size from the custom call's leading operands, one per such dimension in order
+            # (pallas_call_registration.py puts them first).
+            self.dynamic = [i for i, d in enumerate(self.grid) if d < 0]
             self.prefetch = _int(func, "scalar_prefetch", 0)
             self.scratch = _int(func, "scratch_operands", 0)
             compiler = _Compiler(self.module)
@@ -972,13 +974,18 @@ class Kernel:
                     raise Unsupported("a window with an index map and no bounds")
 
     def run(self, operands, out_avals, aliases, budget):
-        """Outputs ([numpy arrays] of out_avals' (shape, dtype)) for `operands` (scalar prefetch
-        operands first, then the inputs). aliases: {output index: operand index}."""
+        """Outputs ([numpy arrays] of out_avals' (shape, dtype)) for `operands` (the sizes of
+        the grid's dynamic dimensions first, then the scalar prefetch operands, then the
+        inputs). aliases: {output index: operand index}."""
         machine = _Machine(budget)
-        prefetch = [np.array(x) for x in operands[:self.prefetch]]
+        grid = list(self.grid)
+        for dim, size in zip(self.dynamic, operands[:len(self.dynamic)]):
+            grid[dim] = max(int(np.asarray(size).reshape(-1)[0]), 0)
+        rest = operands[len(self.dynamic):]
+        prefetch = [np.array(x) for x in rest[:self.prefetch]]
         # Writable copies: a memory-space-ANY input is read and written in place, and the
         # judge's own arrays (read-only views of JAX arrays) must not change.
-        inputs = [np.array(x) for x in operands[self.prefetch:]]
+        inputs = [np.array(x) for x in rest[self.prefetch:]]
         outputs = []
         for i, (shape, dtype) in enumerate(out_avals):
             if i in aliases:
@@ -994,7 +1001,7 @@ class Kernel:
                    for shape, dtype in self.arg_types[first:]]
         n_in = len(inputs)
         with np.errstate(all="ignore"):
-            for point in np.ndindex(*self.grid) if self.grid else [()]:
+            for point in np.ndindex(*grid) if grid else [()]:
                 budget.charge(1, 0)
                 ids = [np.asarray(i, np.int32) for i in point]
                 refs, writes = [], []

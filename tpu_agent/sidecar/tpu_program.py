@@ -1,15 +1,16 @@
 """The program a TPU would run, computed by the judge: the TPU platform's path through a
 jax.export artifact's StableHLO, with each Pallas kernel (`tpu_custom_call`) run by
 mosaic_interpreter.py and the XLA glue around the kernels (reshapes, converts, slices, small
-elementwise epilogues) evaluated in numpy.
+elementwise epilogues) evaluated in numpy, and any other pure glue op (a scatter, a sort) run
+alone by XLA on the CPU (xla_glue.py).
 
     outputs = run(mlir_text, platforms, arrays)       (raises mosaic_interpreter.Unsupported)
 
 Only what the TPU runs is evaluated: a `stablehlo.case` picks its branch by its index, and the
 platform index (the `_platform_index` argument a multi-platform export adds) is the TPU's, so
-the CPU branch of each kernel's platform dispatch is never evaluated. The glue covers what the
-project's kernels put around their pallas_calls; any other op is Unsupported, naming it, and
-the judge falls back to the CPU branch alone. Nothing here runs candidate code: the artifact
+the CPU branch of each kernel's platform dispatch is never evaluated. An op neither can run
+(a collective, an effect, a call inside a glue op's region) is Unsupported, naming it, and
+the judge then refuses `correct` on a CPU host. Nothing here runs candidate code: the artifact
 is data, read with the MLIR bindings like structure.py reads it.
 """
 import numpy as np
@@ -18,6 +19,7 @@ from jax._src.lib.mlir import ir
 
 from tpu_agent.sidecar import mosaic_interpreter as mi
 from tpu_agent.sidecar.mosaic_interpreter import Unsupported, _up
+from tpu_agent.sidecar.xla_glue import XlaGlue
 
 _ALIAS = "output_operand_aliases"
 
@@ -118,6 +120,7 @@ class _Program:
                 self.functions[ir.StringAttr(op.attributes["sym_name"]).value] = op
         self.platforms = platforms
         self.kernels = {}
+        self.glue = XlaGlue()
         self.depth = 0
 
     def call(self, func, args):
@@ -150,6 +153,8 @@ class _Program:
             if not 0 <= index < len(regions):
                 index = len(regions) - 1    # stablehlo: an out-of-range index takes the last
             outs = self.block(regions[index].blocks[0], env)
+        elif name == "stablehlo.while":
+            outs = self.loop(op, ins, env)
         elif name == "func.call":
             callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
             if callee not in self.functions:
@@ -158,9 +163,21 @@ class _Program:
         elif name == "stablehlo.custom_call":
             outs = self.custom_call(op, ins, types)
         else:
-            outs = self.pure(op, ins, types)
+            outs = self.pure(op, ins, types, env)
         for result, value, (shape, dtype) in zip(op.results, outs, types):
             env[result] = mi._cast(value, shape, dtype)
+
+    def loop(self, op, ins, env):
+        """A while loop on the TPU path (a fori_loop around a kernel): its body may call
+        kernels, so it is interpreted here, each iteration charged to the budget."""
+        cond, body = (region.blocks[0] for region in op.regions)
+        values = list(ins)
+        while True:
+            self.budget.charge(1, 0)
+            if not bool(np.asarray(self.block(cond, {**env, **dict(zip(cond.arguments,
+                                                                         values))})[0])):
+                return values
+            values = self.block(body, {**env, **dict(zip(body.arguments, values))})
 
     def custom_call(self, op, ins, types):
         target = ir.StringAttr(op.attributes["call_target_name"]).value
@@ -183,7 +200,7 @@ class _Program:
                 aliases[out_index[0] if out_index else 0] = operand
         return self.kernels[config].run(ins, types, aliases, self.budget)
 
-    def pure(self, op, ins, types):
+    def pure(self, op, ins, types, env):
         name = op.name
         shape = types[0][0] if types else None
         if name in _ELEMENTWISE:
@@ -243,25 +260,53 @@ class _Program:
             return [x.view(types[0][1])]
         if name == "stablehlo.reduce":
             return self.reduce(op, ins, types)
-        if name == "stablehlo.gather":
-            return [_take_rows(op, *ins)]
-        raise Unsupported(f"the StableHLO op {name}")
+        if name == "stablehlo.reduce_window":
+            return self.reduce_window(op, ins, types)
+        if name == "stablehlo.gather" and _is_row_take(op, *ins):
+            return [_take_rows(*ins)]
+        return self.glue.run(op, env)
 
     def reduce(self, op, ins, types):
-        body = [o.operation for o in op.regions[0].blocks[0].operations]
-        n = len(ins) // 2
-        if n != 1 or len(body) != 2 or body[0].name not in _REDUCERS:
-            raise Unsupported("a stablehlo.reduce other than one add/max/min/mul/and/or")
+        fn = self._reducer(op, ins, "reduce")
         dims = tuple(_dense_i64(op, "dimensions"))
-        fn = _REDUCERS[body[0].name]
         x, init = np.asarray(ins[0]), ins[1]
         wide = _up(x)
         return [fn(fn.reduce(wide, axis=dims), _up(init))]
 
+    def reduce_window(self, op, ins, types):
+        """The form jnp.cumsum / cummax and pooling take: one operand, one reducer, padding
+        and strides, no dilation."""
+        fn = self._reducer(op, ins, "reduce_window")
+        x, init = np.asarray(ins[0]), _up(ins[1])
+        window = _dense_i64(op, "window_dimensions")
+        strides = _dense_i64(op, "window_strides") or [1] * x.ndim
+        if any(v != 1 for v in _dense_i64(op, "base_dilations") +
+               _dense_i64(op, "window_dilations")):
+            raise Unsupported("a stablehlo.reduce_window with dilations")
+        pads = ([int(v) for v in ir.DenseIntElementsAttr(op.attributes["padding"])]
+                if "padding" in op.attributes else [0] * (2 * x.ndim))
+        if any(v < 0 for v in pads):
+            raise Unsupported("a stablehlo.reduce_window with negative padding")
+        wide = _up(x)
+        padded = np.pad(wide, list(zip(pads[0::2], pads[1::2])),
+                        constant_values=np.asarray(init, wide.dtype))
+        windows = np.lib.stride_tricks.sliding_window_view(padded, window)
+        windows = windows[tuple(slice(None, None, s) for s in strides)]
+        axes = tuple(range(x.ndim, 2 * x.ndim))
+        self.budget.charge(0, windows.size)
+        return [fn(fn.reduce(windows, axis=axes), init)]
 
-def _take_rows(op, operand, indices):
-    """The one gather form the project's glue uses, x[idx] along the first axis (jnp.take,
-    a scalar-prefetch table indexed by the batch): anything else is Unsupported."""
+    @staticmethod
+    def _reducer(op, ins, what):
+        body = [o.operation for o in op.regions[0].blocks[0].operations]
+        if len(ins) != 2 or len(body) != 2 or body[0].name not in _REDUCERS:
+            raise Unsupported(f"a stablehlo.{what} other than one add/max/min/mul/and/or")
+        return _REDUCERS[body[0].name]
+
+
+def _is_row_take(op, operand, indices):
+    """The gather form the project's glue uses most, x[idx] along the first axis (jnp.take,
+    a scalar-prefetch table indexed by the batch), done in numpy; XLA does any other."""
     text = _text(op, "dimension_numbers")
     x, idx = np.asarray(operand), np.asarray(indices)
     rank = x.ndim
@@ -269,10 +314,12 @@ def _take_rows(op, operand, indices):
     expected = (f"offset_dims = [{offsets}], "
                 "collapsed_slice_dims = [0], start_index_map = [0], "
                 f"index_vector_dim = {idx.ndim - 1}>")
-    sizes = _dense_i64(op, "slice_sizes")
-    if not text.endswith(expected) or idx.shape[-1:] != (1,) or \
-            sizes != [1] + list(x.shape[1:]):
-        raise Unsupported(f"a stablehlo.gather other than rows of its operand ({text[:120]})")
+    return (text.endswith(expected) and idx.shape[-1:] == (1,) and
+            _dense_i64(op, "slice_sizes") == [1] + list(x.shape[1:]))
+
+
+def _take_rows(operand, indices):
+    x, idx = np.asarray(operand), np.asarray(indices)
     rows = np.clip(idx[..., 0].astype(np.int64), 0, x.shape[0] - 1)
     return x[rows]
 
