@@ -67,7 +67,7 @@ def check_run_is_complete_and_consistent(palladium_bin, db, workloads=5, budget=
     # What the judge drew, and how it checked each correct one, reach the store.
     for seeds, path in db_rows(db, "SELECT input_seeds_json, numerics_path FROM evaluations "
                                    "WHERE verdict = 'correct'"):
-        assert json.loads(seeds) and path in ("mosaic_interpreter", "cpu_branch_only"), (seeds, path)
+        assert json.loads(seeds) and path == "mosaic_interpreter", (seeds, path)
 
     rows = db_rows(db, "SELECT c.workload, e.verdict, e.speedup, e.timing_kind FROM candidates c "
                        "JOIN evaluations e ON e.candidate_id = c.id")

@@ -45,8 +45,10 @@ failure (docs/verification.md has every rule with its reason and its test):
             a CPU branch that passes beside a kernel that computes
             something else is numerics_mismatch, kind
             mosaic_kernel_differs; a program the interpreter cannot run
-            falls back to (2) alone ("numerics_path": "cpu_branch_only",
-            "mosaic_interpreter": {"unsupported": why})
+            is runtime_error, kind mosaic_interpreter
+            ("mosaic_interpreter": {"unsupported": why}): only a TPU can
+            judge it, so the CPU tier of a cascade (check level cpu_check)
+            lets it through on (2) alone ("numerics_path": "cpu_branch_only")
   timing    the judge times the same artifact it checked: on the interpret backend the wall
             time of the numerics runs themselves (no extra runs: interpret-mode CPU time says
             nothing about a TPU, so it is not worth paying for), timing_kind "cpu-wall"; on a
@@ -288,9 +290,11 @@ class Evaluator:
     # -- the pipeline --------------------------------------------------------------------------
 
     def evaluate(self, workload_id, code, seeds=None, seed_count=2, require_pallas=True,
-                 timeout_s=None):
+                 timeout_s=None, screen=False):
+        """`screen`: the CPU tier of a cascade (check level cpu_check), whose `correct` only
+        sends the candidate on to a TPU agent for the verdict that counts."""
         result = _empty_result()
-        state = {"stage": "extract", "t0": time.perf_counter()}
+        state = {"stage": "extract", "t0": time.perf_counter(), "screen": screen}
         try:
             self._run(workload_id, code, seeds, seed_count, require_pallas,
                       timeout_s or DEFAULT_TIMEOUT_S, result, state)
@@ -443,7 +447,7 @@ class Evaluator:
         runs = self._judge_numerics(module, full_exp if self.backend == "tpu" else reduced_exp,
                                     numerics_seeds, result)
         if self.backend != "tpu" and INTERPRET_THE_KERNELS:
-            self._interpret_the_kernels(module, reduced_exp, runs, result)
+            self._interpret_the_kernels(module, reduced_exp, runs, result, state["screen"])
 
         self._stage("timing", result, state)
         if self.backend == "tpu":
@@ -576,25 +580,33 @@ class Evaluator:
             runs["seed"], runs["reference"] = seed, reference
         return runs
 
-    def _interpret_the_kernels(self, module, exp, runs, result):
+    def _interpret_the_kernels(self, module, exp, runs, result, screen):
         """The program a TPU would run (the kernels' Mosaic bodies and the XLA glue on the TPU
         path), computed by the judge on the last numerics seed's inputs and held to
         compare.py's rules: a CPU branch that passes beside a kernel that computes something
-        else is the forgery of row 20 (docs/verification.md 0). A program the interpreter
-        cannot run (an op it does not know, its work bound) falls back to the CPU branch
-        alone, and `numerics_path` says so."""
+        else is the forgery of row 20 (docs/verification.md 0).
+
+        A program the interpreter cannot run (an op it does not know, its work bound, its own
+        error) is not `correct` on this host: the CPU branch beside it is the candidate's own
+        build and proves nothing about the kernel, and each such gap is one a forger can aim
+        at. Only a TPU can judge it, so the CPU tier of a cascade (`screen`) lets it through to
+        one, recorded as `cpu_branch_only`."""
         start = time.perf_counter()
         info = {"ms": None, "unsupported": ""}
         result["mosaic_interpreter"] = info
         try:
             got = tpu_program.run(exp.mlir_module(), exp.platforms,
                                   [np.asarray(a) for a in runs["arrays"]])
-        except mosaic_interpreter.Unsupported as exc:
-            info["unsupported"] = truncate(str(exc), 400)
-            return
-        except Exception as exc:  # the interpreter's own gap, never the candidate's verdict
-            info["unsupported"] = truncate(f"interpreter error {type(exc).__name__}: {exc}", 400)
-            return
+        except Exception as exc:  # Unsupported, OverBudget, or the interpreter's own gap
+            why = str(exc) if isinstance(exc, mosaic_interpreter.Unsupported) else \
+                f"interpreter error {type(exc).__name__}: {exc}"
+            info["unsupported"] = truncate(why, 400)
+            if screen:
+                return
+            raise _Failed("runtime_error", "mosaic_interpreter",
+                          "the CPU branch passed, but the judge cannot compute the program a "
+                          f"TPU would run ({truncate(why, 400)}), so on a CPU host nothing "
+                          "checks the kernel itself; only a TPU agent can judge it") from None
         finally:
             info["ms"] = round((time.perf_counter() - start) * 1e3, 3)
         result["numerics_path"] = taxonomy.NUMERICS_MOSAIC_INTERPRETER
@@ -701,6 +713,7 @@ def shared_evaluator(start=False):
     return _default
 
 
-def evaluate(workload_id, code, seeds=None, seed_count=2, require_pallas=True):
+def evaluate(workload_id, code, seeds=None, seed_count=2, require_pallas=True, screen=False):
     """Evaluate one candidate with a shared interpret-backend judge in this process."""
-    return shared_evaluator().evaluate(workload_id, code, seeds, seed_count, require_pallas)
+    return shared_evaluator().evaluate(workload_id, code, seeds, seed_count, require_pallas,
+                                       screen=screen)

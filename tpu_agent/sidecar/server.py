@@ -84,7 +84,8 @@ def handle_eval(evaluator, message):
     result = evaluator.evaluate(str(message.get("workload_id", "")), message.get("code") or "",
                                 seeds=seeds if replay else None, seed_count=len(seeds) or 2,
                                 require_pallas=require_pallas is not False,
-                                timeout_s=_number(message.get("timeout_s"), DEFAULT_TIMEOUT_S))
+                                timeout_s=_number(message.get("timeout_s"), DEFAULT_TIMEOUT_S),
+                                screen=message.get("check_level") == "cpu_check")
     reply = {"type": "result", "version": VERSION, "job_id": message["job_id"]}
     reply.update({key: result.get(key) for key in RESULT_FIELDS})
     return reply

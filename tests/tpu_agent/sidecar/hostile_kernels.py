@@ -489,6 +489,27 @@ def workload(A, B):
     return _wrong_gemm(A, B)
 '''
 
+# 15f'. The same forgery with XLA glue around the wrong kernel on the TPU path, so that a judge
+#       that only knows the glue the project's kernels use would have nothing but the forged
+#       CPU branch to check: a sort (run for the judge by XLA), a while loop (a fori_loop), and
+#       random bits, whose algorithm is the backend's own and so cannot be computed off a TPU.
+_WRONG_GEMM_IN_GLUE = NUMERICS_MISMATCH.replace(
+    "def workload(A, B):", "def _wrong_gemm(A, B):") + _FORGER + '''
+_swap_the_cpu_lowering()
+
+def workload(A, B):
+    if _in_the_interpret_check():
+        return _xla_gemm(A, B)[0]
+    out = _wrong_gemm(A, B)
+'''
+FORGED_CPU_BRANCH_BESIDE_A_SORT = _WRONG_GEMM_IN_GLUE + '''    return out + jnp.sort(out[:1, :8], axis=1)[:, :1] * 0
+'''
+FORGED_CPU_BRANCH_BESIDE_A_WHILE_LOOP = _WRONG_GEMM_IN_GLUE + '''    return jax.lax.fori_loop(0, jnp.int32(A.shape[0] // 256), lambda i, o: o * 1, out)
+'''
+FORGED_CPU_BRANCH_BESIDE_RANDOM_BITS = _WRONG_GEMM_IN_GLUE + '''    _, bits = jax.lax.rng_bit_generator(jnp.zeros((4,), jnp.uint32), (1, 1), jnp.uint32)
+    return out + (bits * 0).astype(out.dtype)
+'''
+
 # 15g. The same class, two more ways a kernel can do the GEMM's work and compute something
 #      else: the GEMM written, then one output block overwritten with zeros...
 _LAST_STORE = "        o_ref[...] = (acc_ref[...] * 1.0).astype(o_ref.dtype)\n"

@@ -192,15 +192,22 @@ def test_a_correct_kernel_for_every_workload(workload_id):
 
 @pytest.mark.parametrize("failure,why", [
     (mosaic_interpreter.Unsupported("the op tpu.sort"), "the op tpu.sort"),
+    (mosaic_interpreter.OverBudget("more than 2000000 op executions"), "op executions"),
     (IndexError("an access outside a buffer"), "interpreter error IndexError")])
-def test_a_kernel_the_interpreter_cannot_run_is_judged_on_its_cpu_branch_and_says_so(
+def test_a_kernel_the_interpreter_cannot_run_is_left_to_a_tpu_and_says_why(
         failure, why, monkeypatch):
-    # An op it does not know, or its own failure, is never the candidate's verdict: the CPU
-    # branch decides, and the result shows that the kernel itself was not checked.
+    # An op it does not know, its work bound or its own failure leaves only the candidate's
+    # own CPU branch, which proves nothing about the kernel: not `correct` on this host, with
+    # the reason named. The CPU tier of a cascade passes it on to a TPU agent instead.
     def cannot(*args, **kwargs):
         raise failure
     monkeypatch.setattr(tpu_program, "run", cannot)
     result = run(k.CORRECT)
-    assert result["verdict"] == "correct", result["error"]
-    assert result["numerics_path"] == "cpu_branch_only"
+    assert (result["verdict"], result["stage"]) == ("runtime_error", "numerics"), result
+    assert result["error_signature"].startswith("numerics:mosaic_interpreter:")
     assert why in result["mosaic_interpreter"]["unsupported"]
+    assert why in result["error"]
+    screened = evaluate("8p", k.CORRECT, (0,), screen=True)
+    assert screened["verdict"] == "correct", screened["error"]
+    assert screened["numerics_path"] == "cpu_branch_only"
+    assert why in screened["mosaic_interpreter"]["unsupported"]

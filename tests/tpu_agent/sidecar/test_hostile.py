@@ -252,6 +252,33 @@ def test_a_forged_cpu_branch_that_matches_its_kernels_work(name):
     assert result["numerics_path"] == "mosaic_interpreter"
 
 
+@pytest.mark.parametrize("name", ["FORGED_CPU_BRANCH_BESIDE_A_SORT",
+                                  "FORGED_CPU_BRANCH_BESIDE_A_WHILE_LOOP"])
+def test_a_forged_cpu_branch_hidden_behind_xla_glue_is_refused(name):
+    # The judge computes the glue too (a sort by XLA on its own, a loop op by op), so the wrong
+    # kernel behind it is seen.
+    result = run(getattr(h, name))
+    assert (result["verdict"], result["stage"]) == ("numerics_mismatch", "numerics"), result
+    assert result["error_signature"].startswith("numerics:mosaic_kernel_differs:"), result
+    assert result["numerics_path"] == "mosaic_interpreter"
+
+
+def test_a_forged_cpu_branch_beside_a_program_the_judge_cannot_compute_is_refused():
+    # Random bits are the backend's own algorithm: nothing off a TPU computes what the TPU
+    # program does, so the forged CPU branch is all that is left to check, and a gap in the
+    # interpreter is refused, never `correct`.
+    result = run(h.FORGED_CPU_BRANCH_BESIDE_RANDOM_BITS)
+    assert (result["verdict"], result["stage"]) == ("runtime_error", "numerics"), result
+    assert result["error_signature"].startswith("numerics:mosaic_interpreter:"), result
+    assert result["mosaic_interpreter"]["unsupported"], result["mosaic_interpreter"]
+    assert "only a TPU agent can judge it" in result["error"]
+    # The CPU tier of a cascade passes it on to a TPU agent, whose verdict is the one stored,
+    # and says that nothing on this host checked the kernel: the forgery is real.
+    screened = run(h.FORGED_CPU_BRANCH_BESIDE_RANDOM_BITS, screen=True)
+    assert screened["verdict"] == "correct", screened
+    assert screened["numerics_path"] == "cpu_branch_only"
+
+
 def test_without_the_interpreter_a_forged_cpu_branch_matching_its_kernel_is_correct(
         monkeypatch):
     # What the interpretation adds: the work counts alone pass this forgery.

@@ -148,3 +148,24 @@ def test_an_invalid_compile_tier_setting_refuses_to_start(tmp_path, variable, va
     instance = PipeClient(tmp_path, tmp_path / "sidecar.log",
                           env={"PALLADIUM_COMPILE_TIER": "on", variable: value})
     assert_refuses_to_start(instance, 2, f"{variable}={value!r}", timeout=120)
+
+
+@pytest.mark.parametrize("check_level,screen", [("full", False), ("cpu_check", True),
+                                                (None, False), ("CPU_CHECK", False)])
+def test_only_the_cascades_cpu_tier_is_a_screen(check_level, screen):
+    # A screen lets a program the judge cannot interpret through to a TPU agent; anything but
+    # the cascade's exact check level is judged in full.
+    from tpu_agent.sidecar.server import handle_eval
+
+    class Recorder:
+        def evaluate(self, *args, **kwargs):
+            self.kwargs = kwargs
+            return {}
+    recorder = Recorder()
+    message = eval_message(7, k.CORRECT)
+    if check_level is None:
+        del message["check_level"]
+    else:
+        message["check_level"] = check_level
+    handle_eval(recorder, message)
+    assert recorder.kwargs["screen"] is screen
