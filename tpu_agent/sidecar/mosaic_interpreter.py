@@ -1000,6 +1000,13 @@ class Kernel:
         scratch = [uninitialized(shape or (), dtype, budget)
                    for shape, dtype in self.arg_types[first:]]
         n_in = len(inputs)
+        # Each window's block buffer stays resident while its block index does not change, as
+        # a TPU's pipeline keeps it: an input block is fetched only when its index changes (a
+        # kernel that writes into its input block sees its own writes on the next step), and
+        # an output block is never fetched at all, starting as NaN at each new index, first
+        # visit or revisit (a kernel that reads back an output block it wrote before moving
+        # on reads what a chip would not hold). TPU interpret mode does the same.
+        resident = [None] * len(self.windows)
         with np.errstate(all="ignore"):
             for point in np.ndindex(*grid) if grid else [()]:
                 budget.charge(1, 0)
@@ -1010,12 +1017,20 @@ class Kernel:
                     if transform is None:
                         refs.append(array)
                         continue
-                    blocks = machine.block(transform, {}, ids + prefetch)
-                    block = _read_block(array, [int(b) for b in blocks], bounds, budget)
+                    blocks = [int(b) for b in machine.block(transform, {}, ids + prefetch)]
+                    if resident[w] is not None and resident[w][0] == blocks:
+                        block = resident[w][1]
+                    elif w < n_in:
+                        block = _read_block(array, blocks, bounds, budget)
+                    else:
+                        _block_region(array, blocks, bounds)  # checks the index's rank
+                        block = uninitialized(tuple(bounds), array.dtype, budget,
+                                              persistent=False)
+                    resident[w] = (blocks, block)
                     view = block.reshape(arg_shape)
                     refs.append(view)
                     if w >= n_in:
-                        writes.append((array, [int(b) for b in blocks], bounds, block))
+                        writes.append((array, blocks, bounds, block))
                 machine.block(self.body, {}, ids + prefetch + refs + scratch)
                 machine.finish_dmas()
                 for array, blocks, bounds, block in writes:

@@ -332,3 +332,42 @@ def test_glue_with_effects_or_a_backends_own_algorithm_is_unsupported_by_name():
         return _double(x) + noise * 0
     with pytest.raises(mi.Unsupported, match="stablehlo.rng"):
         _run(fn, _rand((8, 128)))
+
+
+def test_blocks_stay_resident_while_their_index_does_not_change_as_on_a_tpu():
+    # An input block is fetched only when its index changes, so a kernel's write into it is
+    # what the next step with the same index reads: the HBM copy is not fetched again.
+    def scribbles(x_ref, o_ref):
+        o_ref[...] = x_ref[...] * 2.0
+        x_ref[...] = jnp.zeros_like(x_ref)
+
+    def fn(x):
+        return pl.pallas_call(
+            scribbles, out_shape=jax.ShapeDtypeStruct((16, 128), x.dtype), grid=(2,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i: (0, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x)
+    x = _rand((8, 128))
+    (got,) = _run(fn, x)
+    np.testing.assert_array_equal(got[:8], x * 2.0)
+    np.testing.assert_array_equal(got[8:], np.zeros_like(x))
+
+
+def test_an_output_block_is_never_fetched_so_accumulating_over_a_revisit_is_nan():
+    # Blocks 0, 1, 0, 1: the second visit of each starts from nothing a chip would hold, not
+    # from what the first visit wrote back; a kernel that adds to it is wrong on a TPU.
+    def revisits(x_ref, o_ref):
+        @pl.when(pl.program_id(0) < 2)
+        def _():
+            o_ref[...] = x_ref[...]
+
+        @pl.when(pl.program_id(0) >= 2)
+        def _():
+            o_ref[...] += x_ref[...]
+
+    def fn(x):
+        return pl.pallas_call(
+            revisits, out_shape=jax.ShapeDtypeStruct((16, 128), x.dtype), grid=(4,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i: (i % 2, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i % 2, 0)))(x)
+    (got,) = _run(fn, _rand((16, 128)))
+    assert np.isnan(got).all()
