@@ -14,6 +14,6 @@ import tpu_agent.sidecar.compile_tier  # noqa: F401  (prepare_environment() at i
 # that loads libtpu, and the suite starts hundreds of judges: with the tier on everywhere the
 # README's test command took about twice its 30-minute budget. So the suite runs the tier where
 # it tests it: test_compile_tier.py, test_compile_process.py, test_protocol.py's sidecars and
-# the quick-start run (test_quickstart_run.py), which switch it on; elsewhere it is off unless
+# the quick-start runs (integration/quickstart_util.py), which switch it on; elsewhere it is off unless
 # the caller sets PALLADIUM_COMPILE_TIER.
 os.environ.setdefault("PALLADIUM_COMPILE_TIER", "off")

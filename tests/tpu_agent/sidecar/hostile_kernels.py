@@ -476,23 +476,9 @@ def workload(A, B):
     return _token_kernel(A, B)
 '''
 
-# 15f. The residual risk (docs/verification.md 0): a kernel that does the GEMM's work and
-#      computes it 1.5x off, beside a forged CPU branch with the same amount of work that
-#      computes it right. Only a TPU run of the kernel tells them apart.
-WRONG_GEMM_BESIDE_A_FORGED_CPU_BRANCH = NUMERICS_MISMATCH.replace(
-    "def workload(A, B):", "def _wrong_gemm(A, B):") + _FORGER + '''
-_swap_the_cpu_lowering()
-
-def workload(A, B):
-    if _in_the_interpret_check():
-        return _xla_gemm(A, B)[0]
-    return _wrong_gemm(A, B)
-'''
-
-# 15f'. The same forgery with XLA glue around the wrong kernel on the TPU path, so that a judge
-#       that only knows the glue the project's kernels use would have nothing but the forged
-#       CPU branch to check: a sort (run for the judge by XLA), a while loop (a fori_loop), and
-#       random bits, whose algorithm is the backend's own and so cannot be computed off a TPU.
+# 15f. A kernel that does the GEMM's work and computes it 1.5x off, beside a forged CPU branch
+#      with the same amount of work that computes it right: only the judge's own
+#      interpretation of the kernel, or a TPU run, tells them apart.
 _WRONG_GEMM_IN_GLUE = NUMERICS_MISMATCH.replace(
     "def workload(A, B):", "def _wrong_gemm(A, B):") + _FORGER + '''
 _swap_the_cpu_lowering()
@@ -502,6 +488,12 @@ def workload(A, B):
         return _xla_gemm(A, B)[0]
     out = _wrong_gemm(A, B)
 '''
+WRONG_GEMM_BESIDE_A_FORGED_CPU_BRANCH = _WRONG_GEMM_IN_GLUE + "    return out\n"
+
+# 15f'. The same forgery with XLA glue around the wrong kernel on the TPU path, so that a judge
+#       that only knows the glue the project's kernels use would have nothing but the forged
+#       CPU branch to check: a sort (run for the judge by XLA), a while loop (a fori_loop), and
+#       random bits, whose algorithm is the backend's own and so cannot be computed off a TPU.
 FORGED_CPU_BRANCH_BESIDE_A_SORT = _WRONG_GEMM_IN_GLUE + '''    return out + jnp.sort(out[:1, :8], axis=1)[:, :1] * 0
 '''
 FORGED_CPU_BRANCH_BESIDE_A_WHILE_LOOP = _WRONG_GEMM_IN_GLUE + '''    return jax.lax.fori_loop(0, jnp.int32(A.shape[0] // 256), lambda i, o: o * 1, out)
