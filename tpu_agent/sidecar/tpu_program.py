@@ -258,36 +258,42 @@ class _Program:
             if x.dtype.itemsize != types[0][1].itemsize:
                 raise Unsupported("stablehlo.bitcast_convert between widths")
             return [x.view(types[0][1])]
-        if name == "stablehlo.reduce":
+        if name == "stablehlo.reduce" and _reducer(op, ins):
             return self.reduce(op, ins, types)
-        if name == "stablehlo.reduce_window":
-            return self.reduce_window(op, ins, types)
+        if name == "stablehlo.reduce_window" and _reducer(op, ins):
+            return self.reduce_window(op, ins, env)
         if name == "stablehlo.gather" and _is_row_take(op, *ins):
             return [_take_rows(*ins)]
         return self.glue.run(op, env)
 
     def reduce(self, op, ins, types):
-        fn = self._reducer(op, ins, "reduce")
+        fn = _reducer(op, ins)
         dims = tuple(_dense_i64(op, "dimensions"))
         x, init = np.asarray(ins[0]), ins[1]
         wide = _up(x)
         return [fn(fn.reduce(wide, axis=dims), _up(init))]
 
-    def reduce_window(self, op, ins, types):
+    def reduce_window(self, op, ins, env):
         """The form jnp.cumsum / cummax and pooling take: one operand, one reducer, padding
-        and strides, no dilation."""
-        fn = self._reducer(op, ins, "reduce_window")
+        and strides, no dilation (any other goes to XLA)."""
+        fn = _reducer(op, ins)
         x, init = np.asarray(ins[0]), _up(ins[1])
         window = _dense_i64(op, "window_dimensions")
         strides = _dense_i64(op, "window_strides") or [1] * x.ndim
-        if any(v != 1 for v in _dense_i64(op, "base_dilations") +
-               _dense_i64(op, "window_dilations")):
-            raise Unsupported("a stablehlo.reduce_window with dilations")
         pads = ([int(v) for v in ir.DenseIntElementsAttr(op.attributes["padding"])]
                 if "padding" in op.attributes else [0] * (2 * x.ndim))
-        if any(v < 0 for v in pads):
-            raise Unsupported("a stablehlo.reduce_window with negative padding")
+        if any(v != 1 for v in _dense_i64(op, "base_dilations") +
+               _dense_i64(op, "window_dilations")) or any(v < 0 for v in pads):
+            return self.glue.run(op, env)
         wide = _up(x)
+        scanned = [d for d in range(x.ndim) if window[d] != 1]
+        if len(scanned) == 1 and all(s == 1 for s in strides):
+            d = scanned[0]
+            if (window[d], pads[2 * d], pads[2 * d + 1]) == (x.shape[d], x.shape[d] - 1, 0) \
+                    and not any(pads[:2 * d] + pads[2 * d + 2:]) and fn(init, init) == init:
+                # A running reduction (cumsum): linear, not a window per element. The padding
+                # is init, which folds into one init when init (+) init == init.
+                return [fn(fn.accumulate(wide, axis=d), init)]
         padded = np.pad(wide, list(zip(pads[0::2], pads[1::2])),
                         constant_values=np.asarray(init, wide.dtype))
         windows = np.lib.stride_tricks.sliding_window_view(padded, window)
@@ -296,12 +302,14 @@ class _Program:
         self.budget.charge(0, windows.size)
         return [fn(fn.reduce(windows, axis=axes), init)]
 
-    @staticmethod
-    def _reducer(op, ins, what):
-        body = [o.operation for o in op.regions[0].blocks[0].operations]
-        if len(ins) != 2 or len(body) != 2 or body[0].name not in _REDUCERS:
-            raise Unsupported(f"a stablehlo.{what} other than one add/max/min/mul/and/or")
-        return _REDUCERS[body[0].name]
+
+def _reducer(op, ins):
+    """The numpy ufunc of a reduce's body when it is one add/max/min/mul/and/or of a single
+    operand (XLA does the others: an argmax's pair of operands, a custom body)."""
+    body = [o.operation for o in op.regions[0].blocks[0].operations]
+    if len(ins) != 2 or len(body) != 2 or body[0].name not in _REDUCERS:
+        return None
+    return _REDUCERS[body[0].name]
 
 
 def _is_row_take(op, operand, indices):

@@ -371,3 +371,18 @@ def test_an_output_block_is_never_fetched_so_accumulating_over_a_revisit_is_nan(
             out_specs=pl.BlockSpec((8, 128), lambda i: (i % 2, 0)))(x)
     (got,) = _run(fn, _rand((16, 128)))
     assert np.isnan(got).all()
+
+
+def test_pooling_running_reductions_and_an_argmax_around_a_kernel():
+    # A max pool (a strided window), a running max (numpy), and an argmax (a reduce of two
+    # operands: XLA alone).
+    def fn(x):
+        y = _double(x)
+        pooled = jax.lax.reduce_window(y, -jnp.inf, jax.lax.max, (2, 2), (2, 2), "VALID")
+        return pooled, jax.lax.cummax(y, axis=1), jnp.argmax(y, axis=1)
+    x = _rand((8, 128))
+    pooled, running, best = _run(fn, x)
+    y = x * 2.0
+    np.testing.assert_array_equal(pooled, y.reshape(4, 2, 64, 2).max(axis=(1, 3)))
+    np.testing.assert_array_equal(running, np.maximum.accumulate(y, axis=1))
+    np.testing.assert_array_equal(best, np.argmax(y, axis=1))
