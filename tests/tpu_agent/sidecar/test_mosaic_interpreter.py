@@ -386,3 +386,39 @@ def test_pooling_running_reductions_and_an_argmax_around_a_kernel():
     np.testing.assert_array_equal(pooled, y.reshape(4, 2, 64, 2).max(axis=(1, 3)))
     np.testing.assert_array_equal(running, np.maximum.accumulate(y, axis=1))
     np.testing.assert_array_equal(best, np.argmax(y, axis=1))
+
+
+def _attention(q, k, v, causal):
+    s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k.astype(np.float64))
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return np.einsum("bhqk,bhkd->bhqd", p / p.sum(-1, keepdims=True), v.astype(np.float64))
+
+
+def _jax_kernel(name):
+    """JAX's own TPU Pallas kernels, which LLM kernels imitate: what they use beyond the
+    project's kernels (their grids, index maps, scratch and masks) must not be a refusal."""
+    from jax.experimental.pallas.ops.tpu import flash_attention, matmul
+    from jax.experimental.pallas.ops.tpu.splash_attention import (
+        splash_attention_kernel as splash, splash_attention_mask as masks)
+    if name == "matmul":
+        return lambda a, b: matmul.matmul(a, b, block_shape=(128, 128))
+    if name == "flash_attention":
+        return lambda q, k, v: flash_attention.flash_attention(q, k, v, sm_scale=1.0)
+    mask = masks.MultiHeadMask([masks.CausalMask((256, 256)) for _ in range(2)])
+    kernel = splash.make_splash_mha(mask, head_shards=1, q_seq_shards=1,
+                                    block_sizes=splash.BlockSizes.get_default())
+    return lambda q, k, v: jax.vmap(kernel)(q, k, v)
+
+
+@pytest.mark.parametrize("name", ["matmul", "flash_attention", "splash_attention_causal"])
+def test_jaxs_own_tpu_kernels_interpret_to_their_reference(name):
+    if name == "matmul":
+        args = (_rand((256, 512)), _rand((512, 256), seed=1))
+        want = args[0].astype(np.float64) @ args[1]
+    else:
+        args = tuple(_rand((1, 2, 256, 128), seed=s) for s in range(3))
+        want = _attention(*args, causal=name.endswith("causal"))
+    (got,) = _run(_jax_kernel(name), *args)
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
