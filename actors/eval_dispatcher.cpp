@@ -64,6 +64,7 @@ struct DispatcherState {
   // Answers to EvalBatch jobs, per requester, sent when the current message is handled: one
   // message per requester per batch of frames, not one per job.
   std::unordered_map<caf::actor, EvalAnswers> outgoing;
+  size_t answers_hint = 1;  // answers the current message may produce (its frames)
   static inline const char* name = "eval_dispatcher";
 };
 
@@ -98,7 +99,9 @@ void submit(Self self, Waiting& w) {
 }
 
 // Answers `w` (which the caller then erases).
-void answer(Self self, Waiting& w, int64_t job_id, wire::Result result, caf::error error) {
+// The result by rvalue reference: a Result is some 15 strings, and an answer used to move it
+// four times on its way into the message.
+void answer(Self self, Waiting& w, int64_t job_id, wire::Result&& result, caf::error error) {
   auto& st = self->state;
   if (!w.requester) {
     if (error)
@@ -107,8 +110,10 @@ void answer(Self self, Waiting& w, int64_t job_id, wire::Result result, caf::err
       w.promise.deliver(std::move(result));
     return;
   }
-  st.outgoing[w.requester].answers.push_back(
-      EvalAnswer{job_id, std::move(result), std::move(error)});
+  auto& answers = st.outgoing[w.requester].answers;
+  // Room for a batch's answers at once: growing one by one moved every Result again.
+  if (answers.capacity() == 0) answers.reserve(st.answers_hint);
+  answers.push_back(EvalAnswer{job_id, std::move(result), std::move(error)});
 }
 
 void flush_answers(Self self) {
@@ -119,7 +124,7 @@ void flush_answers(Self self) {
   st.outgoing.clear();
 }
 
-void deliver(Self self, int64_t job_id, wire::Result result, int dispatches) {
+void deliver(Self self, int64_t job_id, wire::Result&& result, int dispatches) {
   auto& st = self->state;
   auto it = st.waiting.find(job_id);
   if (it == st.waiting.end()) return;
@@ -384,6 +389,9 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
       },
       [=](const ZmqInboundBatch& batch) {
         auto start = Clock::now();
+        // Most frames are results, often one requester's; capped, since an answer is ~700 bytes
+        // and a run's many searches each get a few.
+        self->state.answers_hint = std::min<size_t>(batch.frames.size(), 64);
         for (const auto& in : batch.frames) on_frame(self, in);
         pump(self);  // once per batch: results free slots, HELLOs add some
         flush_answers(self);
