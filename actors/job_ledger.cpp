@@ -60,14 +60,15 @@ JobLedger::JobLedger(Options options)
 
 JobLedger::~JobLedger() = default;
 
-JobLedger::NeedQueue& JobLedger::queue_for(const Requirement& need) {
+int JobLedger::queue_for(const Requirement& need) {
   auto key = need.key();
   auto it = need_index_.find(key);
-  if (it != need_index_.end()) return *needs_[it->second];
-  need_index_.emplace(key, static_cast<int>(needs_.size()));
+  if (it != need_index_.end()) return it->second;
+  int index = static_cast<int>(needs_.size());
+  need_index_.emplace(std::move(key), index);
   needs_.push_back(std::make_unique<NeedQueue>());
   needs_.back()->need = need;
-  return *needs_.back();
+  return index;
 }
 
 const Capabilities* JobLedger::capabilities(const std::string& peer) const {
@@ -88,10 +89,9 @@ int JobLedger::pool_for(const Capabilities& caps) {
 
 bool JobLedger::submit(const wire::Job& job, const Requirement& need) {
   if (jobs_.count(job.job_id)) return false;
-  NeedQueue& q = queue_for(need);
-  int index = static_cast<int>(need_index_.at(need.key()));
+  int index = queue_for(need);  // builds the requirement's key once per job, not twice
   jobs_.emplace(job.job_id, std::make_unique<Entry>(job, index));
-  q.jobs.push_back(job.job_id);
+  needs_[index]->jobs.push_back(job.job_id);
   ++queued_;
   dirty_ = true;
   return true;

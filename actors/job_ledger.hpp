@@ -161,7 +161,7 @@ class JobLedger {
   void drop_agent(const std::string& peer, const std::string& why, SweepOutcome* out);
   void free_slot(Agent& agent);
   void offer(Agent& agent);  // puts the agent in its pool's free or spare list if it has room
-  NeedQueue& queue_for(const Requirement& need);
+  int queue_for(const Requirement& need);  // the index in needs_, created if new
   int pool_for(const Capabilities& caps);
   void recompute_interval();
 
