@@ -36,8 +36,11 @@ struct JobLedger::Pool {
 };
 
 struct JobLedger::Entry {
-  Entry(const wire::Job& job, int need_index)
-      : job_id(job.job_id), timeout_s(job.timeout_s), need(need_index), frame(job) {}
+  Entry(const wire::Job& job, int need_index, std::string storage)
+      : job_id(job.job_id),
+        timeout_s(job.timeout_s),
+        need(need_index),
+        frame(job, std::move(storage)) {}
   int64_t job_id;
   double timeout_s;
   int need;
@@ -90,7 +93,12 @@ int JobLedger::pool_for(const Capabilities& caps) {
 bool JobLedger::submit(const wire::Job& job, const Requirement& need) {
   if (jobs_.count(job.job_id)) return false;
   int index = queue_for(need);  // builds the requirement's key once per job, not twice
-  jobs_.emplace(job.job_id, std::make_unique<Entry>(job, index));
+  std::string storage;
+  if (!spare_frames_.empty()) {
+    storage = std::move(spare_frames_.back());
+    spare_frames_.pop_back();
+  }
+  jobs_.emplace(job.job_id, std::make_unique<Entry>(job, index, std::move(storage)));
   needs_[index]->jobs.push_back(job.job_id);
   ++queued_;
   dirty_ = true;
@@ -210,8 +218,19 @@ JobLedger::ResultDisposition JobLedger::on_result(const std::string& peer,
       recompute_interval();
     }
   }
+  recycle(entry.frame.take_storage());
   jobs_.erase(job);
   return ResultDisposition::accepted;
+}
+
+void JobLedger::recycle(std::string storage) {
+  // Bounded in count and in size: a burst's worth of ordinary frames, not a giant's buffer.
+  constexpr std::size_t kMaxSpares = 128;
+  constexpr std::size_t kMaxBytes = 64 << 10;
+  if (storage.capacity() == 0 || storage.capacity() > kMaxBytes ||
+      spare_frames_.size() >= kMaxSpares)
+    return;
+  spare_frames_.push_back(std::move(storage));
 }
 
 void JobLedger::end_lease(Entry& entry) {
