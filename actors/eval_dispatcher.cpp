@@ -15,9 +15,11 @@ using Clock = std::chrono::steady_clock;
 // The dispatcher's message to itself: lease the queued jobs now (see the eval_atom handler).
 using pump_atom = caf::atom_constant<caf::atom("pump")>;
 
-// One requester waiting for one job's answer.
+// One requester waiting for one job's answer: through `promise` (an (eval_atom, Job) request)
+// or, with `requester` set, in an EvalAnswers message to it (an EvalBatch).
 struct Waiting {
   caf::typed_response_promise<wire::Result> promise;
+  caf::actor requester;
   wire::Job job;            // kept for the second tier of a cascade; code dropped otherwise
   bool cpu_tier = false;    // the job is in the CPU tier now
   int dispatches = 0;       // of the tiers already finished
@@ -59,6 +61,10 @@ struct DispatcherState {
   DispatcherStats stats;
   LogLimiter warn_limit{20};
   bool pump_pending = false;  // a pump_atom is in the mailbox
+  // Answers to EvalBatch jobs, per requester, sent when the current message is handled: one
+  // message per requester per batch of frames, not one per job.
+  std::unordered_map<caf::actor, EvalAnswers> outgoing;
+  size_t answers_hint = 1;  // answers the current message may produce (its frames)
   static inline const char* name = "eval_dispatcher";
 };
 
@@ -92,7 +98,33 @@ void submit(Self self, Waiting& w) {
   if (!screen) w.job.code = std::string();  // the frame holds it now; no second tier needs it
 }
 
-void deliver(Self self, int64_t job_id, wire::Result result, int dispatches) {
+// Answers `w` (which the caller then erases).
+// The result by rvalue reference: a Result is some 15 strings, and an answer used to move it
+// four times on its way into the message.
+void answer(Self self, Waiting& w, int64_t job_id, wire::Result&& result, caf::error error) {
+  auto& st = self->state;
+  if (!w.requester) {
+    if (error)
+      w.promise.deliver(std::move(error));
+    else
+      w.promise.deliver(std::move(result));
+    return;
+  }
+  auto& answers = st.outgoing[w.requester].answers;
+  // Room for a batch's answers at once: growing one by one moved every Result again.
+  if (answers.capacity() == 0) answers.reserve(st.answers_hint);
+  answers.push_back(EvalAnswer{job_id, std::move(result), std::move(error)});
+}
+
+void flush_answers(Self self) {
+  auto& st = self->state;
+  if (st.outgoing.empty()) return;
+  for (auto& [requester, answers] : st.outgoing)
+    self->send(requester, evaluated_atom::value, std::move(answers));
+  st.outgoing.clear();
+}
+
+void deliver(Self self, int64_t job_id, wire::Result&& result, int dispatches) {
   auto& st = self->state;
   auto it = st.waiting.find(job_id);
   if (it == st.waiting.end()) return;
@@ -108,7 +140,7 @@ void deliver(Self self, int64_t job_id, wire::Result result, int dispatches) {
     return;
   }
   result.dispatches = w.dispatches;
-  w.promise.deliver(std::move(result));
+  answer(self, w, job_id, std::move(result), caf::error{});
   st.waiting.erase(it);
   ++st.stats.answered;
 }
@@ -118,7 +150,7 @@ void fail_job(Self self, const JobLedger::Abandoned& gone) {
   auto it = st.waiting.find(gone.job_id);
   if (it == st.waiting.end()) return;
   spdlog::error("job {}: {}; answering with a retryable error", gone.job_id, gone.reason);
-  it->second.promise.deliver(make_error(Errc::unavailable, gone.reason));
+  answer(self, it->second, gone.job_id, wire::Result{}, make_error(Errc::unavailable, gone.reason));
   st.waiting.erase(it);
   ++st.stats.abandoned;
 }
@@ -282,6 +314,35 @@ DispatcherStats snapshot(Self self) {
   return s;
 }
 
+// Takes a job for evaluation (its code moved, not copied, into Waiting); false if its id is
+// already being evaluated (one answer per job id).
+bool accept(Self self, wire::Job& job, caf::typed_response_promise<wire::Result> promise,
+            caf::actor requester) {
+  auto& st = self->state;
+  int64_t id = job.job_id;
+  auto [it, fresh] = st.waiting.try_emplace(id);
+  if (!fresh) return false;
+  Waiting& w = it->second;
+  w.promise = std::move(promise);
+  w.requester = std::move(requester);
+  w.job = std::move(job);
+  ++st.stats.submitted;
+  submit(self, w);
+  // Requests come in bursts (a batch of results answers as many requesters, which send
+  // their next jobs at once): lease them all in one pump, behind the burst in the
+  // mailbox, so the bridge gets one send_many per burst rather than one per job.
+  if (!st.pump_pending) {
+    st.pump_pending = true;
+    self->send(self, pump_atom::value);
+  }
+  return true;
+}
+
+caf::error duplicate_job(int64_t id) {
+  return make_error(Errc::already_exists,
+                    "job " + std::to_string(id) + " is already being evaluated");
+}
+
 caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
                               DispatcherOptions options) {
   auto& st = self->state;
@@ -305,25 +366,22 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
       // The job by mutable reference: CAF hands over the message's own Job (it copies only a
       // message shared with another receiver), so its code is moved, not copied, into Waiting.
       [=](eval_atom, wire::Job& job) -> caf::result<wire::Result> {
-        auto& st = self->state;
         int64_t id = job.job_id;
-        if (st.waiting.count(id)) {
-          // One answer per job id: a second request for a job in flight is an error.
-          return make_error(Errc::already_exists,
-                            "job " + std::to_string(id) + " is already being evaluated");
-        }
+        if (self->state.waiting.count(id)) return duplicate_job(id);
         auto rp = self->make_response_promise<wire::Result>();
-        Waiting& w = st.waiting.emplace(id, Waiting{rp, std::move(job), false, 0}).first->second;
-        ++st.stats.submitted;
-        submit(self, w);
-        // Requests come in bursts (a batch of results answers as many requesters, which send
-        // their next jobs at once): lease them all in one pump, behind the burst in the
-        // mailbox, so the bridge gets one send_many per burst rather than one per job.
-        if (!st.pump_pending) {
-          st.pump_pending = true;
-          self->send(self, pump_atom::value);
-        }
+        accept(self, job, rp, caf::actor{});
         return rp;
+      },
+      // The batched form: no response; each job's answer comes in an EvalAnswers message.
+      [=](eval_atom, EvalBatch& batch) {
+        auto requester = caf::actor_cast<caf::actor>(self->current_sender());
+        if (!requester) return;  // an anonymous sender could not be answered
+        for (auto& job : batch.jobs) {
+          if (!accept(self, job, caf::typed_response_promise<wire::Result>{}, requester))
+            self->state.outgoing[requester].answers.push_back(
+                EvalAnswer{job.job_id, wire::Result{}, duplicate_job(job.job_id)});
+        }
+        flush_answers(self);
       },
       [=](pump_atom) {
         self->state.pump_pending = false;
@@ -331,13 +389,18 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
       },
       [=](const ZmqInboundBatch& batch) {
         auto start = Clock::now();
+        // Most frames are results, often one requester's; capped, since an answer is ~700 bytes
+        // and a run's many searches each get a few.
+        self->state.answers_hint = std::min<size_t>(batch.frames.size(), 64);
         for (const auto& in : batch.frames) on_frame(self, in);
         pump(self);  // once per batch: results free slots, HELLOs add some
+        flush_answers(self);
         warn_if_slow(self, start, batch.frames.size());
       },
       [=](beat_atom) {
         auto start = Clock::now();
         on_tick(self);
+        flush_answers(self);
         warn_if_slow(self, start, 0);
         self->delayed_send<caf::message_priority::high>(self, self->state.tick,
                                                         beat_atom::value);

@@ -2,6 +2,11 @@
 // (eval_atom, wire::Job) request with exactly one wire::Result, or with a retryable
 // Errc::unavailable error when the job was lost `max_attempts` times to infrastructure faults
 // (agents gone, leases expired): such a loss is never a verdict on the candidate.
+// The batched form, (eval_atom, EvalBatch) sent without a request (actors/messages.hpp), gets
+// the same one answer per job, as an EvalAnswer in an (evaluated_atom, EvalAnswers) message to
+// the sender; the answers a batch of agents' frames (or a tick) produced for one requester
+// travel in one message. Its requesters monitor the dispatcher: no response carries an error
+// if it terminates.
 //
 // The bookkeeping (queue, slots, leases, liveness, requeue, late results) lives in JobLedger
 // and the HELLO checks in AgentAdmission; this actor decodes frames from the ZmqBridge, feeds

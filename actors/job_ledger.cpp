@@ -36,8 +36,11 @@ struct JobLedger::Pool {
 };
 
 struct JobLedger::Entry {
-  Entry(const wire::Job& job, int need_index)
-      : job_id(job.job_id), timeout_s(job.timeout_s), need(need_index), frame(job) {}
+  Entry(const wire::Job& job, int need_index, std::string storage)
+      : job_id(job.job_id),
+        timeout_s(job.timeout_s),
+        need(need_index),
+        frame(job, std::move(storage)) {}
   int64_t job_id;
   double timeout_s;
   int need;
@@ -60,14 +63,15 @@ JobLedger::JobLedger(Options options)
 
 JobLedger::~JobLedger() = default;
 
-JobLedger::NeedQueue& JobLedger::queue_for(const Requirement& need) {
+int JobLedger::queue_for(const Requirement& need) {
   auto key = need.key();
   auto it = need_index_.find(key);
-  if (it != need_index_.end()) return *needs_[it->second];
-  need_index_.emplace(key, static_cast<int>(needs_.size()));
+  if (it != need_index_.end()) return it->second;
+  int index = static_cast<int>(needs_.size());
+  need_index_.emplace(std::move(key), index);
   needs_.push_back(std::make_unique<NeedQueue>());
   needs_.back()->need = need;
-  return *needs_.back();
+  return index;
 }
 
 const Capabilities* JobLedger::capabilities(const std::string& peer) const {
@@ -88,10 +92,14 @@ int JobLedger::pool_for(const Capabilities& caps) {
 
 bool JobLedger::submit(const wire::Job& job, const Requirement& need) {
   if (jobs_.count(job.job_id)) return false;
-  NeedQueue& q = queue_for(need);
-  int index = static_cast<int>(need_index_.at(need.key()));
-  jobs_.emplace(job.job_id, std::make_unique<Entry>(job, index));
-  q.jobs.push_back(job.job_id);
+  int index = queue_for(need);  // builds the requirement's key once per job, not twice
+  std::string storage;
+  if (!spare_frames_.empty()) {
+    storage = std::move(spare_frames_.back());
+    spare_frames_.pop_back();
+  }
+  jobs_.emplace(job.job_id, std::make_unique<Entry>(job, index, std::move(storage)));
+  needs_[index]->jobs.push_back(job.job_id);
   ++queued_;
   dirty_ = true;
   return true;
@@ -210,8 +218,19 @@ JobLedger::ResultDisposition JobLedger::on_result(const std::string& peer,
       recompute_interval();
     }
   }
+  recycle(entry.frame.take_storage());
   jobs_.erase(job);
   return ResultDisposition::accepted;
+}
+
+void JobLedger::recycle(std::string storage) {
+  // Bounded in count and in size: a burst's worth of ordinary frames, not a giant's buffer.
+  constexpr std::size_t kMaxSpares = 128;
+  constexpr std::size_t kMaxBytes = 64 << 10;
+  if (storage.capacity() == 0 || storage.capacity() > kMaxBytes ||
+      spare_frames_.size() >= kMaxSpares)
+    return;
+  spare_frames_.push_back(std::move(storage));
 }
 
 void JobLedger::end_lease(Entry& entry) {

@@ -11,7 +11,9 @@
 // Who sends what:
 //   workload_search -> llm_gateway:     (generate_atom, ChatRequest)            -> ChatResponse
 //   workload_search -> store:           StoreActor (actors/store_actor.hpp)
-//   workload_search -> eval_dispatcher: (eval_atom, wire::Job)                  -> wire::Result
+//   workload_search -> eval_dispatcher: (eval_atom, EvalBatch)                  (no response)
+//   eval_dispatcher -> workload_search: (evaluated_atom, EvalAnswers)            one per job
+//   eval, tests     -> eval_dispatcher: (eval_atom, wire::Job)                  -> wire::Result
 //   workload_search -> run:             (progress_atom, ProgressEvent)
 //                                       (status_atom, int index, SearchStatus)   when idle or done
 //   run -> workload_search:             (budget_atom, int limit, bool open)      global reallocation
@@ -28,6 +30,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/all.hpp>
 
@@ -49,12 +52,33 @@ using stats_atom = caf::atom_constant<caf::atom("stats")>;
 using status_atom = caf::atom_constant<caf::atom("status")>;
 using budget_atom = caf::atom_constant<caf::atom("budget")>;
 using inflight_atom = caf::atom_constant<caf::atom("inflight")>;
+using evaluated_atom = caf::atom_constant<caf::atom("evaluated")>;
 
 
 // Frames from agents, as the bridge read them in one turn (actors/zmq_bridge.hpp).
 using ZmqInbound = InboundFrame;
 struct ZmqInboundBatch {
   std::vector<ZmqInbound> frames;
+};
+
+// Batched evaluation (actors/eval_dispatcher.hpp): jobs go to the dispatcher as a plain
+// message, and their answers come back to the sender in batches, several per message. A
+// request/response per job cost the requester's CAF a response handler per job in flight,
+// searched and erased linearly (CAF 0.17 keeps them in a flat vector), and two mailbox
+// messages per candidate.
+struct EvalBatch {
+  std::vector<wire::Job> jobs;
+};
+// The one answer to one job of an EvalBatch: its result, or (error set) a retryable
+// Errc::unavailable after too many lost leases, or Errc::already_exists for a job id already
+// being evaluated.
+struct EvalAnswer {
+  int64_t job_id = 0;
+  wire::Result result;  // when !error
+  caf::error error;
+};
+struct EvalAnswers {
+  std::vector<EvalAnswer> answers;
 };
 
 struct ProgressEvent {
@@ -71,6 +95,8 @@ struct ProgressEvent {
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ChatRequest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ChatResponse)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ZmqInboundBatch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::EvalBatch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::EvalAnswers)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ProgressEvent)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::SearchStatus)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::wire::Job)

@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <stdexcept>
+#include <unordered_map>
 
 #include <spdlog/spdlog.h>
 
@@ -14,6 +15,15 @@
 
 namespace palladium {
 namespace {
+
+// A candidate sent for evaluation: what its answer is observed with.
+struct PendingEval {
+  SampleRequest request;
+  int64_t candidate_id = 0;
+  std::string text;
+  std::string code;
+  bool reused = false;
+};
 
 struct SearchState {
   WorkloadSearchSpec spec;
@@ -28,6 +38,8 @@ struct SearchState {
   std::map<int, int64_t> sample_ids;                // sample index -> stored sample id
   std::map<int, SampleRecord> stored;               // loaded at start, by sample index
   std::map<int64_t, EvaluationRecord> stored_evals;  // loaded at start, by candidate id
+  std::unordered_map<int64_t, PendingEval> evals;    // sent to the dispatcher, by job id
+  caf::error dispatcher_gone;                        // set once the dispatcher terminated
   static inline const char* name = "workload_search";
 };
 
@@ -72,25 +84,43 @@ void finish(Self self, const SampleRequest& r, Observation obs, bool reused) {
   if (!st.pumping) pump(self);
 }
 
+// Jobs go to the dispatcher as one-job EvalBatches and come back in EvalAnswers (batched by
+// the dispatcher): no response handler per job in flight (actors/messages.hpp says why).
 void evaluate(Self self, const SampleRequest& r, int64_t candidate_id, const std::string& text,
               const std::string& code, bool reused) {
   auto& st = self->state;
-  self->request(st.peers.dispatcher, caf::infinite, eval_atom::value,
-                make_eval_job(st.spec.eval, candidate_id, code))
-      .then(
-          [=](wire::Result& result) {
-            auto record = record_from_result(candidate_id, result);
-            self->request(self->state.peers.store, caf::infinite, put_eval_atom::value, record)
-                .then(
-                    [=](bool) {
-                      finish(self, r, Observation{text, code, outcome_from_record(record)},
-                             reused);
-                    },
-                    [=](caf::error& e) {
-                      fail(self, "storing an evaluation failed: " + to_string(e));
-                    });
-          },
-          [=](caf::error& e) { fail(self, "evaluation failed: " + to_string(e)); });
+  if (st.dispatcher_gone) {
+    fail(self, "evaluation failed: " + to_string(st.dispatcher_gone));
+    return;
+  }
+  st.evals[candidate_id] = PendingEval{r, candidate_id, text, code, reused};
+  EvalBatch batch;
+  batch.jobs.push_back(make_eval_job(st.spec.eval, candidate_id, code));
+  self->send(st.peers.dispatcher, eval_atom::value, std::move(batch));
+}
+
+// The verdict is persisted before the strategy sees it.
+void on_answers(Self self, EvalAnswers& got) {
+  for (auto& a : got.answers) {
+    auto& st = self->state;
+    if (st.quitting) return;
+    auto it = st.evals.find(a.job_id);
+    if (it == st.evals.end()) continue;
+    PendingEval p = std::move(it->second);
+    st.evals.erase(it);
+    if (a.error) {
+      fail(self, "evaluation failed: " + to_string(a.error));
+      return;
+    }
+    auto record = record_from_result(p.candidate_id, a.result);
+    self->request(st.peers.store, caf::infinite, put_eval_atom::value, record)
+        .then(
+            [=](bool) {
+              finish(self, p.request, Observation{p.text, p.code, outcome_from_record(record)},
+                     p.reused);
+            },
+            [=](caf::error& e) { fail(self, "storing an evaluation failed: " + to_string(e)); });
+  }
 }
 
 SampleRecord sample_record(const SearchState& st, const SampleRequest& r, const std::string& text) {
@@ -245,6 +275,15 @@ caf::behavior workload_search(Self self, WorkloadSearchSpec spec, SearchPeers pe
   st.cap = std::max(1, spec.in_flight);
   st.spec = std::move(spec);
   st.peers = std::move(peers);
+  // Batched evaluations have no response to carry an error if the dispatcher goes away.
+  self->monitor(st.peers.dispatcher);
+  self->set_down_handler([=](caf::down_msg& down) {
+    auto& st = self->state;
+    if (down.source != st.peers.dispatcher.address()) return;
+    st.dispatcher_gone = down.reason ? down.reason : caf::make_error(caf::sec::runtime_error,
+                                                                      "the dispatcher stopped");
+    if (!st.evals.empty()) fail(self, "evaluation failed: " + to_string(st.dispatcher_gone));
+  });
   SampleKey key{st.spec.run_id, st.spec.brief.id, st.strategy->method(),
                 static_cast<int64_t>(st.spec.seed), 0};
   self->request(st.peers.store, caf::infinite, load_search_atom::value, key)
@@ -270,6 +309,7 @@ caf::behavior workload_search(Self self, WorkloadSearchSpec spec, SearchPeers pe
         st.reported_idle = false;
         pump(self);
       },
+      [=](evaluated_atom, EvalAnswers& got) { on_answers(self, got); },
       [=](inflight_atom, int cap) {
         self->state.cap = std::max(1, cap);
         pump(self);

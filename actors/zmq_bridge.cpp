@@ -262,7 +262,7 @@ size_t ZmqBridge::flush_outbox(std::deque<OutboundFrame>& batch,
         ++dropped_out_;
         continue;
       }
-      route = &it->second;
+      route = &it->second.routing_id;
     }
     try {
       zmq::message_t head(route->data(), route->size());
@@ -329,9 +329,12 @@ void ZmqBridge::loop() {
           continue;
         }
         ++frames_in_;
-        const char* addr = zmq_msg_gets(parts[1].handle(), "Peer-Address");
-        std::string address = addr ? addr : "";
+        auto peer_address = [&] {
+          const char* addr = zmq_msg_gets(parts[1].handle(), "Peer-Address");
+          return std::string(addr ? addr : "");
+        };
         std::string peer;
+        std::string address;
         if (curve_) {
           const char* user = zmq_msg_gets(parts[1].handle(), "User-Id");
           if (user == nullptr || *user == '\0') {
@@ -340,15 +343,19 @@ void ZmqBridge::loop() {
           }
           peer = user;
           // The latest connection of a key is where its frames go.
-          auto& route = routes_[peer];
-          if (route.size() != parts[0].size() ||
-              std::memcmp(route.data(), parts[0].data(), route.size()) != 0)
-            route = parts[0].to_string();
+          Route& route = routes_[peer];
+          if (route.routing_id.size() != parts[0].size() ||
+              std::memcmp(route.routing_id.data(), parts[0].data(), parts[0].size()) != 0) {
+            route.routing_id = parts[0].to_string();
+            route.address = peer_address();
+          }
+          address = route.address;
         } else {
           peer = parts[0].to_string();
+          address = peer_address();
         }
-        frames.push_back(InboundFrame{std::move(peer), parts[1].to_string(), std::move(address),
-                                      Clock::now()});
+        frames.push_back(InboundFrame{std::move(peer), InboundPayload(std::move(parts[1])),
+                                      std::move(address), Clock::now()});
       }
       got_in = frames.size();
       if (!frames.empty()) on_inbound_(std::move(frames));

@@ -42,6 +42,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -70,11 +71,33 @@ struct ZmqBridgeStats {
   int64_t longest_turn_us = 0;     // the longest the bridge spent away from its poll()
 };
 
+// A received frame's bytes, left in ZeroMQ's buffer: the bridge no longer copies every
+// inbound frame into a string of its own (a malloc, a copy and a free per frame). Copying one
+// shares the buffer (ZeroMQ's reference count).
+class InboundPayload {
+ public:
+  InboundPayload() = default;
+  explicit InboundPayload(zmq::message_t&& msg) : msg_(std::move(msg)) {}
+  explicit InboundPayload(std::string_view bytes) : msg_(bytes.data(), bytes.size()) {}
+  InboundPayload(const InboundPayload& other) { msg_.copy(other.msg_); }
+  InboundPayload& operator=(const InboundPayload& other) {
+    if (this != &other) msg_.copy(other.msg_);
+    return *this;
+  }
+  InboundPayload(InboundPayload&&) = default;
+  InboundPayload& operator=(InboundPayload&&) = default;
+  std::string_view view() const { return msg_.to_string_view(); }
+  operator std::string_view() const { return view(); }
+
+ private:
+  mutable zmq::message_t msg_;  // copy() takes a non-const source; it only shares the bytes
+};
+
 // A frame from an agent: `peer` is its identity (CURVE public key, or the routing id on a
 // plaintext link), `address` its IP address, `received` when the bridge read it.
 struct InboundFrame {
   std::string peer;
-  std::string payload;
+  InboundPayload payload;
   std::string address;
   std::chrono::steady_clock::time_point received;
 };
@@ -161,8 +184,12 @@ class ZmqBridge {
   std::mutex allow_mutex_;
   std::unordered_set<std::string> allowed_;  // guarded by allow_mutex_
   Clock::time_point last_rescan_{};          // bridge thread only
-  // identity -> the routing id of its latest connection (CURVE only; bridge thread only)
-  std::unordered_map<std::string, std::string> routes_;
+  // identity -> its latest connection (CURVE only; bridge thread only)
+  struct Route {
+    std::string routing_id;
+    std::string address;  // the connection's Peer-Address, looked up once per connection
+  };
+  std::unordered_map<std::string, Route> routes_;
 
   std::atomic<uint64_t> frames_in_{0}, frames_out_{0}, dropped_out_{0}, auth_refused_{0},
       malformed_in_{0}, busy_turns_{0};

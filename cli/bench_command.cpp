@@ -55,7 +55,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Keeps `outstanding` jobs submitted; counts the answers.
+// Keeps `outstanding` jobs submitted; counts the answers. It speaks the batched interface
+// the searches use (EvalBatch / EvalAnswers, actors/messages.hpp): each batch of answers is
+// followed by one batch of as many new jobs.
 struct FeederState {
   caf::actor dispatcher;
   int64_t next_id = 1;
@@ -64,21 +66,18 @@ struct FeederState {
   static inline const char* name = "bench_feeder";
 };
 
-void feed_one(caf::stateful_actor<FeederState>* self) {
-  wire::Job job;
-  job.job_id = self->state.next_id++;
-  job.workload_id = "8p";
-  job.code = self->state.code;
-  job.check_level = "full";
-  job.timeout_s = 60;
-  job.seeds = {0, 1};
-  self->request(self->state.dispatcher, caf::infinite, eval_atom::value, std::move(job))
-      .then(
-          [=](const wire::Result&) {
-            ++*self->state.answered;
-            feed_one(self);
-          },
-          [=](caf::error&) { feed_one(self); });
+void feed(caf::stateful_actor<FeederState>* self, size_t count) {
+  EvalBatch batch;
+  batch.jobs.resize(count);
+  for (auto& job : batch.jobs) {
+    job.job_id = self->state.next_id++;
+    job.workload_id = "8p";
+    job.code = self->state.code;
+    job.check_level = "full";
+    job.timeout_s = 60;
+    job.seeds = {0, 1};
+  }
+  self->send(self->state.dispatcher, eval_atom::value, std::move(batch));
 }
 
 caf::behavior feeder(caf::stateful_actor<FeederState>* self, caf::actor dispatcher,
@@ -87,8 +86,16 @@ caf::behavior feeder(caf::stateful_actor<FeederState>* self, caf::actor dispatch
   self->state.answered = answered;
   // A typical candidate module is a few KB of Python.
   self->state.code = std::string(4000, '#');
-  for (int i = 0; i < outstanding; ++i) feed_one(self);
-  return {[](beat_atom) {}};
+  feed(self, static_cast<size_t>(outstanding));
+  return {
+      [=](evaluated_atom, const EvalAnswers& got) {
+        int64_t results = 0;
+        for (const auto& a : got.answers)
+          if (!a.error) ++results;
+        *self->state.answered += results;
+        feed(self, got.answers.size());
+      },
+  };
 }
 
 struct Child {

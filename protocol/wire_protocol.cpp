@@ -1,5 +1,6 @@
 #include "protocol/wire_protocol.hpp"
 
+#include <atomic>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -477,8 +478,12 @@ std::string encode(const Message& message) {
   return out;
 }
 
-JobFrame::JobFrame(const Job& job) : buffer_(std::make_shared<std::string>()) {
+JobFrame::JobFrame(const Job& job) : JobFrame(job, std::string()) {}
+
+JobFrame::JobFrame(const Job& job, std::string storage)
+    : buffer_(std::make_shared<std::string>(std::move(storage))) {
   std::string& out = *buffer_;
+  out.clear();
   out.reserve(kRoom + job.code.size() + job.workload_id.size() + 128);
   out.resize(kRoom);
   StringSink sink{out};
@@ -520,6 +525,16 @@ JobFrame::Shared JobFrame::share_with_lease(int64_t lease) {
   std::size_t offset = kRoom - head.size;
   std::memcpy(buffer_->data() + offset, head.bytes, head.size);
   return Shared{buffer_, offset, buffer_->size() - offset};
+}
+
+std::string JobFrame::take_storage() {
+  if (!buffer_ || buffer_.use_count() != 1) return std::string();
+  // use_count() reads relaxed; this fence pairs with the release of the last other share
+  // (ZeroMQ's thread, done reading the bytes), so writing them again cannot race its reads.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  std::string storage = std::move(*buffer_);
+  buffer_.reset();
+  return storage;
 }
 
 namespace {

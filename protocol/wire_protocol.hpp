@@ -160,6 +160,14 @@ class JobFrame {
   };
 
   explicit JobFrame(const Job& job);
+  // The same frame, packed into `storage` (its bytes are discarded, its capacity kept): a
+  // buffer a finished frame gave back (take_storage), so a dispatch does not allocate, and
+  // later free, a buffer the size of the candidate's code.
+  JobFrame(const Job& job, std::string storage);
+  // The buffer, for the next frame to be packed into, once no share of it is held any more
+  // (ZeroMQ has released what it sent); an empty string while one is. Leaves the frame
+  // without bytes: call it only on a frame that is done.
+  std::string take_storage();
   // A fresh string holding the frame (copies the fields).
   std::string with_lease(int64_t lease) const;
   // The frame without copying the fields: the header and lease are written into room left in

@@ -5,6 +5,7 @@
 #include "actors/eval_dispatcher.hpp"
 
 #include <future>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -189,6 +190,53 @@ TEST_F(DispatcherTest, JobGoesToAgentAndResultComesBack) {
   EXPECT_EQ(second->job_id, 43);
   agent.send(answer(*second, "A"));
   EXPECT_TRUE(second_pending.get().result);
+}
+
+// The batched form: each job of an EvalBatch gets one EvalAnswer, in EvalAnswers messages to
+// the sender, and a job id already in flight is answered with already_exists, not evaluated
+// a second time.
+TEST_F(DispatcherTest, BatchedJobsGetOneAnswerEach) {
+  start();
+  FakeAgent agent(ctx, bridge->endpoint(), "A");
+  agent.hello(2);
+  await_agents(1);
+  caf::scoped_actor self{sys};
+  EvalBatch batch;
+  batch.jobs = {make_job(1), make_job(2), make_job(1)};
+  self->send(dispatcher, eval_atom::value, std::move(batch));
+  std::map<int64_t, std::vector<EvalAnswer>> got;
+  auto collect = [&] {
+    self->receive(
+        [&](evaluated_atom, EvalAnswers& answers) {
+          for (auto& a : answers.answers) got[a.job_id].push_back(std::move(a));
+        },
+        caf::after(5s) >> [] {});
+  };
+  collect();
+  ASSERT_EQ(got[1].size(), 1u) << "the duplicate is answered at once";
+  EXPECT_EQ(errc_of(got[1][0].error), Errc::already_exists);
+  got.clear();
+  auto first = agent.next_job(5s);
+  auto second = agent.next_job(5s);
+  ASSERT_TRUE(first && second);
+  EXPECT_NE(first->job_id, second->job_id);
+  agent.send(answer(*first, "A"));
+  agent.send(answer(*second, "A"));
+  agent.send(answer(*second, "A"));  // a duplicate frame is not a second answer
+  while (got.size() < 2) {
+    size_t before = got.size();
+    collect();
+    if (got.size() == before) break;
+  }
+  self->receive([&](evaluated_atom, EvalAnswers&) { ADD_FAILURE() << "a second answer"; },
+                caf::after(300ms) >> [] {});
+  for (int64_t id : {int64_t{1}, int64_t{2}}) {
+    ASSERT_EQ(got[id].size(), 1u) << "job " << id;
+    EXPECT_FALSE(got[id][0].error);
+    EXPECT_EQ(got[id][0].result.job_id, id);
+    EXPECT_EQ(got[id][0].result.dispatches, 1);
+    EXPECT_EQ(got[id][0].result.device_kind, "cpu");
+  }
 }
 
 // Agents' frames are urgent: a HELLO that arrives behind a flood of eval requests (and behind
@@ -444,7 +492,7 @@ TEST(ZmqBridgeTest, ABatchWindowHandsOverABurstInFewBatchesInOrder) {
   bridge.start([&](std::vector<InboundFrame> frames) {
     std::lock_guard<std::mutex> g(m);
     batches.push_back(frames.size());
-    for (auto& f : frames) got.push_back(f.payload);
+    for (auto& f : frames) got.push_back(std::string(f.payload.view()));
   });
   zmq::context_t ctx;
   zmq::socket_t dealer(ctx, zmq::socket_type::dealer);

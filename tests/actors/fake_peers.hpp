@@ -57,50 +57,74 @@ caf::behavior fake_gateway(caf::event_based_actor*, std::shared_ptr<Counters> c)
 }
 
 // Holds every job for `hold` before answering, so jobs overlap when the
-// search keeps several in flight.
+// search keeps several in flight. Speaks both forms of the dispatcher's
+// interface: (eval_atom, Job) requests and (eval_atom, EvalBatch) batches,
+// answered with EvalAnswers.
 using release_atom = caf::atom_constant<caf::atom("release")>;
+struct HeldJob {
+  caf::typed_response_promise<wire::Result> promise;
+  caf::actor requester;  // set for a job of an EvalBatch
+  wire::Result result;
+};
 struct EvalState {
-  std::map<int64_t, std::pair<caf::typed_response_promise<wire::Result>, wire::Result>> held;
+  std::map<int64_t, HeldJob> held;
   static inline const char* name = "fake_eval";
 };
-caf::behavior fake_evaluator(caf::stateful_actor<EvalState>* self, std::shared_ptr<Counters> c,
-                             std::chrono::milliseconds hold) {
+inline void hold_job(caf::stateful_actor<EvalState>* self, const std::shared_ptr<Counters>& c,
+                     std::chrono::milliseconds hold, const wire::Job& job, HeldJob h) {
+  c->jobs++;
+  int now = ++c->jobs_pending;
+  int prev = c->max_jobs_pending.load();
+  while (now > prev && !c->max_jobs_pending.compare_exchange_weak(prev, now)) {
+  }
+  wire::Result& r = h.result;
+  r.job_id = job.job_id;
+  r.agent_id = "fake-agent";
+  r.backend = "interpret";
+  if (job.code.find("CORRECT") != std::string::npos) {
+    r.verdict = "correct";
+    r.stage = "done";
+    // Later samples are faster: the best keeps improving.
+    const auto at = job.code.find("# sample ");
+    const int n = at == std::string::npos ? 0 : std::stoi(job.code.substr(at + 9));
+    r.kernel_ms = 1.0 / (1.0 + 0.1 * n);
+    r.baseline_ms = 1.5;
+    r.timing_kind = "cpu-wall";
+  } else {
+    r.verdict = "numerics_mismatch";
+    r.stage = "numerics";
+    r.error = "max_abs_err 2.0";
+  }
+  self->state.held.emplace(job.job_id, std::move(h));
+  self->delayed_send(self, hold, release_atom::value, job.job_id);
+}
+inline caf::behavior fake_evaluator(caf::stateful_actor<EvalState>* self,
+                                    std::shared_ptr<Counters> c, std::chrono::milliseconds hold) {
   return {
       [=](eval_atom, const wire::Job& job) -> caf::result<wire::Result> {
-        c->jobs++;
-        int now = ++c->jobs_pending;
-        int prev = c->max_jobs_pending.load();
-        while (now > prev && !c->max_jobs_pending.compare_exchange_weak(prev, now)) {
-        }
         auto rp = self->make_response_promise<wire::Result>();
-        wire::Result r;
-        r.job_id = job.job_id;
-        r.agent_id = "fake-agent";
-        r.backend = "interpret";
-        if (job.code.find("CORRECT") != std::string::npos) {
-          r.verdict = "correct";
-          r.stage = "done";
-          // Later samples are faster: the best keeps improving.
-          const auto at = job.code.find("# sample ");
-          const int n = at == std::string::npos ? 0 : std::stoi(job.code.substr(at + 9));
-          r.kernel_ms = 1.0 / (1.0 + 0.1 * n);
-          r.baseline_ms = 1.5;
-          r.timing_kind = "cpu-wall";
-        } else {
-          r.verdict = "numerics_mismatch";
-          r.stage = "numerics";
-          r.error = "max_abs_err 2.0";
-        }
-        self->state.held.emplace(job.job_id, std::make_pair(rp, r));
-        self->delayed_send(self, hold, release_atom::value, job.job_id);
+        hold_job(self, c, hold, job, HeldJob{rp, caf::actor{}, wire::Result{}});
         return rp;
+      },
+      [=](eval_atom, const EvalBatch& batch) {
+        auto requester = caf::actor_cast<caf::actor>(self->current_sender());
+        for (const auto& job : batch.jobs)
+          hold_job(self, c, hold, job,
+                   HeldJob{caf::typed_response_promise<wire::Result>{}, requester, wire::Result{}});
       },
       [=](agents_atom) { return int32_t{2}; },
       [=](release_atom, int64_t id) {
         auto it = self->state.held.find(id);
         if (it == self->state.held.end()) return;
         c->jobs_pending--;
-        it->second.first.deliver(std::move(it->second.second));
+        HeldJob& h = it->second;
+        if (h.requester) {
+          EvalAnswers answers;
+          answers.answers.push_back(EvalAnswer{id, std::move(h.result), caf::error{}});
+          self->send(h.requester, evaluated_atom::value, std::move(answers));
+        } else {
+          h.promise.deliver(std::move(h.result));
+        }
         self->state.held.erase(it);
       },
   };

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "actors/messages.hpp"
 #include "search/iterative_search.hpp"
@@ -193,4 +194,33 @@ TEST_F(WorkloadSearchActorTest, OpenBudgetWaitsIdleUntilTheRunGrantsMore) {
 }
 
 }  // namespace
+// Batched evaluations have no response to carry an error: a search whose dispatcher goes away
+// with a job in flight fails, instead of waiting for an answer that never comes.
+TEST_F(WorkloadSearchActorTest, ADispatcherThatGoesAwayFailsTheSearchWithAJobInFlight) {
+  auto c = std::make_shared<Counters>();
+  auto gateway = sys_.spawn(fake_gateway, c);
+  auto evaluator = sys_.spawn(fake_evaluator, c, std::chrono::milliseconds(60000));
+  caf::scoped_actor run{sys_};
+  auto search = spawn_workload_search(sys_, spec("iterative", 4),
+                                      SearchPeers{store_, gateway, evaluator, run});
+  run->monitor(search);
+  for (int i = 0; i < 500 && c->jobs == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(c->jobs, 1) << "the first job reached the evaluator";
+  caf::anon_send_exit(evaluator, caf::exit_reason::user_shutdown);
+  bool down = false;
+  while (!down) {
+    run->receive([&](progress_atom, const ProgressEvent&) {},
+                 [&](status_atom, int, const SearchStatus&) {},
+                 [&](caf::down_msg& dm) {
+                   down = true;
+                   EXPECT_TRUE(dm.reason) << "the search failed";
+                 },
+                 caf::after(10s) >> [&] {
+                   ADD_FAILURE() << "the search still waits for its answer";
+                   down = true;
+                 });
+  }
+  caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
+}
+
 }  // namespace palladium

@@ -251,6 +251,29 @@ TEST(WireProtocol, SharedJobFramesAreTheSameBytesAsEncodeAndNeverRewritten) {
   for (const auto& [shared, bytes] : handed) EXPECT_EQ(std::string(shared.bytes()), bytes);
 }
 
+// A frame's buffer comes back for reuse only when no share of it is held (ZeroMQ may still be
+// sending it), and a frame packed into reused storage is the same bytes as a fresh one.
+TEST(WireProtocol, JobFrameStorageIsReusedOnlyWhenNoShareIsHeld) {
+  Job job = full_job();
+  JobFrame first(job);
+  JobFrame::Shared held = first.share_with_lease(7);
+  std::string kept(held.bytes());
+  EXPECT_TRUE(first.take_storage().empty()) << "a share is still held";
+  EXPECT_EQ(std::string(held.bytes()), kept);
+  held = JobFrame::Shared{};
+  std::string storage = first.take_storage();
+  EXPECT_GE(storage.capacity(), job.code.size());
+  const char* bytes = storage.data();
+  Job other = full_job();
+  other.job_id = 99;
+  other.code = "short";
+  JobFrame second(other, std::move(storage));
+  JobFrame::Shared shared = second.share_with_lease(3);
+  other.lease = 3;
+  EXPECT_EQ(std::string(shared.bytes()), encode(other));
+  EXPECT_EQ(shared.buffer->data(), bytes) << "packed into the storage given, not a new buffer";
+}
+
 TEST(WireProtocol, DispatchesIsNotOnTheWire) {
   Result in = full_result();
   in.dispatches = 3;
