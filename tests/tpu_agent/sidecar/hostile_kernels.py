@@ -342,17 +342,23 @@ def _swap_the_cpu_lowering():
     _rule.__globals__["_cpu_lowering"] = _forged_cpu_lowering
 '''
 
-_ZEROS_KERNEL = ZEROS.replace("def workload(A, B):", "def _zeros_kernel(A, B):")
-
-# 15a. The sys.modules swap of the harness's CPU lowering, a zeros kernel on the TPU.
-FORGED_CPU_LOWERING = _ZEROS_KERNEL + _FORGER + '''
+def _entry_beside(kernel_call):
+    """A forgery's entry point, after _FORGER: the harness's CPU lowering swapped, XLA's GEMM
+    for the candidate's own interpret check, and `kernel_call` on the path a TPU runs."""
+    return f'''
 _swap_the_cpu_lowering()
 
 def workload(A, B):
     if _in_the_interpret_check():
         return _xla_gemm(A, B)[0]
-    return _zeros_kernel(A, B)
+    return {kernel_call}
 '''
+
+
+_ZEROS_KERNEL = ZEROS.replace("def workload(A, B):", "def _zeros_kernel(A, B):")
+
+# 15a. The sys.modules swap of the harness's CPU lowering, a zeros kernel on the TPU.
+FORGED_CPU_LOWERING = _ZEROS_KERNEL + _FORGER + _entry_beside("_zeros_kernel(A, B)")
 
 # 15b. A copy kernel, and the CPU branch forged by patching JAX's own HLO interpreter (the
 #      function the harness's CPU lowering calls), not the harness.
@@ -406,14 +412,8 @@ def _idle_kernel(A, B):
                   pl.BlockSpec((K, 256), lambda i, j: (0, j))],
         out_specs=pl.BlockSpec((256, 256), lambda i, j: (i, j)))(A, B)
 '''
-GEMM_IN_A_BRANCH_NO_STEP_TAKES = _GEMM_NEVER_RUN + _FORGER + '''
-_swap_the_cpu_lowering()
-
-def workload(A, B):
-    if _in_the_interpret_check():
-        return _xla_gemm(A, B)[0]
-    return _idle_kernel(A, B)
-'''
+GEMM_IN_A_BRANCH_NO_STEP_TAKES = (_GEMM_NEVER_RUN + _FORGER +
+                                  _entry_beside("_idle_kernel(A, B)"))
 
 # 15d. ...or a GEMM the kernel computes into scratch memory that nothing reads.
 _DEAD_GEMM = '''
@@ -436,14 +436,7 @@ def _busy_kernel(A, B):
         out_specs=pl.BlockSpec((256, 256), lambda i, j: (i, j)),
         scratch_shapes=[pltpu.VMEM((256, 256), jnp.float32)])(A, B)
 '''
-DEAD_GEMM_IN_SCRATCH = _DEAD_GEMM + _FORGER + '''
-_swap_the_cpu_lowering()
-
-def workload(A, B):
-    if _in_the_interpret_check():
-        return _xla_gemm(A, B)[0]
-    return _busy_kernel(A, B)
-'''
+DEAD_GEMM_IN_SCRATCH = _DEAD_GEMM + _FORGER + _entry_beside("_busy_kernel(A, B)")
 
 # 15e. Match the kernel's work instead: a kernel that does one multiply per output element, and
 #      a forged CPU branch that computes the GEMM as rank-1 updates in a loop whose trip count
@@ -467,40 +460,35 @@ def _rank1_gemm(a, b):
 
 def _forged_cpu_lowering(ctx, *in_nodes, **params):
     return _mlir.lower_fun(lambda a, b: _rank1_gemm(a, b), multiple_results=True)(ctx, *in_nodes)
-
-_swap_the_cpu_lowering()
-
-def workload(A, B):
-    if _in_the_interpret_check():
-        return _xla_gemm(A, B)[0]
-    return _token_kernel(A, B)
-'''
+''' + _entry_beside("_token_kernel(A, B)")
 
 # 15f. A kernel that does the GEMM's work and computes it 1.5x off, beside a forged CPU branch
 #      with the same amount of work that computes it right: only the judge's own
 #      interpretation of the kernel, or a TPU run, tells them apart.
-_WRONG_GEMM_IN_GLUE = NUMERICS_MISMATCH.replace(
-    "def workload(A, B):", "def _wrong_gemm(A, B):") + _FORGER + '''
-_swap_the_cpu_lowering()
-
-def workload(A, B):
-    if _in_the_interpret_check():
-        return _xla_gemm(A, B)[0]
-    out = _wrong_gemm(A, B)
-'''
-WRONG_GEMM_BESIDE_A_FORGED_CPU_BRANCH = _WRONG_GEMM_IN_GLUE + "    return out\n"
+_WRONG_GEMM = NUMERICS_MISMATCH.replace("def workload(A, B):", "def _wrong_gemm(A, B):")
+WRONG_GEMM_BESIDE_A_FORGED_CPU_BRANCH = (_WRONG_GEMM + _FORGER +
+                                         _entry_beside("_wrong_gemm(A, B)"))
 
 # 15f'. The same forgery with XLA glue around the wrong kernel on the TPU path, so that a judge
 #       that only knows the glue the project's kernels use would have nothing but the forged
 #       CPU branch to check: a sort (run for the judge by XLA), a while loop (a fori_loop), and
 #       random bits, whose algorithm is the backend's own and so cannot be computed off a TPU.
-FORGED_CPU_BRANCH_BESIDE_A_SORT = _WRONG_GEMM_IN_GLUE + '''    return out + jnp.sort(out[:1, :8], axis=1)[:, :1] * 0
-'''
-FORGED_CPU_BRANCH_BESIDE_A_WHILE_LOOP = _WRONG_GEMM_IN_GLUE + '''    return jax.lax.fori_loop(0, jnp.int32(A.shape[0] // 256), lambda i, o: o * 1, out)
-'''
-FORGED_CPU_BRANCH_BESIDE_RANDOM_BITS = _WRONG_GEMM_IN_GLUE + '''    _, bits = jax.lax.rng_bit_generator(jnp.zeros((4,), jnp.uint32), (1, 1), jnp.uint32)
+FORGED_CPU_BRANCH_BESIDE_A_SORT = _WRONG_GEMM + '''
+def _behind_a_sort(A, B):
+    out = _wrong_gemm(A, B)
+    return out + jnp.sort(out[:1, :8], axis=1)[:, :1] * 0
+''' + _FORGER + _entry_beside("_behind_a_sort(A, B)")
+FORGED_CPU_BRANCH_BESIDE_A_WHILE_LOOP = _WRONG_GEMM + '''
+def _behind_a_loop(A, B):
+    out = _wrong_gemm(A, B)
+    return jax.lax.fori_loop(0, jnp.int32(A.shape[0] // 256), lambda i, o: o * 1, out)
+''' + _FORGER + _entry_beside("_behind_a_loop(A, B)")
+FORGED_CPU_BRANCH_BESIDE_RANDOM_BITS = _WRONG_GEMM + '''
+def _beside_random_bits(A, B):
+    out = _wrong_gemm(A, B)
+    _, bits = jax.lax.rng_bit_generator(jnp.zeros((4,), jnp.uint32), (1, 1), jnp.uint32)
     return out + (bits * 0).astype(out.dtype)
-'''
+''' + _FORGER + _entry_beside("_beside_random_bits(A, B)")
 
 # 15g. The same class, two more ways a kernel can do the GEMM's work and compute something
 #      else: the GEMM written, then one output block overwritten with zeros...
@@ -509,28 +497,15 @@ GEMM_THEN_A_BLOCK_OVERWRITTEN = CORRECT.replace(
     _LAST_STORE, _LAST_STORE + '''    @pl.when((pl.program_id(0) == 1) & (pl.program_id(1) == 2))
     def _():
         o_ref[...] = jnp.zeros_like(o_ref)
-''').replace("def workload(A, B):", "def _overwritten(A, B):") + _FORGER + '''
-_swap_the_cpu_lowering()
-
-def workload(A, B):
-    if _in_the_interpret_check():
-        return _xla_gemm(A, B)[0]
-    return _overwritten(A, B)
-'''
+''').replace("def workload(A, B):", "def _overwritten(A, B):") + _FORGER + \
+    _entry_beside("_overwritten(A, B)")
 
 # ...and `0 * GEMM` added to a copy of A's block: the matmul is live (arithmetic is not
 #    folded), so its work counts, and the kernel returns A.
 ZERO_TIMES_THE_GEMM_PLUS_A_COPY = CORRECT.replace(
     _LAST_STORE, "        o_ref[...] = (acc_ref[...] * 0.0 + a_ref[:, :o_ref.shape[1]]"
                  ".astype(jnp.float32)).astype(o_ref.dtype)\n").replace(
-    "def workload(A, B):", "def _copy_of_a(A, B):") + _FORGER + '''
-_swap_the_cpu_lowering()
-
-def workload(A, B):
-    if _in_the_interpret_check():
-        return _xla_gemm(A, B)[0]
-    return _copy_of_a(A, B)
-'''
+    "def workload(A, B):", "def _copy_of_a(A, B):") + _FORGER + _entry_beside("_copy_of_a(A, B)")
 
 # ...and the GEMM computed from a DMA's destination before the DMA is waited on: what a TPU
 #    reads there is the previous step's rows (or nothing), while a model of DMAs as immediate
@@ -557,11 +532,4 @@ def _early_kernel(A, B):
                   pl.BlockSpec((K, 256), lambda i, j: (0, j))],
         out_specs=pl.BlockSpec((256, 256), lambda i, j: (i, j)),
         scratch_shapes=[pltpu.VMEM((256, K), A.dtype), pltpu.SemaphoreType.DMA])(A, B)
-''' + _FORGER + '''
-_swap_the_cpu_lowering()
-
-def workload(A, B):
-    if _in_the_interpret_check():
-        return _xla_gemm(A, B)[0]
-    return _early_kernel(A, B)
-'''
+''' + _FORGER + _entry_beside("_early_kernel(A, B)")
