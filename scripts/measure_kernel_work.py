@@ -119,15 +119,8 @@ def sweep_interpreter(evaluator, opts):
     counts, false_rejects = {}, 0
     print(f"{'candidate':58} {'expected':17} {'interpreted':28} {'ms':>7} {'ops':>8} "
           f"{'elements':>9}")
-    for label, wid, code, want in interpret_candidates(opts.all_variants):
-        if opts.only and not any(o in label for o in opts.only):
-            continue
-        module = registry.get(wid)
-        try:
-            _, reduced = export_both(evaluator, module, code)
-        except Exception as exc:
-            print(f"{label:58} export failed: {type(exc).__name__}: {str(exc)[:60]}")
-            continue
+    for (label, _, _, want), module, _, reduced in exported(
+            evaluator, interpret_candidates(opts.all_variants), opts.only, 58, 60):
         inputs, reference, _ = evaluator.reference(module, module.CPU_CONFIG, 1)
         static = judge.static_argnums(module)
         arrays = [np.asarray(x) for i, x in enumerate(inputs) if i not in static]
@@ -185,6 +178,23 @@ def interpreter_cost():
         evaluator.close()
 
 
+def exported(evaluator, items, only, width, why_width):
+    """(item, module, full, reduced) for each (label, workload id, code, ...) item whose label
+    matches --only; an export that fails is a row of the table, not the end of the sweep."""
+    for item in items:
+        label, wid, code = item[:3]
+        if only and not any(o in label for o in only):
+            continue
+        module = registry.get(wid)
+        try:
+            full, reduced = export_both(evaluator, module, code)
+        except Exception as exc:
+            print(f"{label:{width}} export failed: {type(exc).__name__}: "
+                  f"{str(exc)[:why_width]}")
+            continue
+        yield item, module, full, reduced
+
+
 def export_both(evaluator, module, code):
     namespace = types.ModuleType("candidate")
     exec(compile(code, "candidate.py", "exec"), namespace.__dict__)
@@ -226,15 +236,8 @@ def main():
     print(f"{'candidate':34} {'tpu/base':>9} {'mxu t/b':>8} {'cpu/kern mxu':>13} "
           f"{'cpu/kern all':>13} {'dead mxu':>9} verdict")
     try:
-        for label, wid, code in candidates(opts.synthetic):
-            if opts.only and not any(o in label for o in opts.only):
-                continue
-            module = registry.get(wid)
-            try:
-                full, reduced = export_both(evaluator, module, code)
-            except Exception as exc:
-                print(f"{label:34} export failed: {type(exc).__name__}: {str(exc)[:80]}")
-                continue
+        for (label, _, _), module, full, reduced in exported(
+                evaluator, candidates(opts.synthetic), opts.only, 34, 80):
             m = structure.measure(full.mlir_module())
             base = evaluator.baseline_structure(module)
             r = structure.measure(reduced.mlir_module())

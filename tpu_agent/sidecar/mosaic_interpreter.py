@@ -286,17 +286,18 @@ def _bool(op, name):
 
 # -- op semantics -------------------------------------------------------------------------------
 
-def _float_binary(fn):
-    return lambda a, b: fn(_up(a), _up(b))
+def widened(fn):
+    """fn on its operands widened to float32 (bf16 and narrower floats), as the ops compute."""
+    return lambda *xs: fn(*[_up(x) for x in xs])
 
 
 _BINARY = {
-    "arith.addf": _float_binary(np.add), "arith.subf": _float_binary(np.subtract),
-    "arith.mulf": _float_binary(np.multiply), "arith.divf": _float_binary(np.divide),
-    "arith.remf": _float_binary(np.fmod), "arith.maximumf": _float_binary(np.maximum),
-    "arith.minimumf": _float_binary(np.minimum), "arith.maxnumf": _float_binary(np.fmax),
-    "arith.minnumf": _float_binary(np.fmin), "math.powf": _float_binary(np.power),
-    "math.atan2": _float_binary(np.arctan2), "math.copysign": _float_binary(np.copysign),
+    "arith.addf": widened(np.add), "arith.subf": widened(np.subtract),
+    "arith.mulf": widened(np.multiply), "arith.divf": widened(np.divide),
+    "arith.remf": widened(np.fmod), "arith.maximumf": widened(np.maximum),
+    "arith.minimumf": widened(np.minimum), "arith.maxnumf": widened(np.fmax),
+    "arith.minnumf": widened(np.fmin), "math.powf": widened(np.power),
+    "math.atan2": widened(np.arctan2), "math.copysign": widened(np.copysign),
     "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
     "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
     "arith.maxsi": np.maximum, "arith.minsi": np.minimum,

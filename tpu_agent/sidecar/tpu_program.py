@@ -22,25 +22,22 @@ from tpu_agent.sidecar.mosaic_interpreter import Unsupported, _up
 from tpu_agent.sidecar.xla_glue import XlaGlue
 
 _ALIAS = "output_operand_aliases"
-
-
-def _f(fn):
-    return lambda *xs: fn(*[_up(x) for x in xs])
+_w = mi.widened
 
 
 _ELEMENTWISE = {
-    "stablehlo.add": _f(np.add), "stablehlo.subtract": _f(np.subtract),
-    "stablehlo.multiply": _f(np.multiply), "stablehlo.maximum": _f(np.maximum),
-    "stablehlo.minimum": _f(np.minimum), "stablehlo.power": _f(np.power),
-    "stablehlo.atan2": _f(np.arctan2), "stablehlo.negate": _f(np.negative),
-    "stablehlo.abs": _f(np.abs), "stablehlo.exponential": _f(np.exp),
-    "stablehlo.exponential_minus_one": _f(np.expm1), "stablehlo.log": _f(np.log),
-    "stablehlo.log_plus_one": _f(np.log1p), "stablehlo.sqrt": _f(np.sqrt),
-    "stablehlo.rsqrt": _f(lambda x: 1.0 / np.sqrt(x)), "stablehlo.tanh": _f(np.tanh),
-    "stablehlo.logistic": _f(lambda x: 1.0 / (1.0 + np.exp(-x))),
-    "stablehlo.sine": _f(np.sin), "stablehlo.cosine": _f(np.cos),
-    "stablehlo.floor": _f(np.floor), "stablehlo.ceil": _f(np.ceil),
-    "stablehlo.sign": _f(np.sign), "stablehlo.round_nearest_even": _f(np.rint),
+    "stablehlo.add": _w(np.add), "stablehlo.subtract": _w(np.subtract),
+    "stablehlo.multiply": _w(np.multiply), "stablehlo.maximum": _w(np.maximum),
+    "stablehlo.minimum": _w(np.minimum), "stablehlo.power": _w(np.power),
+    "stablehlo.atan2": _w(np.arctan2), "stablehlo.negate": _w(np.negative),
+    "stablehlo.abs": _w(np.abs), "stablehlo.exponential": _w(np.exp),
+    "stablehlo.exponential_minus_one": _w(np.expm1), "stablehlo.log": _w(np.log),
+    "stablehlo.log_plus_one": _w(np.log1p), "stablehlo.sqrt": _w(np.sqrt),
+    "stablehlo.rsqrt": _w(lambda x: 1.0 / np.sqrt(x)), "stablehlo.tanh": _w(np.tanh),
+    "stablehlo.logistic": _w(lambda x: 1.0 / (1.0 + np.exp(-x))),
+    "stablehlo.sine": _w(np.sin), "stablehlo.cosine": _w(np.cos),
+    "stablehlo.floor": _w(np.floor), "stablehlo.ceil": _w(np.ceil),
+    "stablehlo.sign": _w(np.sign), "stablehlo.round_nearest_even": _w(np.rint),
     "stablehlo.and": np.bitwise_and, "stablehlo.or": np.bitwise_or,
     "stablehlo.xor": np.bitwise_xor, "stablehlo.not": np.invert,
     "stablehlo.select": lambda c, a, b: np.where(c, a, b),
