@@ -74,6 +74,15 @@ class JobLedgerTest : public ::testing::Test {
   RD result(JobLedger& l, const std::string& peer, const wire::Result& r) {
     return l.on_result(peer, r, nullptr, t0);
   }
+  // The job a dispatched frame carries (an empty one, and a failure, if it carries none).
+  static wire::Job job_in(std::string_view bytes) {
+    auto d = wire::decode(bytes);
+    if (!d.ok() || !std::holds_alternative<wire::Job>(*d.message)) {
+      ADD_FAILURE() << "not a job frame: " << d.error;
+      return wire::Job{};
+    }
+    return std::get<wire::Job>(*d.message);
+  }
   TP t0 = TP{} + 1h;
 };
 
@@ -128,9 +137,7 @@ TEST_F(JobLedgerTest, TheFrameIsTheJobWithItsLease) {
   l.submit(job(5), need());
   auto a = l.assign(t0);
   ASSERT_EQ(a.size(), 1u);
-  auto d = wire::decode(a[0].frame.bytes());
-  ASSERT_TRUE(d.ok()) << d.error;
-  auto& j = std::get<wire::Job>(*d.message);
+  wire::Job j = job_in(a[0].frame.bytes());
   EXPECT_EQ(j.job_id, 5);
   EXPECT_EQ(j.lease, a[0].lease);
   EXPECT_EQ(j.code, "def workload(): pass");
@@ -151,10 +158,9 @@ TEST_F(JobLedgerTest, ARequeuedFrameHasItsNewLeaseAndTheFirstFrameKeepsItsOwn) {
   ASSERT_EQ(second.size(), 1u);
   ASSERT_NE(second[0].lease, first[0].lease);
   EXPECT_EQ(first[0].frame.bytes(), first_bytes) << "the first frame was written over";
-  auto d = wire::decode(second[0].frame.bytes());
-  ASSERT_TRUE(d.ok()) << d.error;
-  EXPECT_EQ(std::get<wire::Job>(*d.message).lease, second[0].lease);
-  EXPECT_EQ(std::get<wire::Job>(*d.message).code, "def workload(): pass");
+  wire::Job j = job_in(second[0].frame.bytes());
+  EXPECT_EQ(j.lease, second[0].lease);
+  EXPECT_EQ(j.code, "def workload(): pass");
   wire::Job expected = job(1);
   expected.lease = second[0].lease;
   EXPECT_EQ(std::string(second[0].frame.bytes()), wire::encode(expected));
