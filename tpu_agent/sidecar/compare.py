@@ -45,8 +45,8 @@ NORM_FLOOR_RMS = 1e-6
 @dataclasses.dataclass
 class Reference:
     """The answers a candidate is compared with, as numpy leaves in the output's tree order."""
-    exact: list          # float64 arrays
-    baseline: list       # float64 arrays holding the baseline's values (bf16 mostly)
+    exact: list          # float64 arrays (float32 for the full shapes: make_reference)
+    baseline: list       # the same dtype, holding the baseline's values (bf16 mostly)
     dtypes: list         # the baseline's output dtype per leaf, as strings
     shapes: list         # per leaf
     treedef: object      # jax treedef of the baseline's output (None when built from lists)
@@ -87,28 +87,30 @@ def _run_in(module, inputs, dtype):
     return jax.jit(module.workload, static_argnums=static)(*cast)
 
 
-def make_reference(module, inputs, baseline_output=None):
+def make_reference(module, inputs, baseline_output=None, store=np.float64):
     """The exact and baseline answers of `module.workload` on `inputs` (trusted code only).
 
     `baseline_output` may pass an already computed baseline output (the sidecar caches it).
     The higher-precision run is float64 under jax x64; a reference that cannot run in float64
     falls back to float32 inputs, and one that cannot run in either compares against the
-    baseline alone (precision "baseline", the elementwise slack is then zero).
+    baseline alone (precision "baseline", the elementwise slack is then zero). `store` is the
+    dtype the answers are kept in: float32 halves the memory of full-shape outputs, and holds
+    the bf16 baseline exactly and the exact answer to 6e-8, far below any tolerance.
     """
     import jax
     if baseline_output is None:
         baseline_output = _run_in(module, inputs, None)
     base_leaves, treedef = jax.tree.flatten(baseline_output)
-    exact, precision = exact_answer(module, inputs, [tuple(x.shape) for x in base_leaves])
-    baseline = [np.asarray(x).astype(np.float64) for x in base_leaves]
+    exact, precision = exact_answer(module, inputs, [tuple(x.shape) for x in base_leaves], store)
+    baseline = [np.asarray(x).astype(store) for x in base_leaves]
     return Reference(exact=exact if exact is not None else [b.copy() for b in baseline],
                      baseline=baseline, dtypes=[str(x.dtype) for x in base_leaves],
                      shapes=[tuple(x.shape) for x in base_leaves], treedef=treedef,
                      precision=precision)
 
 
-def exact_answer(module, inputs, shapes=None):
-    """(float64 leaves, precision) of the workload on `inputs` cast to float64, else float32.
+def exact_answer(module, inputs, shapes=None, store=np.float64):
+    """(leaves as `store`, precision) of the workload on `inputs` cast to float64, else float32.
 
     (None, "baseline") when it runs in neither, or its leaves' shapes differ from `shapes`.
     """
@@ -117,8 +119,10 @@ def exact_answer(module, inputs, shapes=None):
     for dtype, name in ((jnp.float64, "float64"), (jnp.float32, "float32")):
         try:
             with jax.enable_x64(dtype == jnp.float64):
-                out = _run_in(module, inputs, dtype)
-                leaves = [np.asarray(x, np.float64) for x in jax.tree.leaves(out)]
+                out = jax.tree.leaves(_run_in(module, inputs, dtype))
+                leaves = []
+                while out:  # each leaf's device buffer freed once converted
+                    leaves.append(np.asarray(out.pop(0)).astype(store))
         except Exception:  # noqa: BLE001 - a reference that cannot run here: try the next
             continue
         if shapes is None or [x.shape for x in leaves] == list(shapes):
@@ -171,39 +175,28 @@ def compare(output, reference, atol, rtol, seed=None, leaf_names=None):
     outcome = Outcome(True)
     for n, (got, exact, base) in enumerate(zip(leaves, reference.exact, reference.baseline)):
         name = (leaf_names[n] if leaf_names else f"output {n}") if len(leaves) > 1 else "output"
-        got = np.asarray(got).astype(np.float64)
-        bad_values = ~np.isfinite(got)
-        if bad_values.any():
-            nan = int(np.isnan(got).sum())
+        leaf = _leaf_stats(np.asarray(got), np.asarray(exact), np.asarray(base), atol, rtol)
+        if leaf.not_finite:
             return dataclasses.replace(outcome, ok=False, kind="nan", message=(
-                f"{where}{name}: {int(bad_values.sum())} of {got.size} elements are not finite "
-                f"({nan} NaN; in interpret mode an output block the kernel never writes is "
+                f"{where}{name}: {leaf.not_finite} of {leaf.size} elements are not finite "
+                f"({leaf.nan} NaN; in interpret mode an output block the kernel never writes is "
                 f"NaN)"))
-        diff = np.abs(got - exact)
-        slack = np.abs(base - exact)
-        tolerance = atol + rtol * np.abs(exact) + slack
-        ratio = diff / tolerance
-        outcome.max_abs_err = max(outcome.max_abs_err, float(diff.max(initial=0.0)))
-        outcome.max_rel_err = max(outcome.max_rel_err, float(
-            (diff / np.maximum(np.abs(exact), atol)).max(initial=0.0)))
-        outcome.worst_ratio = max(outcome.worst_ratio, float(ratio.max(initial=0.0)))
-        bad = ~(ratio <= 1.0)
-        if bad.any():
-            flat = int(np.argmax(ratio))
-            index = tuple(int(i) for i in np.unravel_index(flat, ratio.shape)) \
-                if ratio.ndim else ()
+        outcome.max_abs_err = max(outcome.max_abs_err, leaf.max_abs)
+        outcome.max_rel_err = max(outcome.max_rel_err, leaf.max_rel)
+        outcome.worst_ratio = max(outcome.worst_ratio, leaf.worst_ratio)
+        if leaf.bad:
+            w = leaf.worst
             return dataclasses.replace(outcome, ok=False, kind="tolerance", message=(
-                f"{where}{name}: {int(bad.sum())} of {bad.size} elements exceed their "
+                f"{where}{name}: {leaf.bad} of {leaf.size} elements exceed their "
                 f"tolerance (atol={atol} + rtol={rtol}*|exact| + the bf16 baseline's own "
-                f"error there). Worst relative to its tolerance: element {_fmt_index(index)}, "
-                f"got {got[index]:.6g}, exact {exact[index]:.6g}, baseline {base[index]:.6g}: "
-                f"error {diff[index]:.4g} is {ratio[index]:.3g}x its tolerance "
-                f"{tolerance[index]:.4g}. Largest absolute error {diff.max():.4g}."))
-        norm_exact = float(np.linalg.norm(exact))
-        if exact.size == 0 or norm_exact <= NORM_FLOOR_RMS * np.sqrt(exact.size):
+                f"error there). Worst relative to its tolerance: element {_fmt_index(w.index)}, "
+                f"got {w.got:.6g}, exact {w.exact:.6g}, baseline {w.base:.6g}: "
+                f"error {w.diff:.4g} is {w.ratio:.3g}x its tolerance "
+                f"{w.tolerance:.4g}. Largest absolute error {leaf.max_abs:.4g}."))
+        norm_exact = float(np.sqrt(leaf.sq_exact))
+        if leaf.size == 0 or norm_exact <= NORM_FLOOR_RMS * np.sqrt(leaf.size):
             continue
-        norm_err = float(np.linalg.norm(got - exact))
-        norm_base = float(np.linalg.norm(base - exact))
+        norm_err, norm_base = float(np.sqrt(leaf.sq_err)), float(np.sqrt(leaf.sq_base))
         bound = max(NORM_RTOL * norm_exact, NORM_BASELINE_FACTOR * norm_base)
         if not norm_err <= bound:
             return dataclasses.replace(outcome, ok=False, kind="norm", message=(
@@ -211,5 +204,73 @@ def compare(output, reference, atol, rtol, seed=None, leaf_names=None):
                 f"exceeds {bound / norm_exact:.4g} (max of {NORM_RTOL} and "
                 f"{NORM_BASELINE_FACTOR}x the bf16 baseline's {norm_base / norm_exact:.3g}); "
                 f"every element is within its tolerance, but the error is large relative to "
-                f"the output's own magnitude (rms {norm_exact / np.sqrt(exact.size):.4g})"))
+                f"the output's own magnitude (rms {norm_exact / np.sqrt(leaf.size):.4g})"))
     return outcome
+
+
+# Elements compared at a time: the rules need several float64 temporaries per element, and a
+# full-shape output (PALLADIUM_FULL_SHAPES) has up to ~3e8 of them.
+CHUNK_ELEMENTS = 1 << 22
+
+
+@dataclasses.dataclass
+class _Worst:
+    ratio: float = -1.0
+    index: tuple = ()
+    got: float = 0.0
+    exact: float = 0.0
+    base: float = 0.0
+    diff: float = 0.0
+    tolerance: float = 0.0
+
+
+@dataclasses.dataclass
+class _LeafStats:
+    size: int = 0
+    not_finite: int = 0
+    nan: int = 0
+    bad: int = 0
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    worst_ratio: float = 0.0
+    sq_exact: float = 0.0
+    sq_err: float = 0.0
+    sq_base: float = 0.0
+    worst: _Worst = dataclasses.field(default_factory=_Worst)
+
+
+def _leaf_stats(got, exact, base, atol, rtol):
+    """Everything the rules need of one leaf, computed CHUNK_ELEMENTS at a time in float64."""
+    stats = _LeafStats(size=int(got.size))
+    shape = got.shape
+    got, exact, base = got.reshape(-1), exact.reshape(-1), base.reshape(-1)
+    for lo in range(0, got.size, CHUNK_ELEMENTS):
+        g = got[lo:lo + CHUNK_ELEMENTS].astype(np.float64)
+        finite = np.isfinite(g)
+        if not finite.all():
+            stats.not_finite += int((~finite).sum())
+            stats.nan += int(np.isnan(g).sum())
+        if stats.not_finite:
+            continue  # the NaN rule decides; only its counts are still needed
+        e = exact[lo:lo + CHUNK_ELEMENTS].astype(np.float64)
+        b = base[lo:lo + CHUNK_ELEMENTS].astype(np.float64)
+        diff = np.abs(g - e)
+        tolerance = atol + rtol * np.abs(e) + np.abs(b - e)
+        ratio = diff / tolerance
+        stats.max_abs = max(stats.max_abs, float(diff.max(initial=0.0)))
+        stats.max_rel = max(stats.max_rel, float(
+            (diff / np.maximum(np.abs(e), atol)).max(initial=0.0)))
+        stats.worst_ratio = max(stats.worst_ratio, float(ratio.max(initial=0.0)))
+        bad = ~(ratio <= 1.0)
+        stats.bad += int(bad.sum())
+        if bad.any():
+            i = int(np.argmax(ratio))
+            # The worst so far, or the first NaN ratio (np.argmax's choice over the whole leaf).
+            if not np.isnan(stats.worst.ratio) and not ratio[i] <= stats.worst.ratio:
+                index = tuple(int(x) for x in np.unravel_index(lo + i, shape)) if shape else ()
+                stats.worst = _Worst(float(ratio[i]), index, float(g[i]), float(e[i]),
+                                     float(b[i]), float(diff[i]), float(tolerance[i]))
+        stats.sq_exact += float(np.dot(e, e))
+        stats.sq_err += float(np.dot(g - e, g - e))
+        stats.sq_base += float(np.dot(b - e, b - e))
+    return stats

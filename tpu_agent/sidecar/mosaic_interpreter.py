@@ -65,19 +65,22 @@ class Budget:
     elements: float = MAX_ELEMENTS
     bytes: int = MAX_BYTES
 
+    def __post_init__(self):
+        self.limits = (self.ops, self.elements, self.bytes)
+
     def charge(self, ops, elements):
         self.ops -= ops
         self.elements -= elements
         if self.ops < 0:
-            raise OverBudget(f"more than {MAX_OP_EXECUTIONS} op executions")
+            raise OverBudget(f"more than {self.limits[0]} op executions")
         if self.elements < 0:
-            raise OverBudget(f"more than {MAX_ELEMENTS:.3g} elements computed")
+            raise OverBudget(f"more than {self.limits[1]:.3g} elements computed")
 
     def allocate(self, nbytes, persistent=True):
         """Outputs, scratch and allocas count against the bytes left; a block buffer, freed
         after its step, only against the bound."""
         if nbytes > self.bytes:
-            raise OverBudget(f"allocations beyond {MAX_BYTES} bytes")
+            raise OverBudget(f"allocations beyond {self.limits[2]} bytes")
         if persistent:
             self.bytes -= nbytes
 
@@ -119,11 +122,11 @@ def _blas_threads():
     return _BLAS[0]
 
 
-def check_result_bytes(name, types):
+def check_result_bytes(name, types, limit=MAX_BYTES):
     """A single value larger than the whole byte budget is refused before it is computed."""
     for shape, dtype in types:
         if shape and dtype is not None and \
-                int(np.prod(shape, dtype=np.float64)) * dtype.itemsize > MAX_BYTES:
+                int(np.prod(shape, dtype=np.float64)) * dtype.itemsize > limit:
             raise OverBudget(f"{name} makes a {list(shape)} {dtype} value")
 
 

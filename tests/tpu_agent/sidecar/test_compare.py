@@ -115,3 +115,24 @@ def test_make_reference_runs_float64_and_rounds_back(monkeypatch):
     assert rounded.dtype == jnp.bfloat16
     assert compare.compare(ref.tree([rounded]), ref, 0.01, 0.01).ok
     assert jax.tree.structure(ref.tree([rounded])) == ref.treedef
+
+
+def test_a_leaf_larger_than_a_chunk_is_judged_as_one(monkeypatch):
+    # Full-shape outputs are compared a chunk at a time; the verdict, the worst element and the
+    # norms are those of the whole leaf.
+    rng = np.random.default_rng(0)
+    exact = rng.normal(size=(6, 50)) * 0.1
+    reference = compare.reference_from_arrays([exact], [exact.astype(np.float32)])
+    wrong = exact.copy()
+    wrong[4, 7] += 0.5
+    wrong[1, 3] += 0.2
+    biased = exact + 0.009 * np.sign(exact) + 0.0001  # within each element's bound, not in norm
+    poisoned = wrong.copy()
+    poisoned[5, 49] = np.nan
+    cases = [wrong, biased, poisoned]
+    whole = [compare.compare([c], reference, 0.01, 0.01) for c in cases]
+    assert [o.kind for o in whole] == ["tolerance", "norm", "nan"]
+    monkeypatch.setattr(compare, "CHUNK_ELEMENTS", 64)
+    chunked = [compare.compare([c], reference, 0.01, 0.01) for c in cases]
+    assert chunked == whole
+    assert "element (4, 7)" in chunked[0].message
