@@ -49,6 +49,9 @@ failure (docs/verification.md has every rule with its reason and its test):
             ("mosaic_interpreter": {"unsupported": why}): only a TPU can
             judge it, so the CPU tier of a cascade (check level cpu_check)
             lets it through on (2) alone ("numerics_path": "cpu_branch_only")
+            (4) with $PALLADIUM_FULL_SHAPES=on, the same at the full shapes
+            on a secret seed (kind full_shapes_differ; "numerics_path":
+            "full_shapes")
   timing    the judge times the same artifact it checked: on the interpret backend the wall
             time of the numerics runs themselves (no extra runs: interpret-mode CPU time says
             nothing about a TPU, so it is not worth paying for), timing_kind "cpu-wall"; on a
@@ -111,6 +114,18 @@ COMPILE_SHARE = 0.9
 # candidate's process built and could forge (docs/verification.md 0, row 20). False only in
 # tests that show what the other rules alone would let through.
 INTERPRET_THE_KERNELS = True
+# On the interpret backend every check above runs at the workload's reduced shapes (CPU_CONFIG):
+# the full ones cost 2 GFLOP to 23 TFLOP per run. The candidate's Python sees its shapes, so a
+# kernel can be right at the reduced shapes and wrong only at the full ones, which on a CPU host
+# are compiled and measured but not run. "on" also computes the full-shape program a TPU would
+# run (tpu_program.py, at CONFIG) on inputs from a secret seed and holds it to the same rules:
+# about 10-20 s per passing candidate at 550 GFLOP, minutes at the largest workloads, plus the
+# reference once per workload and judge process. "off" (the default) leaves that check to a TPU
+# agent (docs/verification.md 0, residual risks). The CPU tier of a cascade never runs it.
+FULL_SHAPES_ENV = "PALLADIUM_FULL_SHAPES"
+# The interpreter's bound for the full shapes: the largest workload's program (10p, ~1.2e13
+# multiply-adds) fits; its arrays may take several GiB.
+FULL_SHAPES_BUDGET = {"ops": 50_000_000, "elements": 3e13, "bytes": 12 << 30}
 
 _BUILTIN_BASES = ("SyntaxError", "ModuleNotFoundError", "ImportError", "AttributeError",
                   "MemoryError", "TypeError", "ValueError", "IndexError", "KeyError",
@@ -197,15 +212,31 @@ def compile_tier_setting(backend, value=None):
     return True, ""
 
 
+def full_shapes_setting(backend, value=None):
+    """Whether the judge also interprets the full-shape program, for `backend` and
+    $PALLADIUM_FULL_SHAPES (or `value`): "off" (default) or "on"; anything else is a ValueError
+    naming the variable. Never on the TPU backend, whose numerics run at the full shapes."""
+    value = (os.environ.get(FULL_SHAPES_ENV, "off") if value is None else value).strip()
+    if value.lower() not in ("on", "off"):
+        raise ValueError(f"{FULL_SHAPES_ENV}={value!r}: expected 'on' or 'off'")
+    return value.lower() == "on" and backend != "tpu"
+
+
 class Evaluator:
     """The judge; one per process. backend: "interpret" (CPU) or "tpu" (a real chip).
 
-    compile_tier: None follows compile_tier_setting(); True/False forces it (tests)."""
+    compile_tier: None follows compile_tier_setting(); True/False forces it (tests).
+    full_shapes: None follows full_shapes_setting(); True/False forces it (tests)."""
 
     def __init__(self, backend="interpret", pool=None, timing_runs=1, check_seed_count=1,
-                 compile_tier=None):
+                 compile_tier=None, full_shapes=None):
         assert backend in ("interpret", "tpu"), backend
         self.backend = backend
+        self.full_shapes = full_shapes_setting(backend) if full_shapes is None else \
+            bool(full_shapes) and backend != "tpu"
+        # (workload id, secret seed, input arrays, compare.Reference) at the full shapes: one
+        # workload's at a time, since they take up to a few GiB.
+        self._full_reference = None
         if compile_tier is None:
             compile_tier, self.compile_tier_skipped = compile_tier_setting(backend)
         else:
@@ -239,14 +270,15 @@ class Evaluator:
         """Reduced shapes in the CPU interpreter; the real JAXBench shapes on a chip."""
         return module.CONFIG if self.backend == "tpu" else module.CPU_CONFIG
 
-    def reference(self, module, config, seed):
+    def reference(self, module, config, seed, store=np.float64):
         """(inputs, compare.Reference, baseline run ms) at `config` for this seed: the bf16
-        baseline's output and the same inputs computed in float64 (compare.make_reference)."""
+        baseline's output and the same inputs computed in float64 (compare.make_reference),
+        kept as `store`."""
         inputs = module.create_inputs(config, seed)
         start = time.perf_counter()
         out = jax.block_until_ready(self._baseline(module)(*inputs))
         ms = (time.perf_counter() - start) * 1e3
-        return inputs, compare.make_reference(module, inputs, out), ms
+        return inputs, compare.make_reference(module, inputs, out, store), ms
 
     def _argument_specs(self, module, config):
         static = static_argnums(module)
@@ -448,6 +480,8 @@ class Evaluator:
                                     numerics_seeds, result)
         if self.backend != "tpu" and INTERPRET_THE_KERNELS:
             self._interpret_the_kernels(module, reduced_exp, runs, result, state["screen"])
+            if self.full_shapes and not state["screen"]:
+                self._interpret_at_full_shapes(module, full_exp, result)
 
         self._stage("timing", result, state)
         if self.backend == "tpu":
@@ -591,41 +625,95 @@ class Evaluator:
         build and proves nothing about the kernel, and each such gap is one a forger can aim
         at. Only a TPU can judge it, so the CPU tier of a cascade (`screen`) lets it through to
         one, recorded as `cpu_branch_only`."""
-        start = time.perf_counter()
         info = {"ms": None, "unsupported": ""}
         result["mosaic_interpreter"] = info
-        try:
-            got = tpu_program.run(exp.mlir_module(), exp.platforms,
-                                  [np.asarray(a) for a in runs["arrays"]])
-        except Exception as exc:  # Unsupported, OverBudget, or the interpreter's own gap
-            why = str(exc) if isinstance(exc, mosaic_interpreter.Unsupported) else \
-                f"interpreter error {type(exc).__name__}: {exc}"
-            info["unsupported"] = truncate(why, 400)
-            if screen:
-                return
-            raise _Failed("runtime_error", "mosaic_interpreter",
-                          "the CPU branch passed, but the judge cannot compute the program a "
-                          f"TPU would run ({truncate(why, 400)}), so on a CPU host nothing "
-                          "checks the kernel itself; only a TPU agent can judge it") from None
-        finally:
-            info["ms"] = round((time.perf_counter() - start) * 1e3, 3)
+        got = self._tpu_program(exp, runs["arrays"], mosaic_interpreter.Budget(), info,
+                                None if screen else "the CPU branch passed, but")
+        if got is None:
+            return
         result["numerics_path"] = taxonomy.NUMERICS_MOSAIC_INTERPRETER
-        reference = runs["reference"]
-        got_spec = [(tuple(np.shape(g)), np.dtype(g.dtype)) for g in got]
-        want_spec = [(tuple(s), np.dtype(_np_dtype(d)))
-                     for s, d in zip(reference.shapes, reference.dtypes)]
-        why = None
-        if got_spec != want_spec:
-            why = f"outputs {_describe(got_spec)}, not {_describe(want_spec)}"
-        else:
-            outcome = compare.compare(reference.tree(got), reference, module.ATOL, module.RTOL)
-            info["max_abs_err"] = outcome.max_abs_err
-            why = None if outcome.ok else outcome.message
+        why = self._differs(module, got, runs["reference"], info)
         if why:
             raise _Failed("numerics_mismatch", "mosaic_kernel_differs",
                           f"seed {runs['seed']}: the CPU branch passed, but the Mosaic kernel a "
                           "TPU would run computes something else (the judge interpreted its "
                           f"Mosaic body on the same inputs): {why}")
+
+    def _interpret_at_full_shapes(self, module, exp, result):
+        """The full-shape artifact's TPU program, computed by the judge on inputs from a secret
+        seed and held to compare.py's rules ($PALLADIUM_FULL_SHAPES=on): a kernel right at the
+        reduced shapes and wrong at the workload's own is numerics_mismatch, kind
+        full_shapes_differ; a program the interpreter cannot run at these shapes is refused as
+        in _interpret_the_kernels."""
+        info = {"ms": None, "unsupported": "", "seed": None}
+        result["mosaic_interpreter"]["full_shapes"] = info
+        try:
+            seed, arrays, reference = self._full_shape_reference(module)
+        except MemoryError as exc:
+            # The host's limit, not the candidate's doing: no verdict is charged for it, and
+            # numerics_path stays mosaic_interpreter, which says the full shapes were not run.
+            info["unsupported"] = truncate(f"the full-shape reference: MemoryError: {exc}", 400)
+            return
+        info["seed"] = seed
+        got = self._tpu_program(exp, arrays, mosaic_interpreter.Budget(**FULL_SHAPES_BUDGET),
+                                info, "at the workload's full shapes")
+        why = self._differs(module, got, reference, info)
+        if why:
+            raise _Failed("numerics_mismatch", "full_shapes_differ",
+                          f"the kernel passed at the reduced shapes, but at the workload's full "
+                          f"shapes (inputs of seed {seed}) the program a TPU would run computes "
+                          f"something else (the judge interpreted its Mosaic bodies): {why}")
+        result["numerics_path"] = taxonomy.NUMERICS_FULL_SHAPES
+
+    def _full_shape_reference(self, module):
+        """(seed, input arrays, compare.Reference) at the full shapes, for one secret seed per
+        workload and judge process: the exact reference costs as much as the candidate's run,
+        and the candidate never sees these inputs (its process gets reduced-shape ones).
+        Raises MemoryError when they do not fit the judge's address-space limit."""
+        if self._full_reference is None or self._full_reference[0] != module.ID:
+            self._full_reference = None  # free the last workload's arrays first
+            seed = secrets.randbelow(2 ** 31)
+            inputs, reference, _ = self.reference(module, module.CONFIG, seed, np.float32)
+            static = static_argnums(module)
+            arrays = [np.asarray(x) for i, x in enumerate(inputs) if i not in static]
+            self._full_reference = (module.ID, seed, arrays, reference)
+        return self._full_reference[1:]
+
+    @staticmethod
+    def _tpu_program(exp, arrays, budget, info, refusal):
+        """The outputs of the program a TPU would run (tpu_program.py), or None when the
+        interpreter cannot run it and `refusal` is None (a cascade's screen). Otherwise a gap
+        (an op it does not know, its work bound, its own error) is runtime_error, kind
+        mosaic_interpreter: on a CPU host nothing else checks the kernel itself, and each such
+        gap is one a forger can aim at, so only a TPU agent can judge it."""
+        start = time.perf_counter()
+        try:
+            return tpu_program.run(exp.mlir_module(), exp.platforms,
+                                   [np.asarray(a) for a in arrays], budget)
+        except Exception as exc:  # Unsupported, OverBudget, or the interpreter's own gap
+            why = str(exc) if isinstance(exc, mosaic_interpreter.Unsupported) else \
+                f"interpreter error {type(exc).__name__}: {exc}"
+            info["unsupported"] = truncate(why, 400)
+            if refusal is None:
+                return None
+            raise _Failed("runtime_error", "mosaic_interpreter",
+                          f"{refusal} the judge cannot compute the program a TPU would run "
+                          f"({truncate(why, 400)}), so on a CPU host nothing checks the kernel "
+                          "itself; only a TPU agent can judge it") from None
+        finally:
+            info["ms"] = round((time.perf_counter() - start) * 1e3, 3)
+
+    @staticmethod
+    def _differs(module, got, reference, info):
+        """Why the interpreted outputs fail compare.py's rules against `reference`, or None."""
+        got_spec = [(tuple(np.shape(g)), np.dtype(g.dtype)) for g in got]
+        want_spec = [(tuple(s), np.dtype(_np_dtype(d)))
+                     for s, d in zip(reference.shapes, reference.dtypes)]
+        if got_spec != want_spec:
+            return f"outputs {_describe(got_spec)}, not {_describe(want_spec)}"
+        outcome = compare.compare(reference.tree(got), reference, module.ATOL, module.RTOL)
+        info["max_abs_err"] = outcome.max_abs_err
+        return None if outcome.ok else outcome.message
 
     @staticmethod
     def _wall(fn, args):

@@ -95,7 +95,7 @@ def serve(backend, channel=None):
     channel = channel or Channel()
     try:
         evaluator = Evaluator(backend=backend)
-    except ValueError as exc:  # a bad setting ($PALLADIUM_COMPILE_TIER): no ready, say which
+    except ValueError as exc:  # a bad setting ($PALLADIUM_COMPILE_TIER, $PALLADIUM_FULL_SHAPES)
         log(f"refusing to start: {exc}")
         return EXIT_BAD_SETTING
     try:
@@ -106,7 +106,8 @@ def serve(backend, channel=None):
         return EXIT_NO_SANDBOX
     channel.write(ready_message(evaluator))
     log(f"ready: backend={backend} jax={jax.__version__} cwd={os.getcwd()} compile tier "
-        f"{'on' if evaluator.compile_tier else 'off: ' + evaluator.compile_tier_skipped}")
+        f"{'on' if evaluator.compile_tier else 'off: ' + evaluator.compile_tier_skipped}, "
+        f"full-shape numerics {'on' if evaluator.full_shapes else 'off'}")
     while True:
         message = channel.read()
         if message is None:

@@ -1,12 +1,17 @@
 """One hand-written candidate per verdict the judge can produce (the candidate itself runs in a
 sandboxed candidate process; tests/tpu_agent/sidecar/test_hostile.py has the attacks)."""
 import math
+import types
 
+import jax
+import jax.numpy as jnp
 import pytest
 
 import sidecar_kernels as k
 from tpu_agent.sidecar import mosaic_interpreter, tpu_program
-from tpu_agent.sidecar.evaluate import Evaluator, evaluate
+from tpu_agent.sidecar.evaluate import (Evaluator, evaluate, full_shapes_setting,
+                                        shared_evaluator)
+from workloads import registry
 from tpu_agent.sidecar.verdicts import VERDICTS
 
 RESULT_FIELDS = {"verdict", "stage", "error", "error_signature", "stdout", "stderr", "stage_ms",
@@ -211,3 +216,128 @@ def test_a_kernel_the_interpreter_cannot_run_is_left_to_a_tpu_and_says_why(
     assert screened["verdict"] == "correct", screened["error"]
     assert screened["numerics_path"] == "cpu_branch_only"
     assert why in screened["mosaic_interpreter"]["unsupported"]
+
+
+# -- the full shapes ($PALLADIUM_FULL_SHAPES) ---------------------------------------------------
+
+def _scale_module():
+    """out = 2x + y over rows: full shapes small enough that the judge's full-shape check costs
+    a second here (the real workloads' cost 2 GFLOP to 23 TFLOP)."""
+    module = types.ModuleType("wl_scale_test")
+    module.ID, module.NAME = "scale_test", "Scale"
+    module.CPU_CONFIG = {"rows": 64, "cols": 256}
+    module.CONFIG = {"rows": 512, "cols": 1024}
+    module.ATOL, module.RTOL = 0.01, 0.01
+
+    def create_inputs(config=module.CPU_CONFIG, seed=0, dtype=jnp.bfloat16):
+        kx, ky = jax.random.split(jax.random.key(seed))
+        shape = (config["rows"], config["cols"])
+        return jax.random.normal(kx, shape, dtype), jax.random.normal(ky, shape, dtype)
+
+    module.create_inputs = create_inputs
+    module.workload = lambda x, y: 2 * x + y
+    return module
+
+
+# Right at every shape but the workload's own, where it halves the answer: its Python sees
+# the shapes it is traced at, and a CPU host runs only the reduced ones unless told to.
+_RIGHT_EXCEPT_AT_FULL_SHAPES = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def workload(x, y):
+    R, C = x.shape
+    scale = 0.5 if (R, C) == (512, 1024) else 1.0
+
+    def kernel(x_ref, y_ref, o_ref):
+        x, y = x_ref[...].astype(jnp.float32), y_ref[...].astype(jnp.float32)
+        o_ref[...] = ((2 * x + y) * scale).astype(o_ref.dtype)
+
+    spec = pl.BlockSpec((32, C), lambda i: (i, 0))
+    return pl.pallas_call(
+        kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(R // 32,),
+        in_specs=[spec, spec], out_specs=spec)(x, y)
+'''
+
+
+@pytest.fixture
+def full_shapes(monkeypatch):
+    module = _scale_module()
+    real_get = registry.get
+    monkeypatch.setattr(registry, "get",
+                        lambda wid: module if wid == module.ID else real_get(wid))
+    judge = shared_evaluator()
+    monkeypatch.setattr(judge, "full_shapes", True)
+    monkeypatch.setattr(judge, "_full_reference", None)
+    return module
+
+
+def test_a_kernel_wrong_only_at_the_full_shapes_is_caught_when_they_are_run(full_shapes):
+    # The premise: by default a CPU host checks the reduced shapes only, and passes it.
+    shared_evaluator().full_shapes = False
+    result = evaluate(full_shapes.ID, _RIGHT_EXCEPT_AT_FULL_SHAPES, (0,))
+    assert result["verdict"] == "correct", result["error"]
+    assert result["numerics_path"] == "mosaic_interpreter"
+    shared_evaluator().full_shapes = True
+    result = evaluate(full_shapes.ID, _RIGHT_EXCEPT_AT_FULL_SHAPES, (0,))
+    assert (result["verdict"], result["stage"]) == ("numerics_mismatch", "numerics"), result
+    assert result["error_signature"].startswith("numerics:full_shapes_differ:")
+    seed = result["mosaic_interpreter"]["full_shapes"]["seed"]
+    assert f"full shapes (inputs of seed {seed})" in result["error"]
+    # The cascade's CPU tier leaves the full shapes to the TPU agent after it.
+    screened = evaluate(full_shapes.ID, _RIGHT_EXCEPT_AT_FULL_SHAPES, (0,), screen=True)
+    assert screened["verdict"] == "correct", screened["error"]
+    assert "full_shapes" not in screened["mosaic_interpreter"]
+
+
+def test_a_kernel_right_at_the_full_shapes_says_they_were_run(full_shapes):
+    honest = _RIGHT_EXCEPT_AT_FULL_SHAPES.replace("0.5 if (R, C) == (512, 1024) else 1.0", "1.0")
+    first = evaluate(full_shapes.ID, honest, (0,))
+    assert first["verdict"] == "correct", first["error"]
+    assert first["numerics_path"] == "full_shapes"
+    checked = first["mosaic_interpreter"]["full_shapes"]
+    assert 0 <= checked["max_abs_err"] < 0.1 and checked["ms"] > 0  # bf16 rounding of 2x + y
+    # One secret seed per workload and judge: its reference is computed once, not per candidate.
+    again = evaluate(full_shapes.ID, honest, (1,))
+    assert again["mosaic_interpreter"]["full_shapes"]["seed"] == checked["seed"]
+
+
+def test_a_full_shape_program_beyond_the_interpreter_is_refused(full_shapes, monkeypatch):
+    real_run = tpu_program.run
+
+    def only_reduced(mlir, platforms, arrays, budget=None):
+        if arrays[0].shape == (512, 1024):
+            raise mosaic_interpreter.OverBudget("more than 30000000000000 elements computed")
+        return real_run(mlir, platforms, arrays, budget)
+    monkeypatch.setattr(tpu_program, "run", only_reduced)
+    honest = _RIGHT_EXCEPT_AT_FULL_SHAPES.replace("0.5 if (R, C) == (512, 1024) else 1.0", "1.0")
+    result = evaluate(full_shapes.ID, honest, (0,))
+    assert (result["verdict"], result["stage"]) == ("runtime_error", "numerics"), result
+    assert result["error_signature"].startswith("numerics:mosaic_interpreter:")
+    assert "at the workload's full shapes the judge cannot compute" in result["error"]
+
+
+def test_full_shapes_setting(monkeypatch):
+    monkeypatch.delenv("PALLADIUM_FULL_SHAPES", raising=False)
+    assert full_shapes_setting("interpret") is False  # the default: a TPU runs the full shapes
+    assert full_shapes_setting("interpret", "on") is True
+    assert full_shapes_setting("interpret", " OFF ") is False
+    assert full_shapes_setting("tpu", "on") is False  # a chip's numerics are at the full shapes
+    with pytest.raises(ValueError, match="PALLADIUM_FULL_SHAPES='yes'"):
+        full_shapes_setting("interpret", "yes")
+    monkeypatch.setenv("PALLADIUM_FULL_SHAPES", "on")
+    assert full_shapes_setting("interpret") is True
+
+
+def test_a_full_shape_reference_beyond_the_hosts_memory_is_not_charged_to_the_kernel(
+        full_shapes, monkeypatch):
+    judge = shared_evaluator()
+
+    def too_big(*args, **kwargs):
+        raise MemoryError("Unable to allocate 2.00 GiB")
+    monkeypatch.setattr(judge, "_full_shape_reference", too_big)
+    result = evaluate(full_shapes.ID, _RIGHT_EXCEPT_AT_FULL_SHAPES, (0,))
+    assert result["verdict"] == "correct", result["error"]
+    assert result["numerics_path"] == "mosaic_interpreter"  # not "full_shapes": they did not run
+    assert "MemoryError" in result["mosaic_interpreter"]["full_shapes"]["unsupported"]

@@ -143,7 +143,8 @@ def test_the_compile_tier_switched_off_claims_no_compile(tmp_path):
 
 
 @pytest.mark.parametrize("variable,value", [("PALLADIUM_COMPILE_TIER", "yes please"),
-                                            ("PALLADIUM_COMPILE_MEMORY_MB", "lots")])
+                                            ("PALLADIUM_COMPILE_MEMORY_MB", "lots"),
+                                            ("PALLADIUM_FULL_SHAPES", "sometimes")])
 def test_an_invalid_compile_tier_setting_refuses_to_start(tmp_path, variable, value):
     instance = PipeClient(tmp_path, tmp_path / "sidecar.log",
                           env={"PALLADIUM_COMPILE_TIER": "on", variable: value})
