@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+import fake_workloads
 from tpu_agent.sidecar import audit
-from workloads import registry
 
 
 def _module(workload_id, fn, static=()):
@@ -49,8 +49,7 @@ def test_audit_module(fn, insensitive, constant_output):
 def test_audit_workload_caches_to_json(tmp_path, monkeypatch):
     monkeypatch.setenv("PALLADIUM_SIDECAR_CACHE", str(tmp_path))
     module = _module("98z", dead_matmul, static=(2,))
-    real_get = registry.get
-    monkeypatch.setattr(registry, "get", lambda wid: module if wid == "98z" else real_get(wid))
+    fake_workloads.install(monkeypatch, module)
     first = audit.audit_workload("98z")
     assert first["degenerate"] and first["insensitive_inputs"] == ["weight"]
     files = list(tmp_path.glob("audit-98z-*.json"))

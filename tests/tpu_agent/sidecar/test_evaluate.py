@@ -1,17 +1,14 @@
 """One hand-written candidate per verdict the judge can produce (the candidate itself runs in a
 sandboxed candidate process; tests/tpu_agent/sidecar/test_hostile.py has the attacks)."""
 import math
-import types
 
-import jax
-import jax.numpy as jnp
 import pytest
 
+import fake_workloads
 import sidecar_kernels as k
 from tpu_agent.sidecar import mosaic_interpreter, tpu_program
 from tpu_agent.sidecar.evaluate import (Evaluator, evaluate, full_shapes_setting,
                                         shared_evaluator)
-from workloads import registry
 from tpu_agent.sidecar.verdicts import VERDICTS
 
 RESULT_FIELDS = {"verdict", "stage", "error", "error_signature", "stdout", "stderr", "stage_ms",
@@ -220,53 +217,17 @@ def test_a_kernel_the_interpreter_cannot_run_is_left_to_a_tpu_and_says_why(
 
 # -- the full shapes ($PALLADIUM_FULL_SHAPES) ---------------------------------------------------
 
-def _scale_module():
-    """out = 2x + y over rows: full shapes small enough that the judge's full-shape check costs
-    a second here (the real workloads' cost 2 GFLOP to 23 TFLOP)."""
-    module = types.ModuleType("wl_scale_test")
-    module.ID, module.NAME = "scale_test", "Scale"
-    module.CPU_CONFIG = {"rows": 64, "cols": 256}
-    module.CONFIG = {"rows": 512, "cols": 1024}
-    module.ATOL, module.RTOL = 0.01, 0.01
-
-    def create_inputs(config=module.CPU_CONFIG, seed=0, dtype=jnp.bfloat16):
-        kx, ky = jax.random.split(jax.random.key(seed))
-        shape = (config["rows"], config["cols"])
-        return jax.random.normal(kx, shape, dtype), jax.random.normal(ky, shape, dtype)
-
-    module.create_inputs = create_inputs
-    module.workload = lambda x, y: 2 * x + y
-    return module
-
-
 # Right at every shape but the workload's own, where it halves the answer: its Python sees
 # the shapes it is traced at, and a CPU host runs only the reduced ones unless told to.
-_RIGHT_EXCEPT_AT_FULL_SHAPES = '''
-import jax
-import jax.numpy as jnp
-from jax.experimental import pallas as pl
-
-def workload(x, y):
-    R, C = x.shape
-    scale = 0.5 if (R, C) == (512, 1024) else 1.0
-
-    def kernel(x_ref, y_ref, o_ref):
-        x, y = x_ref[...].astype(jnp.float32), y_ref[...].astype(jnp.float32)
-        o_ref[...] = ((2 * x + y) * scale).astype(o_ref.dtype)
-
-    spec = pl.BlockSpec((32, C), lambda i: (i, 0))
-    return pl.pallas_call(
-        kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(R // 32,),
-        in_specs=[spec, spec], out_specs=spec)(x, y)
-'''
+_RIGHT_EXCEPT_AT_FULL_SHAPES = fake_workloads.ROWS_KERNEL.replace(
+    "BODY", "(2 * x + y) * (0.5 if x.shape == (32, 1024) else 1.0)")
+_RIGHT = fake_workloads.ROWS_KERNEL.replace("BODY", "2 * x + y")
 
 
 @pytest.fixture
 def full_shapes(monkeypatch):
-    module = _scale_module()
-    real_get = registry.get
-    monkeypatch.setattr(registry, "get",
-                        lambda wid: module if wid == module.ID else real_get(wid))
+    module = fake_workloads.install(monkeypatch, fake_workloads.rows(
+        "scale_test", lambda x, y: 2 * x + y))
     judge = shared_evaluator()
     monkeypatch.setattr(judge, "full_shapes", True)
     monkeypatch.setattr(judge, "_full_reference", None)
@@ -292,7 +253,7 @@ def test_a_kernel_wrong_only_at_the_full_shapes_is_caught_when_they_are_run(full
 
 
 def test_a_kernel_right_at_the_full_shapes_says_they_were_run(full_shapes):
-    honest = _RIGHT_EXCEPT_AT_FULL_SHAPES.replace("0.5 if (R, C) == (512, 1024) else 1.0", "1.0")
+    honest = _RIGHT
     first = evaluate(full_shapes.ID, honest, (0,))
     assert first["verdict"] == "correct", first["error"]
     assert first["numerics_path"] == "full_shapes"
@@ -311,7 +272,7 @@ def test_a_full_shape_program_beyond_the_interpreter_is_refused(full_shapes, mon
             raise mosaic_interpreter.OverBudget("more than 30000000000000 elements computed")
         return real_run(mlir, platforms, arrays, budget)
     monkeypatch.setattr(tpu_program, "run", only_reduced)
-    honest = _RIGHT_EXCEPT_AT_FULL_SHAPES.replace("0.5 if (R, C) == (512, 1024) else 1.0", "1.0")
+    honest = _RIGHT
     result = evaluate(full_shapes.ID, honest, (0,))
     assert (result["verdict"], result["stage"]) == ("runtime_error", "numerics"), result
     assert result["error_signature"].startswith("numerics:mosaic_interpreter:")

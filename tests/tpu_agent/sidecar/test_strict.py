@@ -6,10 +6,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import fake_workloads
 import sidecar_kernels as k
 from tpu_agent.sidecar.compare import NORM_RTOL
 from tpu_agent.sidecar.evaluate import evaluate
-from workloads import registry
 
 
 # -- fresh seeds -------------------------------------------------------------------------------
@@ -49,51 +49,15 @@ def test_kernel_that_skips_a_later_output_block_fails_on_stale_values():
 
 # -- exact reference (compare.py) ----------------------------------------------------------------
 
-def _cancel_module():
-    """(x + y) - y in bf16 with |y| ~ 100: the bf16 baseline rounds x + y to bf16's 0.5 ulp and
-    is off by up to 0.5, while the exact answer is x. A kernel computing in float32 returns x."""
-    module = types.ModuleType("wl_cancel_test")
-    module.ID, module.NAME = "cancel_test", "Cancel"
-    module.CPU_CONFIG = {"rows": 64, "cols": 256}
-    module.CONFIG = {"rows": 512, "cols": 1024}
-    module.ATOL, module.RTOL = 0.01, 0.01
-
-    def create_inputs(config=module.CPU_CONFIG, seed=0, dtype=jnp.bfloat16):
-        kx, ky = jax.random.split(jax.random.key(seed))
-        shape = (config["rows"], config["cols"])
-        return (jax.random.normal(kx, shape, dtype),
-                (jax.random.normal(ky, shape, jnp.float32) * 100).astype(dtype))
-
-    module.create_inputs = create_inputs
-    module.workload = lambda x, y: (x + y) - y
-    return module
-
-
-_CANCEL_KERNEL = '''
-import jax
-import jax.numpy as jnp
-from jax.experimental import pallas as pl
-
-def _kernel(x_ref, y_ref, o_ref):
-    x, y = x_ref[...].astype(jnp.float32), y_ref[...].astype(jnp.float32)
-    o_ref[...] = (BODY).astype(o_ref.dtype)
-
-def workload(x, y):
-    R, C = x.shape
-    spec = pl.BlockSpec((32, C), lambda i: (i, 0))
-    return pl.pallas_call(
-        _kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(R // 32,),
-        in_specs=[spec, spec], out_specs=spec)(x, y)
-'''
-
-
 @pytest.fixture
 def cancel_workload(monkeypatch):
-    module = _cancel_module()
-    real_get = registry.get
-    monkeypatch.setattr(registry, "get",
-                        lambda wid: module if wid == module.ID else real_get(wid))
-    return module
+    """(x + y) - y in bf16 with |y| ~ 100: the bf16 baseline rounds x + y to bf16's 0.5 ulp and
+    is off by up to 0.5, while the exact answer is x. A kernel computing in float32 returns x."""
+    return fake_workloads.install(monkeypatch, fake_workloads.rows(
+        "cancel_test", lambda x, y: (x + y) - y, y_scale=100))
+
+
+_CANCEL_KERNEL = fake_workloads.ROWS_KERNEL
 
 
 def test_the_judge_accepts_the_exact_answer_where_the_bf16_baseline_is_far_off(cancel_workload):
@@ -163,11 +127,7 @@ SOFTMAX_UNIFORM = _SOFTMAX_KERNEL.replace(
 
 @pytest.fixture
 def softmax_workload(monkeypatch):
-    module = _softmax_module()
-    real_get = registry.get
-    monkeypatch.setattr(registry, "get",
-                        lambda wid: module if wid == module.ID else real_get(wid))
-    return module.ID
+    return fake_workloads.install(monkeypatch, _softmax_module()).ID
 
 
 def test_near_zero_output_cannot_pass_with_a_constant(softmax_workload):
@@ -214,8 +174,7 @@ def test_static_argnums_are_traced_and_run_as_python_values(monkeypatch):
         return jnp.tile(x, (1, repeats))  # `repeats` must be a Python int to shape the output
 
     module.create_inputs, module.workload = create_inputs, workload
-    real_get = registry.get
-    monkeypatch.setattr(registry, "get", lambda wid: module if wid == "static_test" else real_get(wid))
+    fake_workloads.install(monkeypatch, module)
     code = '''
 import jax
 from jax.experimental import pallas as pl
