@@ -18,6 +18,7 @@ const std::string kCpuWall(to_string(TimingKind::cpu_wall));
 const std::string kTpuProfiler(to_string(TimingKind::tpu_profiler));
 const std::string kTpuWallFallback(to_string(TimingKind::tpu_wall_fallback));
 const std::string kCpuBranchOnly(to_string(NumericsPath::cpu_branch_only));
+const std::string kMosaicInterpreter(to_string(NumericsPath::mosaic_interpreter));
 
 constexpr const char* kMetricDefinitions =
     "Metrics (as defined by the JAXBench study; README.md, Metrics): per-sample correctness = correct / all generated "
@@ -55,6 +56,9 @@ struct ReportData {
   // Correct candidates whose numerics rest on the CPU branch alone, which the candidate's own
   // process built (the judge could not interpret their kernels): only a TPU run confirms them.
   int correct_cpu_branch_only = 0;
+  // Correct candidates whose numerics ran at the workload's reduced shapes only (a CPU host
+  // without PALLADIUM_FULL_SHAPES=on): a kernel wrong only at the full shapes passes those.
+  int correct_reduced_shapes_only = 0;
   // workload -> phase -> summary, only for phases other than the iterative
   // methods' single one.
   std::map<std::string, std::map<std::string, PhaseSummary>> phases;
@@ -83,13 +87,16 @@ ReportData collect(const RunStore& store, int64_t run_id,
   std::vector<CandidateResult> results;
   std::map<std::string, std::map<std::string, PhaseSummary>> phases;
   bool any_timing = false, all_tpu = true, any_cpu = false;
-  int cpu_branch_only = 0;
+  int cpu_branch_only = 0, reduced_shapes_only = 0;
   for (const auto& e : evaluations) {
     auto it = by_id.find(e.candidate_id);
     if (it == by_id.end()) continue;  // not possible with foreign keys on
     results.push_back({it->second->workload, e.verdict, e.speedup});
     if (e.verdict == Verdict::correct && e.numerics_path == kCpuBranchOnly)
       cpu_branch_only++;
+    if (e.verdict == Verdict::correct &&
+        (e.numerics_path == kCpuBranchOnly || e.numerics_path == kMosaicInterpreter))
+      reduced_shapes_only++;
     if (it->second->phase != Phase::iterate) {
       PhaseSummary& ph =
           phases[it->second->workload][std::string(to_string(it->second->phase))];
@@ -129,6 +136,7 @@ ReportData collect(const RunStore& store, int64_t run_id,
     data.timing = all_tpu ? kTpuProfiler : kTpuWallFallback;
   data.pending = static_cast<int>(candidates.size() - results.size());
   data.correct_cpu_branch_only = cpu_branch_only;
+  data.correct_reduced_shapes_only = reduced_shapes_only;
   data.phases = std::move(phases);
   return data;
 }
@@ -235,6 +243,7 @@ nlohmann::json report_json(const RunStore& store, int64_t run_id,
         {"geomean_speedup", d.suite.geomean_speedup},
         {"timing", d.timing},
         {"correct_cpu_branch_only", d.correct_cpu_branch_only},
+        {"correct_reduced_shapes_only", d.correct_reduced_shapes_only},
         {"degenerate_workloads", degenerate}}},
       {"workloads", workloads},
   };
@@ -305,6 +314,11 @@ std::string report_text(const RunStore& store, int64_t run_id,
     out += "  of the correct, " + std::to_string(d.correct_cpu_branch_only) +
            " were checked by their CPU branch alone (the judge could not interpret their "
            "kernels; only a TPU run confirms them: docs/verification.md 0)\n";
+  }
+  if (d.correct_reduced_shapes_only > 0) {
+    out += "  of the correct, " + std::to_string(d.correct_reduced_shapes_only) +
+           " were run at the reduced shapes only (a CPU host without PALLADIUM_FULL_SHAPES=on; "
+           "a kernel wrong only at the full shapes passes there: docs/verification.md 0)\n";
   }
   if (d.pending > 0) {
     out += "  not yet evaluated       " + std::to_string(d.pending) +

@@ -177,8 +177,8 @@ struct EvaluationRecord {
   std::vector<int64_t> input_seeds;  // the seeds the judge drew
   std::optional<double> outside_pallas_flops_share;  // structural check
   std::string structure_json = "{}";  // further structural figures
-  // How the numerics were checked: "tpu", "mosaic_interpreter", "cpu_branch_only" or ""
-  // (not reached, or not reported); wire::Result::numerics_path says what each means.
+  // How the numerics were checked: "tpu", "mosaic_interpreter", "full_shapes", "cpu_branch_only"
+  // or "" (not reached, or not reported); protocol/taxonomy.json says what each means.
   std::string numerics_path;
   std::string created_at;  // store
 };

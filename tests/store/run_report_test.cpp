@@ -98,7 +98,8 @@ TEST_F(RunReportTest, JsonNumbersEqualWhatWasInserted) {
   EXPECT_EQ(r.size(), 3u);
   EXPECT_EQ(r["run"].size(), 4u);  // id, name, status, models
   EXPECT_EQ(s["correct_cpu_branch_only"], 0);
-  EXPECT_EQ(s.size(), 9u);  // the seven + degenerate_workloads, correct_cpu_branch_only
+  // the seven + degenerate_workloads, correct_cpu_branch_only, correct_reduced_shapes_only
+  EXPECT_EQ(s.size(), 10u);
   EXPECT_EQ(ws[0].size(), 7u);  // the five + degenerate, insensitive_inputs
 }
 
@@ -185,6 +186,19 @@ TEST_F(RunReportTest, CorrectVerdictsRestingOnTheCpuBranchAloneAreCounted) {
   add("9p", 0, Verdict::correct, 1.5, "cpu-wall", Phase::iterate, "cpu_branch_only");
   EXPECT_EQ(report_json(*store_, run_, {})["suite"]["correct_cpu_branch_only"], 1);
   EXPECT_NE(report_text(*store_, run_, {}).find("1 were checked by their CPU branch alone"),
+            std::string::npos);
+}
+
+TEST_F(RunReportTest, CorrectVerdictsRunAtTheReducedShapesOnlyAreCounted) {
+  add("8p", 0, Verdict::correct, 2.0, "cpu-wall", Phase::iterate, "full_shapes");
+  add("8p", 1, Verdict::correct, 2.0, "tpu-profiler", Phase::iterate, "tpu");
+  add("8p", 2, Verdict::numerics_mismatch, std::nullopt, "", Phase::iterate, "mosaic_interpreter");
+  EXPECT_EQ(report_json(*store_, run_, {})["suite"]["correct_reduced_shapes_only"], 0);
+  EXPECT_EQ(report_text(*store_, run_, {}).find("reduced shapes only"), std::string::npos);
+  add("9p", 0, Verdict::correct, 1.5, "cpu-wall", Phase::iterate, "mosaic_interpreter");
+  add("9p", 1, Verdict::correct, 1.5, "cpu-wall", Phase::iterate, "cpu_branch_only");
+  EXPECT_EQ(report_json(*store_, run_, {})["suite"]["correct_reduced_shapes_only"], 2);
+  EXPECT_NE(report_text(*store_, run_, {}).find("2 were run at the reduced shapes only"),
             std::string::npos);
 }
 
