@@ -15,4 +15,6 @@ echo "== pytest (Python, corpus, integration)"
 workers="${PALLADIUM_TEST_WORKERS:-$(nproc)}"
 parallel=()
 if [ "$workers" != 0 ]; then parallel=(-n "$workers" --dist loadfile); fi
-PALLADIUM_BIN="$root/build/palladium" "$root/.venv/bin/python" -m pytest -q "${parallel[@]}" "$@"
+# The slowest tests are listed at the end, so that a suite nearing its 30-minute budget shows where.
+PALLADIUM_BIN="$root/build/palladium" "$root/.venv/bin/python" -m pytest -q --durations=15 \
+  "${parallel[@]}" "$@"
