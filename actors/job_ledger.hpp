@@ -140,7 +140,7 @@ class JobLedger {
     return std::chrono::microseconds(static_cast<int64_t>(eval_estimate_ms_ * 1000));
   }
 
-  bool known(const std::string& peer) const { return agents_.count(peer) != 0; }
+  bool known(const std::string& peer) const { return find_agent(peer) != nullptr; }
   // What the peer's HELLO declared (and admission accepted); nullptr for an unknown peer.
   const Capabilities* capabilities(const std::string& peer) const;
   bool has_agent_for(const Requirement& need) const;
@@ -156,6 +156,7 @@ class JobLedger {
   struct Entry;
   struct NeedQueue;
 
+  Agent* find_agent(const std::string& peer) const;
   void release(int64_t job_id, const std::string& why, SweepOutcome* out);
   void end_lease(Entry& entry);
   // Keeps a finished frame's buffer for the next submit() (wire::JobFrame::take_storage).
@@ -169,6 +170,11 @@ class JobLedger {
 
   Options options_;
   std::unordered_map<std::string, std::unique_ptr<Agent>> agents_;
+  std::vector<Agent*> slots_;         // by Agent::slot; null where the agent left
+  std::vector<uint32_t> free_slots_;  // indexes of null entries of slots_, for reuse
+  // The last agent find_agent() found (null after it left).
+  mutable std::string cached_peer_;
+  mutable Agent* cached_agent_ = nullptr;
   std::vector<std::unique_ptr<Pool>> pools_;
   std::unordered_map<std::string, int> pool_index_;     // Capabilities::key -> pools_ index
   std::vector<std::unique_ptr<NeedQueue>> needs_;
