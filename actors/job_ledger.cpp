@@ -38,23 +38,6 @@ struct JobLedger::Pool {
   std::deque<std::pair<uint32_t, uint64_t>> spare;
 };
 
-struct JobLedger::Entry {
-  Entry(const wire::Job& job, int need_index, std::string storage)
-      : job_id(job.job_id),
-        timeout_s(job.timeout_s),
-        need(need_index),
-        frame(job, std::move(storage)) {}
-  int64_t job_id;
-  double timeout_s;
-  int need;
-  wire::JobFrame frame;
-  int attempts = 0;    // leases handed out so far
-  int64_t lease = 0;   // the live lease, 0 while queued
-  // The agent holding `lease`: an agent's live leases end before it is dropped (drop_agent).
-  Agent* holder = nullptr;
-  TimePoint sent;      // when `lease` was handed out
-};
-
 struct JobLedger::NeedQueue {
   Requirement need;
   std::deque<int64_t> jobs;
@@ -68,6 +51,16 @@ JobLedger::JobLedger(Options options)
 JobLedger::~JobLedger() = default;
 
 int JobLedger::queue_for(const Requirement& need) {
+  // A run has a requirement or two (the cascade's tiers): they are compared field by field,
+  // since building the key cost a job several allocations.
+  constexpr size_t kScanned = 8;
+  for (size_t i = 0; i < needs_.size() && i < kScanned; ++i) {
+    const Requirement& r = needs_[i]->need;
+    if (r.stages == need.stages && r.backend == need.backend &&
+        r.device_kind == need.device_kind && r.jax_version == need.jax_version &&
+        r.libtpu_version == need.libtpu_version)
+      return static_cast<int>(i);
+  }
   auto key = need.key();
   auto it = need_index_.find(key);
   if (it != need_index_.end()) return it->second;
@@ -107,13 +100,13 @@ int JobLedger::pool_for(const Capabilities& caps) {
 
 bool JobLedger::submit(const wire::Job& job, const Requirement& need) {
   if (jobs_.count(job.job_id)) return false;
-  int index = queue_for(need);  // builds the requirement's key once per job, not twice
+  int index = queue_for(need);
   std::string storage;
   if (!spare_frames_.empty()) {
     storage = std::move(spare_frames_.back());
     spare_frames_.pop_back();
   }
-  jobs_.emplace(job.job_id, std::make_unique<Entry>(job, index, std::move(storage)));
+  jobs_.try_emplace(job.job_id, job, index, std::move(storage));
   needs_[index]->jobs.push_back(job.job_id);
   ++queued_;
   dirty_ = true;
@@ -222,7 +215,7 @@ JobLedger::ResultDisposition JobLedger::on_result(const std::string& peer,
   }
   if (live->second != result.job_id) return ResultDisposition::unknown_job;
   auto job = jobs_.find(result.job_id);
-  Entry& entry = *job->second;
+  Entry& entry = job->second;
   if (sender == nullptr || entry.holder != sender) return ResultDisposition::not_holder;
   if (dispatches) *dispatches = entry.attempts;
   TimePoint sent = entry.sent;
@@ -273,7 +266,7 @@ void JobLedger::end_lease(Entry& entry) {
 void JobLedger::release(int64_t job_id, const std::string& why, SweepOutcome* out) {
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return;
-  Entry& entry = *it->second;
+  Entry& entry = it->second;
   if (entry.lease != 0) end_lease(entry);
   if (entry.attempts >= options_.max_attempts) {
     Abandoned gone;
@@ -332,7 +325,7 @@ JobLedger::SweepOutcome JobLedger::sweep(TimePoint now) {
     deadlines_.pop();
     auto live = leases_.find(lease);
     if (live == leases_.end()) continue;  // answered or requeued before it expired
-    Entry& entry = *jobs_.at(live->second);
+    Entry& entry = jobs_.at(live->second);
     Agent& a = *entry.holder;
     std::string holder = a.peer;
     // The agent may still be working on it: its slot stays taken until the late result.
@@ -380,7 +373,7 @@ std::vector<JobLedger::Assignment> JobLedger::assign(TimePoint now) {
         int64_t job_id = q.jobs.front();
         q.jobs.pop_front();
         --queued_;
-        Entry& entry = *jobs_.at(job_id);
+        Entry& entry = jobs_.at(job_id);
         entry.attempts++;
         entry.lease = next_lease_++;
         entry.holder = &a;

@@ -153,8 +153,25 @@ class JobLedger {
  private:
   struct Agent;
   struct Pool;
-  struct Entry;
   struct NeedQueue;
+  // A queued or in-flight job. Held in jobs_'s node itself, not behind a pointer: read again
+  // only when its result comes, so each separate block is another cache miss per candidate.
+  struct Entry {
+    Entry(const wire::Job& job, int need_index, std::string storage)
+        : job_id(job.job_id),
+          timeout_s(job.timeout_s),
+          need(need_index),
+          frame(job, std::move(storage)) {}
+    int64_t job_id;
+    double timeout_s;
+    int need;
+    wire::JobFrame frame;
+    int attempts = 0;    // leases handed out so far
+    int64_t lease = 0;   // the live lease, 0 while queued
+    // The agent holding `lease`: an agent's live leases end before it is dropped (drop_agent).
+    Agent* holder = nullptr;
+    TimePoint sent;      // when `lease` was handed out
+  };
 
   Agent* find_agent(const std::string& peer) const;
   void release(int64_t job_id, const std::string& why, SweepOutcome* out);
@@ -179,7 +196,7 @@ class JobLedger {
   std::unordered_map<std::string, int> pool_index_;     // Capabilities::key -> pools_ index
   std::vector<std::unique_ptr<NeedQueue>> needs_;
   std::unordered_map<std::string, int> need_index_;     // Requirement::key -> needs_ index
-  std::unordered_map<int64_t, std::unique_ptr<Entry>> jobs_;  // queued or in flight
+  std::unordered_map<int64_t, Entry> jobs_;  // queued or in flight
   std::unordered_map<int64_t, int64_t> leases_;         // live lease -> job id
   // Lease deadlines; entries of ended leases are skipped when they surface.
   std::priority_queue<std::pair<TimePoint, int64_t>, std::vector<std::pair<TimePoint, int64_t>>,
