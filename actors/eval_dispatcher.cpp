@@ -17,12 +17,15 @@ using pump_atom = caf::atom_constant<caf::atom("pump")>;
 
 // One requester waiting for one job's answer: through `promise` (an (eval_atom, Job) request)
 // or, with `requester` set, in an EvalAnswers message to it (an EvalBatch).
+// Small on purpose: it is written when a job comes and read again only when its answer comes,
+// a few hundred milliseconds and many megabytes of traffic later, so each of its cache lines
+// (and each heap block it owns) is a cache miss per candidate.
 struct Waiting {
   caf::typed_response_promise<wire::Result> promise;
   caf::actor requester;
-  wire::Job job;            // kept for the second tier of a cascade; code dropped otherwise
-  bool cpu_tier = false;    // the job is in the CPU tier now
-  int dispatches = 0;       // of the tiers already finished
+  std::unique_ptr<wire::Job> job;  // only for the second tier of a cascade
+  bool cpu_tier = false;           // the job is in the CPU tier now
+  int dispatches = 0;              // of the tiers already finished
 };
 
 // At most `per_s` log lines of one kind per second, so a flood cannot flood the log too.
@@ -86,16 +89,18 @@ void pump(Self self) {
   st.bridge->send_many(std::move(frames));
 }
 
-void submit(Self self, Waiting& w) {
+void submit(Self self, Waiting& w, wire::Job& job) {
   auto& st = self->state;
   bool screen = st.options.cascade && st.final_need.backend != "interpret" &&
                 st.ledger->has_agent_for(st.cpu_need);
   w.cpu_tier = screen;
   // The ledger encodes the frame from the job in place (no copy of the code); the second
   // tier of a cascade sets its own check level.
-  w.job.check_level = std::string(screen ? wire::kCheckCpu : wire::kCheckFull);
-  st.ledger->submit(w.job, screen ? st.cpu_need : st.final_need);
-  if (!screen) w.job.code = std::string();  // the frame holds it now; no second tier needs it
+  job.check_level = std::string(screen ? wire::kCheckCpu : wire::kCheckFull);
+  st.ledger->submit(job, screen ? st.cpu_need : st.final_need);
+  // Kept (its code moved, not copied) only when a second tier will need it; otherwise the
+  // frame holds all of it.
+  if (screen) w.job = std::make_unique<wire::Job>(std::move(job));
 }
 
 // Answers `w` (which the caller then erases).
@@ -133,10 +138,9 @@ void deliver(Self self, int64_t job_id, wire::Result&& result, int dispatches) {
   if (w.cpu_tier && result.verdict == "correct") {
     // Survived the CPU tier: now the chip.
     w.cpu_tier = false;
-    wire::Job tier = std::move(w.job);
-    tier.check_level = std::string(wire::kCheckFull);
-    st.ledger->submit(tier, st.final_need);
-    w.job = wire::Job{};
+    std::unique_ptr<wire::Job> tier = std::move(w.job);
+    tier->check_level = std::string(wire::kCheckFull);
+    st.ledger->submit(*tier, st.final_need);
     return;
   }
   result.dispatches = w.dispatches;
@@ -314,8 +318,8 @@ DispatcherStats snapshot(Self self) {
   return s;
 }
 
-// Takes a job for evaluation (its code moved, not copied, into Waiting); false if its id is
-// already being evaluated (one answer per job id).
+// Takes a job for evaluation (its code packed into the frame, or moved, not copied, into
+// Waiting for a cascade); false if its id is already being evaluated (one answer per job id).
 bool accept(Self self, wire::Job& job, caf::typed_response_promise<wire::Result> promise,
             caf::actor requester) {
   auto& st = self->state;
@@ -325,9 +329,8 @@ bool accept(Self self, wire::Job& job, caf::typed_response_promise<wire::Result>
   Waiting& w = it->second;
   w.promise = std::move(promise);
   w.requester = std::move(requester);
-  w.job = std::move(job);
   ++st.stats.submitted;
-  submit(self, w);
+  submit(self, w, job);
   // Requests come in bursts (a batch of results answers as many requesters, which send
   // their next jobs at once): lease them all in one pump, behind the burst in the
   // mailbox, so the bridge gets one send_many per burst rather than one per job.

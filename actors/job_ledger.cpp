@@ -14,6 +14,7 @@ struct JobLedger::Agent {
   int slots = 1;
   int busy = 0;  // live leases plus expired leases whose late result has not come
   uint64_t incarnation = 0;
+  uint32_t slot = 0;  // its index in slots_
   bool in_free_list = false;   // has an entry in its pool's `free`
   bool in_spare_list = false;  // has an entry in its pool's `spare`
   int strikes = 0;
@@ -28,27 +29,13 @@ struct JobLedger::Agent {
 struct JobLedger::Pool {
   Capabilities caps;
   int agents = 0;
-  // Agents with at least one idle slot, as (peer, incarnation); and agents whose slots are all
-  // busy but whose prefetch queue has room. An entry whose agent is gone, re-registered or
-  // full is stale and skipped. Idle slots are always used first.
-  std::deque<std::pair<std::string, uint64_t>> free;
-  std::deque<std::pair<std::string, uint64_t>> spare;
-};
-
-struct JobLedger::Entry {
-  Entry(const wire::Job& job, int need_index, std::string storage)
-      : job_id(job.job_id),
-        timeout_s(job.timeout_s),
-        need(need_index),
-        frame(job, std::move(storage)) {}
-  int64_t job_id;
-  double timeout_s;
-  int need;
-  wire::JobFrame frame;
-  int attempts = 0;    // leases handed out so far
-  int64_t lease = 0;   // the live lease, 0 while queued
-  std::string holder;  // the agent holding `lease`
-  TimePoint sent;      // when `lease` was handed out
+  // Agents with at least one idle slot, as (index in slots_, incarnation); and agents whose
+  // slots are all busy but whose prefetch queue has room. An entry whose agent is gone,
+  // re-registered or full is stale and skipped. Idle slots are always used first. Indexes, not
+  // peers: an entry is made and used once per dispatch, and a peer is a 40-byte key to copy
+  // and hash each time.
+  std::deque<std::pair<uint32_t, uint64_t>> free;
+  std::deque<std::pair<uint32_t, uint64_t>> spare;
 };
 
 struct JobLedger::NeedQueue {
@@ -64,6 +51,16 @@ JobLedger::JobLedger(Options options)
 JobLedger::~JobLedger() = default;
 
 int JobLedger::queue_for(const Requirement& need) {
+  // A run has a requirement or two (the cascade's tiers): they are compared field by field,
+  // since building the key cost a job several allocations.
+  constexpr size_t kScanned = 8;
+  for (size_t i = 0; i < needs_.size() && i < kScanned; ++i) {
+    const Requirement& r = needs_[i]->need;
+    if (r.stages == need.stages && r.backend == need.backend &&
+        r.device_kind == need.device_kind && r.jax_version == need.jax_version &&
+        r.libtpu_version == need.libtpu_version)
+      return static_cast<int>(i);
+  }
   auto key = need.key();
   auto it = need_index_.find(key);
   if (it != need_index_.end()) return it->second;
@@ -74,9 +71,20 @@ int JobLedger::queue_for(const Requirement& need) {
   return index;
 }
 
-const Capabilities* JobLedger::capabilities(const std::string& peer) const {
+JobLedger::Agent* JobLedger::find_agent(const std::string& peer) const {
+  // The dispatcher asks about the same peer several times per frame (on_seen, on_result,
+  // capabilities): one hash of its key, not one per call.
+  if (cached_agent_ != nullptr && cached_peer_ == peer) return cached_agent_;
   auto it = agents_.find(peer);
-  return it == agents_.end() ? nullptr : &it->second->caps;
+  if (it == agents_.end()) return nullptr;
+  cached_peer_ = peer;
+  cached_agent_ = it->second.get();
+  return cached_agent_;
+}
+
+const Capabilities* JobLedger::capabilities(const std::string& peer) const {
+  Agent* a = find_agent(peer);
+  return a == nullptr ? nullptr : &a->caps;
 }
 
 int JobLedger::pool_for(const Capabilities& caps) {
@@ -92,13 +100,13 @@ int JobLedger::pool_for(const Capabilities& caps) {
 
 bool JobLedger::submit(const wire::Job& job, const Requirement& need) {
   if (jobs_.count(job.job_id)) return false;
-  int index = queue_for(need);  // builds the requirement's key once per job, not twice
+  int index = queue_for(need);
   std::string storage;
   if (!spare_frames_.empty()) {
     storage = std::move(spare_frames_.back());
     spare_frames_.pop_back();
   }
-  jobs_.emplace(job.job_id, std::make_unique<Entry>(job, index, std::move(storage)));
+  jobs_.try_emplace(job.job_id, job, index, std::move(storage));
   needs_[index]->jobs.push_back(job.job_id);
   ++queued_;
   dirty_ = true;
@@ -118,6 +126,14 @@ void JobLedger::on_hello(const std::string& peer, const std::string& name,
   a->pool = pool_for(caps);
   a->slots = std::max(1, slots);
   a->incarnation = next_incarnation_++;
+  if (free_slots_.empty()) {
+    a->slot = static_cast<uint32_t>(slots_.size());
+    slots_.push_back(nullptr);
+  } else {
+    a->slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  slots_[a->slot] = a.get();
   a->last_seen = now;
   a->last_sent = now;  // the dispatcher answers a HELLO at once
   a->last_result = now;
@@ -125,7 +141,7 @@ void JobLedger::on_hello(const std::string& peer, const std::string& name,
   a->sent_it = by_sent_.insert(by_sent_.end(), peer);
   Pool& pool = *pools_[a->pool];
   ++pool.agents;
-  pool.free.emplace_back(peer, a->incarnation);
+  pool.free.emplace_back(a->slot, a->incarnation);
   a->in_free_list = true;
   total_slots_ += static_cast<size_t>(a->slots);
   agents_.emplace(peer, std::move(a));
@@ -150,9 +166,9 @@ bool JobLedger::take_interval_broadcast() {
 }
 
 void JobLedger::on_seen(const std::string& peer, TimePoint now) {
-  auto it = agents_.find(peer);
-  if (it == agents_.end()) return;
-  Agent& a = *it->second;
+  Agent* found = find_agent(peer);
+  if (found == nullptr) return;
+  Agent& a = *found;
   a.last_seen = now;
   by_seen_.splice(by_seen_.end(), by_seen_, a.seen_it);
 }
@@ -171,11 +187,11 @@ void JobLedger::offer(Agent& a) {
   Pool& pool = *pools_[a.pool];
   if (a.busy < a.slots) {
     if (!a.in_free_list) {
-      pool.free.emplace_back(a.peer, a.incarnation);
+      pool.free.emplace_back(a.slot, a.incarnation);
       a.in_free_list = true;
     }
   } else if (a.busy < a.slots + options_.prefetch && !a.in_spare_list) {
-    pool.spare.emplace_back(a.peer, a.incarnation);
+    pool.spare.emplace_back(a.slot, a.incarnation);
     a.in_spare_list = true;
   }
 }
@@ -183,14 +199,15 @@ void JobLedger::offer(Agent& a) {
 JobLedger::ResultDisposition JobLedger::on_result(const std::string& peer,
                                                   const wire::Result& result, int* dispatches,
                                                   TimePoint now) {
+  Agent* sender = find_agent(peer);
   auto live = leases_.find(result.lease);
   if (live == leases_.end()) {
     // An expired lease still holds its agent's slot until the late answer comes.
-    if (auto a = agents_.find(peer); a != agents_.end()) {
-      auto& late = a->second->late;
+    if (sender != nullptr) {
+      auto& late = sender->late;
       if (auto l = std::find(late.begin(), late.end(), result.job_id); l != late.end()) {
         late.erase(l);
-        free_slot(*a->second);
+        free_slot(*sender);
       }
     }
     bool was_issued = result.lease > 0 && result.lease < next_lease_;
@@ -198,13 +215,13 @@ JobLedger::ResultDisposition JobLedger::on_result(const std::string& peer,
   }
   if (live->second != result.job_id) return ResultDisposition::unknown_job;
   auto job = jobs_.find(result.job_id);
-  Entry& entry = *job->second;
-  if (entry.holder != peer) return ResultDisposition::not_holder;
+  Entry& entry = job->second;
+  if (sender == nullptr || entry.holder != sender) return ResultDisposition::not_holder;
   if (dispatches) *dispatches = entry.attempts;
   TimePoint sent = entry.sent;
   end_lease(entry);
-  if (auto a = agents_.find(peer); a != agents_.end()) {
-    Agent& agent = *a->second;
+  {
+    Agent& agent = *sender;
     agent.strikes = 0;
     // The job started when it arrived or, if it waited behind another, when that one's result
     // left: what lies between is the agent's time for it (plus a round trip).
@@ -236,20 +253,20 @@ void JobLedger::recycle(std::string storage) {
 void JobLedger::end_lease(Entry& entry) {
   leases_.erase(entry.lease);
   entry.lease = 0;
-  auto a = agents_.find(entry.holder);
-  entry.holder.clear();
-  if (a == agents_.end()) return;
-  auto& jobs = a->second->jobs;
+  Agent* a = entry.holder;
+  entry.holder = nullptr;
+  if (a == nullptr) return;
+  auto& jobs = a->jobs;
   if (auto j = std::find(jobs.begin(), jobs.end(), entry.job_id); j != jobs.end()) {
     jobs.erase(j);
-    free_slot(*a->second);
+    free_slot(*a);
   }
 }
 
 void JobLedger::release(int64_t job_id, const std::string& why, SweepOutcome* out) {
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return;
-  Entry& entry = *it->second;
+  Entry& entry = it->second;
   if (entry.lease != 0) end_lease(entry);
   if (entry.attempts >= options_.max_attempts) {
     Abandoned gone;
@@ -273,6 +290,9 @@ void JobLedger::drop_agent(const std::string& peer, const std::string& why, Swee
   if (it == agents_.end()) return;
   std::unique_ptr<Agent> a = std::move(it->second);
   agents_.erase(it);
+  if (cached_agent_ == a.get()) cached_agent_ = nullptr;
+  slots_[a->slot] = nullptr;
+  free_slots_.push_back(a->slot);
   by_seen_.erase(a->seen_it);
   by_sent_.erase(a->sent_it);
   --pools_[a->pool]->agents;
@@ -282,7 +302,11 @@ void JobLedger::drop_agent(const std::string& peer, const std::string& why, Swee
   else
     spdlog::warn("agent {} ({}) {}; {} job(s) requeued", a->name, peer.substr(0, 8), why,
                  a->jobs.size());
-  for (int64_t id : a->jobs) release(id, "agent " + a->name + " " + why, out);
+  // Taken out first: releasing a job ends its lease, which would look for it in a->jobs (and
+  // free a slot of an agent that is gone).
+  std::vector<int64_t> jobs = std::move(a->jobs);
+  a->jobs.clear();
+  for (int64_t id : jobs) release(id, "agent " + a->name + " " + why, out);
 }
 
 JobLedger::SweepOutcome JobLedger::sweep(TimePoint now) {
@@ -301,15 +325,15 @@ JobLedger::SweepOutcome JobLedger::sweep(TimePoint now) {
     deadlines_.pop();
     auto live = leases_.find(lease);
     if (live == leases_.end()) continue;  // answered or requeued before it expired
-    Entry& entry = *jobs_.at(live->second);
-    std::string holder = entry.holder;
-    Agent& a = *agents_.at(holder);
+    Entry& entry = jobs_.at(live->second);
+    Agent& a = *entry.holder;
+    std::string holder = a.peer;
     // The agent may still be working on it: its slot stays taken until the late result.
     a.jobs.erase(std::find(a.jobs.begin(), a.jobs.end(), entry.job_id));
     a.late.push_back(entry.job_id);
     leases_.erase(live);
     entry.lease = 0;
-    entry.holder.clear();
+    entry.holder = nullptr;
     release(entry.job_id, "lease on " + a.name + " expired", &out);
     if (++a.strikes >= options_.max_strikes) {
       drop_agent(holder, "let " + std::to_string(a.strikes) + " leases expire", &out);
@@ -336,11 +360,11 @@ std::vector<JobLedger::Assignment> JobLedger::assign(TimePoint now) {
       Pool& pool = *pools_[p];
       auto& list = pass == 0 ? pool.free : pool.spare;
       while (!q.jobs.empty() && !list.empty()) {
-        auto [peer, incarnation] = std::move(list.front());
+        auto [slot, incarnation] = list.front();
         list.pop_front();
-        auto ait = agents_.find(peer);
-        if (ait == agents_.end() || ait->second->incarnation != incarnation) continue;
-        Agent& a = *ait->second;
+        Agent* found = slots_[slot];
+        if (found == nullptr || found->incarnation != incarnation) continue;
+        Agent& a = *found;
         (pass == 0 ? a.in_free_list : a.in_spare_list) = false;
         if (a.busy >= (pass == 0 ? a.slots : a.slots + options_.prefetch)) {
           offer(a);
@@ -349,10 +373,10 @@ std::vector<JobLedger::Assignment> JobLedger::assign(TimePoint now) {
         int64_t job_id = q.jobs.front();
         q.jobs.pop_front();
         --queued_;
-        Entry& entry = *jobs_.at(job_id);
+        Entry& entry = jobs_.at(job_id);
         entry.attempts++;
         entry.lease = next_lease_++;
-        entry.holder = peer;
+        entry.holder = &a;
         entry.sent = now;
         leases_.emplace(entry.lease, job_id);
         // A prefetched job may first wait for the one ahead of it on the agent.
@@ -367,7 +391,7 @@ std::vector<JobLedger::Assignment> JobLedger::assign(TimePoint now) {
         by_sent_.splice(by_sent_.end(), by_sent_, a.sent_it);
         // Round robin: the agent goes to the back of its list, so load spreads across hosts.
         offer(a);
-        out.push_back(Assignment{std::move(peer), job_id, entry.lease,
+        out.push_back(Assignment{a.peer, job_id, entry.lease,
                                  entry.frame.share_with_lease(entry.lease)});
       }
     }

@@ -140,7 +140,7 @@ class JobLedger {
     return std::chrono::microseconds(static_cast<int64_t>(eval_estimate_ms_ * 1000));
   }
 
-  bool known(const std::string& peer) const { return agents_.count(peer) != 0; }
+  bool known(const std::string& peer) const { return find_agent(peer) != nullptr; }
   // What the peer's HELLO declared (and admission accepted); nullptr for an unknown peer.
   const Capabilities* capabilities(const std::string& peer) const;
   bool has_agent_for(const Requirement& need) const;
@@ -153,9 +153,27 @@ class JobLedger {
  private:
   struct Agent;
   struct Pool;
-  struct Entry;
   struct NeedQueue;
+  // A queued or in-flight job. Held in jobs_'s node itself, not behind a pointer: read again
+  // only when its result comes, so each separate block is another cache miss per candidate.
+  struct Entry {
+    Entry(const wire::Job& job, int need_index, std::string storage)
+        : job_id(job.job_id),
+          timeout_s(job.timeout_s),
+          need(need_index),
+          frame(job, std::move(storage)) {}
+    int64_t job_id;
+    double timeout_s;
+    int need;
+    wire::JobFrame frame;
+    int attempts = 0;    // leases handed out so far
+    int64_t lease = 0;   // the live lease, 0 while queued
+    // The agent holding `lease`: an agent's live leases end before it is dropped (drop_agent).
+    Agent* holder = nullptr;
+    TimePoint sent;      // when `lease` was handed out
+  };
 
+  Agent* find_agent(const std::string& peer) const;
   void release(int64_t job_id, const std::string& why, SweepOutcome* out);
   void end_lease(Entry& entry);
   // Keeps a finished frame's buffer for the next submit() (wire::JobFrame::take_storage).
@@ -169,11 +187,16 @@ class JobLedger {
 
   Options options_;
   std::unordered_map<std::string, std::unique_ptr<Agent>> agents_;
+  std::vector<Agent*> slots_;         // by Agent::slot; null where the agent left
+  std::vector<uint32_t> free_slots_;  // indexes of null entries of slots_, for reuse
+  // The last agent find_agent() found (null after it left).
+  mutable std::string cached_peer_;
+  mutable Agent* cached_agent_ = nullptr;
   std::vector<std::unique_ptr<Pool>> pools_;
   std::unordered_map<std::string, int> pool_index_;     // Capabilities::key -> pools_ index
   std::vector<std::unique_ptr<NeedQueue>> needs_;
   std::unordered_map<std::string, int> need_index_;     // Requirement::key -> needs_ index
-  std::unordered_map<int64_t, std::unique_ptr<Entry>> jobs_;  // queued or in flight
+  std::unordered_map<int64_t, Entry> jobs_;  // queued or in flight
   std::unordered_map<int64_t, int64_t> leases_;         // live lease -> job id
   // Lease deadlines; entries of ended leases are skipped when they surface.
   std::priority_queue<std::pair<TimePoint, int64_t>, std::vector<std::pair<TimePoint, int64_t>>,

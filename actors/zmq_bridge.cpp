@@ -341,12 +341,18 @@ void ZmqBridge::loop() {
             ++malformed_in_;
             continue;
           }
-          peer = user;
+          std::string routing_id = parts[0].to_string();  // a few bytes: no allocation
+          auto known = connections_.find(routing_id);
+          if (known == connections_.end() || known->second.peer != user) {
+            if (connections_.size() > 4 * routes_.size() + 1024) connections_.clear();
+            known = connections_.insert_or_assign(routing_id, Connection{user, nullptr}).first;
+            known->second.route = &routes_[known->second.peer];
+          }
+          peer = known->second.peer;
           // The latest connection of a key is where its frames go.
-          Route& route = routes_[peer];
-          if (route.routing_id.size() != parts[0].size() ||
-              std::memcmp(route.routing_id.data(), parts[0].data(), parts[0].size()) != 0) {
-            route.routing_id = parts[0].to_string();
+          Route& route = *known->second.route;
+          if (route.routing_id != routing_id) {
+            route.routing_id = std::move(routing_id);
             route.address = peer_address();
           }
           address = route.address;
@@ -354,6 +360,7 @@ void ZmqBridge::loop() {
           peer = parts[0].to_string();
           address = peer_address();
         }
+        if (frames.empty()) frames.reserve(64);  // not grown (and moved) frame by frame
         frames.push_back(InboundFrame{std::move(peer), InboundPayload(std::move(parts[1])),
                                       std::move(address), Clock::now()});
       }

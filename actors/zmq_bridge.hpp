@@ -189,7 +189,17 @@ class ZmqBridge {
     std::string routing_id;
     std::string address;  // the connection's Peer-Address, looked up once per connection
   };
-  std::unordered_map<std::string, Route> routes_;
+  std::unordered_map<std::string, Route> routes_;  // entries are never erased
+  // routing id -> the identity its connection's frames carry, and that identity's route
+  // (CURVE only; bridge thread only): a frame then costs a hash of its few-byte routing id,
+  // not of its 40-byte key. A cache, checked against every frame's User-Id (a connection
+  // that takes a routing id over cannot borrow another key's identity), and cleared when it
+  // outgrows the fleet (connections come and go; their routing ids are not reused).
+  struct Connection {
+    std::string peer;
+    Route* route = nullptr;
+  };
+  std::unordered_map<std::string, Connection> connections_;
 
   std::atomic<uint64_t> frames_in_{0}, frames_out_{0}, dropped_out_{0}, auth_refused_{0},
       malformed_in_{0}, busy_turns_{0};

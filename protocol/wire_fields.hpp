@@ -69,6 +69,10 @@ void read_result_fields(MapReader& reader, Result* out, bool include_agent_field
 // numerics_path): missing or nil reads as empty.
 void read_judge_findings(MapReader& reader, Result* out);
 
+// decode() without its fast path for RESULT frames: the general decoder alone, which the
+// fast path must agree with on every input (tests/protocol compare the two).
+DecodeResult decode_without_fast_path(std::string_view bytes);
+
 // Limits for unpacking an untrusted buffer of `size` bytes: no container can claim more
 // elements than there are bytes, and nesting is bounded, so garbage cannot make the
 // unpacker allocate gigabytes or recurse deeply.

@@ -529,6 +529,76 @@ TEST(ZmqBridgeTest, ABatchWindowHandsOverABurstInFewBatchesInOrder) {
   bridge.stop();
 }
 
+// Under CURVE a frame's peer is its key, whatever the routing id, and what is sent to a key
+// goes to the connection its latest frame came on (the bridge caches routing ids per
+// connection: that must not change either).
+TEST(ZmqBridgeTest, UnderCurveAKeysFramesGoToTheConnectionItLastSpokeOn) {
+  keys::KeyPair server = keys::generate(), a = keys::generate(), b = keys::generate();
+  ZmqBridgeOptions options;
+  options.endpoint = "tcp://127.0.0.1:0";
+  options.curve_secret_key = server.secret_key;
+  ZmqBridge bridge(options);
+  bridge.allow(a.public_key);
+  bridge.allow(b.public_key);
+  std::mutex m;
+  std::vector<std::pair<std::string, std::string>> got;  // (peer, payload)
+  bridge.start([&](std::vector<InboundFrame> frames) {
+    std::lock_guard<std::mutex> g(m);
+    for (auto& f : frames) got.emplace_back(f.peer, std::string(f.payload.view()));
+  });
+  zmq::context_t ctx;
+  auto dealer = [&](const keys::KeyPair& pair, const std::string& routing_id) {
+    auto s = std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::dealer);
+    s->set(zmq::sockopt::routing_id, routing_id);
+    s->set(zmq::sockopt::linger, 0);
+    s->set(zmq::sockopt::curve_serverkey, server.public_key);
+    s->set(zmq::sockopt::curve_publickey, pair.public_key);
+    s->set(zmq::sockopt::curve_secretkey, pair.secret_key);
+    s->connect(bridge.endpoint());
+    return s;
+  };
+  auto say = [&](zmq::socket_t& s, const std::string& text, const std::string& key) {
+    s.send(zmq::buffer(text), zmq::send_flags::none);
+    for (int i = 0; i < 300; ++i) {
+      {
+        std::lock_guard<std::mutex> g(m);
+        if (!got.empty() && got.back().second == text) {
+          EXPECT_EQ(got.back().first, key) << text;
+          return;
+        }
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    ADD_FAILURE() << "the bridge did not get " << text;
+  };
+  auto hears = [&](zmq::socket_t& s, const std::string& text) {
+    zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, 2000ms);
+    if (!(item.revents & ZMQ_POLLIN)) return false;
+    zmq::message_t msg;
+    (void)s.recv(msg);
+    return msg.to_string() == text;
+  };
+  auto a1 = dealer(a, "a1");
+  auto b1 = dealer(b, "b1");
+  say(*a1, "1", a.public_key);
+  say(*b1, "2", b.public_key);
+  bridge.send(a.public_key, "to a");
+  EXPECT_TRUE(hears(*a1, "to a"));
+  bridge.send(b.public_key, "to b");
+  EXPECT_TRUE(hears(*b1, "to b"));
+  auto a2 = dealer(a, "a2");  // the same key on a second connection
+  say(*a2, "3", a.public_key);
+  bridge.send(a.public_key, "to a2");
+  EXPECT_TRUE(hears(*a2, "to a2"));
+  say(*a1, "4", a.public_key);  // and back on the first
+  bridge.send(a.public_key, "to a1");
+  EXPECT_TRUE(hears(*a1, "to a1"));
+  bridge.send(b.public_key, "to b again");
+  EXPECT_TRUE(hears(*b1, "to b again"));
+  bridge.stop();
+}
+
 TEST(ZmqBridgeTest, PlaintextBeyondLoopbackNeedsTheExplicitFlag) {
   ZmqBridgeOptions b;
   b.endpoint = "tcp://0.0.0.0:0";

@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 #include <msgpack.hpp>
 
+#include "protocol/wire_fields.hpp"
+
 namespace palladium::wire {
 namespace {
 
@@ -443,6 +445,210 @@ TEST(WireProtocol, FuzzNeverCrashes) {
   }
   // Some mutated frames still decode (a flipped byte inside a string, say): fine.
   EXPECT_LT(decoded, 5000);
+}
+
+// decode() reads RESULT frames on a fast path; whatever the bytes, it must say exactly what
+// the general decoder says: the same message, or the same error.
+void expect_same_as_general(const std::string& bytes) {
+  DecodeResult fast = decode(bytes);
+  DecodeResult general = decode_without_fast_path(bytes);
+  ASSERT_EQ(fast.ok(), general.ok()) << fast.error << " / " << general.error;
+  EXPECT_EQ(fast.error, general.error);
+  if (fast.ok()) {
+    ASSERT_EQ(fast.message->index(), general.message->index());
+    EXPECT_EQ(encode(*fast.message), encode(*general.message));
+  }
+}
+
+// A result's fields with randomly chosen (valid or invalid) encodings, in a random order,
+// sometimes with a field dropped, repeated, or an unknown or non-str key added.
+std::string random_result_frame(std::mt19937_64& rng) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  auto any_str = [&](std::string s) -> std::function<void(Packer&)> {
+    switch (pick(6)) {
+      case 0: return [](Packer& pk) { pk.pack_nil(); };
+      case 1: return [](Packer& pk) { pk.pack(7); };
+      case 2:  // str8 even when short
+        return [s](Packer& pk) {
+          pk.pack_str(static_cast<uint32_t>(s.size()));
+          pk.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
+        };
+      case 3: return [s](Packer& pk) { pk.pack(s + std::string(40, 'x')); };
+      case 4: return [s](Packer& pk) { pk.pack_bin(static_cast<uint32_t>(s.size())); pk.pack_bin_body(s.data(), static_cast<uint32_t>(s.size())); };
+      default: return str(s);
+    }
+  };
+  auto any_int = [&]() -> std::function<void(Packer&)> {
+    switch (pick(9)) {
+      case 0: return [](Packer& pk) { pk.pack(std::numeric_limits<uint64_t>::max()); };
+      case 1: return [](Packer& pk) { pk.pack(static_cast<uint64_t>(1) << 63); };
+      case 2: return [](Packer& pk) { pk.pack(std::numeric_limits<int64_t>::min()); };
+      case 3: return [](Packer& pk) { pk.pack_int8(-5); };
+      case 4: return [](Packer& pk) { pk.pack_int32(70000); };
+      case 5: return [](Packer& pk) { pk.pack_fix_int16(-300); };
+      case 6: return [](Packer& pk) { pk.pack(1.5); };
+      case 7: return [](Packer& pk) { pk.pack("1"); };
+      default: return integer(static_cast<int64_t>(rng() % 100000));
+    }
+  };
+  auto any_number = [&](bool nil_ok) -> std::function<void(Packer&)> {
+    switch (pick(8)) {
+      case 0: return [](Packer& pk) { pk.pack_float(0.25f); };
+      case 1: return [](Packer& pk) { pk.pack(std::numeric_limits<uint64_t>::max()); };
+      case 2: return [](Packer& pk) { pk.pack(-3); };
+      case 3: return [](Packer& pk) { pk.pack_nil(); };
+      case 4: return [](Packer& pk) { pk.pack(true); };
+      case 5: return [](Packer& pk) { pk.pack("x"); };
+      default:
+        if (nil_ok && pick(2) == 0) return [](Packer& pk) { pk.pack_nil(); };
+        return [](Packer& pk) { pk.pack(12.5); };
+    }
+  };
+  auto stage_ms = [&]() -> std::function<void(Packer&)> {
+    switch (pick(5)) {
+      case 0: return [](Packer& pk) { pk.pack_array(0); };
+      case 1:
+        return [](Packer& pk) {
+          pk.pack_map(2);
+          pk.pack("lint");
+          pk.pack(1);
+          pk.pack("lint");
+          pk.pack(2.5);
+        };
+      case 2:
+        return [](Packer& pk) {
+          pk.pack_map(1);
+          pk.pack(3);
+          pk.pack(1.0);
+        };
+      case 3:
+        return [](Packer& pk) {
+          pk.pack_map(1);
+          pk.pack("numerics");
+          pk.pack_nil();
+        };
+      default:
+        return [](Packer& pk) {
+          pk.pack_map(2);
+          pk.pack("import");
+          pk.pack(12.5);
+          pk.pack("numerics");
+          pk.pack_float(3.0f);
+        };
+    }
+  };
+  auto seeds = [&]() -> std::function<void(Packer&)> {
+    switch (pick(5)) {
+      case 0: return [](Packer& pk) { pk.pack_nil(); };
+      case 1:
+        return [](Packer& pk) {
+          pk.pack_array(2);
+          pk.pack(1);
+          pk.pack(std::numeric_limits<uint64_t>::max());
+        };
+      case 2:
+        return [](Packer& pk) {
+          pk.pack_array(1);
+          pk.pack(1.0);
+        };
+      default:
+        return [](Packer& pk) {
+          pk.pack_array(3);
+          pk.pack(0);
+          pk.pack(-1);
+          pk.pack(1LL << 40);
+        };
+    }
+  };
+  bool mostly_valid = pick(3) != 0;
+  auto maybe = [&](std::function<void(Packer&)> valid, std::function<void(Packer&)> other) {
+    return mostly_valid && pick(20) != 0 ? valid : other;
+  };
+  auto valid_number = [&]() -> std::function<void(Packer&)> {
+    switch (pick(5)) {
+      case 0: return [](Packer& pk) { pk.pack_float(0.25f); };
+      case 1: return [](Packer& pk) { pk.pack(std::numeric_limits<uint64_t>::max()); };
+      case 2: return [](Packer& pk) { pk.pack(-3); };
+      case 3: return [](Packer& pk) { pk.pack_nil(); };
+      default: return [](Packer& pk) { pk.pack(12.5); };
+    }
+  };
+  Fields fields = {
+      {"type", maybe(str("result"), any_str(pick(2) ? "job" : "result"))},
+      {"version", maybe(integer(kVersion), pick(2) ? any_int() : integer(kVersion + 1))},
+      {"job_id", maybe(integer(static_cast<int64_t>(rng() % 1000000)), any_int())},
+      {"lease", maybe(integer(static_cast<int64_t>(rng() % 1000000)), any_int())},
+      {"agent_id", maybe(str("sim7"), any_str("sim7"))},
+      {"backend", maybe(str("interpret"), any_str("interpret"))},
+      {"verdict", maybe(str("correct"), any_str("correct"))},
+      {"stage", maybe(str("done"), any_str("done"))},
+      {"error", maybe(str(""), any_str(""))},
+      {"error_signature", maybe(str(""), any_str("sig"))},
+      {"stdout", maybe(str("out\n"), any_str("out"))},
+      {"stderr", maybe(str(""), any_str("err"))},
+      {"stage_ms", maybe([](Packer& pk) { pk.pack_map(0); }, stage_ms())},
+      {"max_abs_err", maybe(valid_number(), any_number(true))},
+      {"max_rel_err", maybe(valid_number(), any_number(true))},
+      {"kernel_ms", maybe(valid_number(), any_number(true))},
+      {"baseline_ms", maybe(valid_number(), any_number(true))},
+      {"timing_kind", maybe(str("cpu-wall"), any_str("cpu-wall"))},
+      {"seeds", maybe([](Packer& pk) { pk.pack_array(1); pk.pack(5); }, seeds())},
+      {"outside_pallas_fraction", maybe(valid_number(), any_number(true))},
+      {"numerics_path", pick(3) == 0 ? [](Packer& pk) { pk.pack_nil(); } : any_str("tpu")},
+  };
+  if (pick(8) == 0) fields.erase(fields.begin() + pick(static_cast<int>(fields.size())));
+  if (pick(8) == 0) fields.push_back(fields[static_cast<size_t>(pick(static_cast<int>(fields.size())))]);
+  if (pick(3) == 0)
+    fields.emplace_back("future_field", [](Packer& pk) {
+      pk.pack_array(2);
+      pk.pack_map(1);
+      pk.pack("a");
+      pk.pack_array(1);
+      pk.pack_nil();
+      pk.pack_bin(3);
+      pk.pack_bin_body("abc", 3);
+    });
+  if (pick(6) == 0) {
+    // An unknown key's value nested 20 deep: fine for the general decoder.
+    fields.emplace_back("deep", [](Packer& pk) {
+      for (int d = 0; d < 20; ++d) pk.pack_array(1);
+      pk.pack(1);
+    });
+  }
+  std::shuffle(fields.begin(), fields.end(), rng);
+  std::string bytes = pack_map(fields);
+  if (pick(5) == 0) {  // and a non-str key, which decoders ignore
+    msgpack::sbuffer buf;
+    Packer pk(buf);
+    pk.pack_map(static_cast<uint32_t>(fields.size() + 1));
+    pk.pack(42);
+    pk.pack("ignored");
+    bytes = std::string(buf.data(), buf.size()) + bytes.substr(bytes[0] == '\xde' ? 3 : 1);
+    if (static_cast<unsigned char>(bytes[0]) < 0x80) bytes.clear();
+  }
+  return bytes;
+}
+
+TEST(WireProtocol, ResultFastPathAgreesWithTheGeneralDecoder) {
+  std::mt19937_64 rng(20261202);
+  int decoded = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string bytes = random_result_frame(rng);
+    if (i % 4 == 3 && !bytes.empty()) {  // and a few with bytes flipped, cut or added
+      int flips = 1 + static_cast<int>(rng() % 3);
+      for (int f = 0; f < flips; ++f) bytes[rng() % bytes.size()] = static_cast<char>(rng());
+      if (rng() % 4 == 0) bytes.resize(rng() % bytes.size());
+      if (rng() % 8 == 0) bytes += static_cast<char>(rng());
+    }
+    expect_same_as_general(bytes);
+    if (decode_without_fast_path(bytes).ok()) ++decoded;
+  }
+  // Both valid and invalid frames were exercised.
+  EXPECT_GT(decoded, 1000);
+  EXPECT_LT(decoded, 19000);
+  expect_same_as_general(encode(full_result()));
+  expect_same_as_general(encode(Result{}));
+  expect_same_as_general(encode(full_result()) + "x");
 }
 
 }  // namespace
