@@ -114,8 +114,9 @@ struct Result {
   // numerics, the share of the baseline's work done outside Pallas kernels, and how the
   // numerics of a candidate that reached them were checked ("tpu": natively on a chip;
   // "mosaic_interpreter": the kernels' Mosaic bodies interpreted by the judge as well as the
-  // artifact's CPU branch; "cpu_branch_only": the CPU branch alone, which the candidate's own
-  // process built: docs/verification.md 0, residual risks). Empty when not reported.
+  // artifact's CPU branch, at the reduced shapes; "full_shapes": the same, and at the full
+  // shapes too; "cpu_branch_only": the CPU branch alone, which the candidate's own process
+  // built: protocol/taxonomy.json, docs/verification.md 0). Empty when not reported.
   std::vector<int64_t> seeds;
   std::optional<double> outside_pallas_fraction;
   std::string numerics_path;
