@@ -568,32 +568,10 @@ class FastReader {
   bool at_end() const { return p_ == end_; }
 
   // A map header; false if the next object is not a map (or is truncated).
-  bool map_header(uint32_t* n) {
-    if (p_ == end_) return false;
-    uint8_t b = *p_;
-    if ((b & 0xf0) == 0x80) {
-      ++p_;
-      *n = b & 0x0f;
-      return true;
-    }
-    if (b == 0xde) return ++p_, be(2, n);
-    if (b == 0xdf) return ++p_, be(4, n);
-    return false;
-  }
+  bool map_header(uint32_t* n) { return container_header(0x80, 0xde, 0xdf, n); }
 
   // An array header; false if the next object is not an array (or is truncated).
-  bool array_header(uint32_t* n) {
-    if (p_ == end_) return false;
-    uint8_t b = *p_;
-    if ((b & 0xf0) == 0x90) {
-      ++p_;
-      *n = b & 0x0f;
-      return true;
-    }
-    if (b == 0xdc) return ++p_, be(2, n);
-    if (b == 0xdd) return ++p_, be(4, n);
-    return false;
-  }
+  bool array_header(uint32_t* n) { return container_header(0x90, 0xdc, 0xdd, n); }
 
   // A str's bytes; false if the next object is not a str.
   bool str(std::string_view* out) {
@@ -705,6 +683,21 @@ class FastReader {
   }
 
  private:
+  // A MessagePack container header: the fix form (`fix` in the high nibble, the count in the low
+  // one), or the 16- or 32-bit count after `tag16` / `tag32`.
+  bool container_header(uint8_t fix, uint8_t tag16, uint8_t tag32, uint32_t* n) {
+    if (p_ == end_) return false;
+    uint8_t b = *p_;
+    if ((b & 0xf0) == fix) {
+      ++p_;
+      *n = b & 0x0f;
+      return true;
+    }
+    if (b == tag16) return ++p_, be(2, n);
+    if (b == tag32) return ++p_, be(4, n);
+    return false;
+  }
+
   bool be(std::size_t width, uint32_t* out) {
     uint64_t u = 0;
     if (!be64(width, &u)) return false;
