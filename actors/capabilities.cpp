@@ -46,9 +46,10 @@ bool Requirement::satisfied_by(const Capabilities& caps) const {
   return (caps.stages & stages) == stages;
 }
 
-std::string Requirement::key() const {
-  return backend + '\x1f' + device_kind + '\x1f' + jax_version + '\x1f' + libtpu_version +
-         '\x1f' + std::to_string(stages);
+bool Requirement::operator==(const Requirement& other) const {
+  return stages == other.stages && backend == other.backend &&
+         device_kind == other.device_kind && jax_version == other.jax_version &&
+         libtpu_version == other.libtpu_version;
 }
 
 std::string Requirement::describe() const {

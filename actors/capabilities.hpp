@@ -48,7 +48,7 @@ struct Requirement {
   StageSet stages = 0;         // all required
 
   bool satisfied_by(const Capabilities& caps) const;
-  std::string key() const;
+  bool operator==(const Requirement& other) const;
   // "backend tpu, stages numerics,timing": what is missing reads naturally in a log line.
   std::string describe() const;
 };

@@ -51,24 +51,14 @@ JobLedger::JobLedger(Options options)
 JobLedger::~JobLedger() = default;
 
 int JobLedger::queue_for(const Requirement& need) {
-  // A run has a requirement or two (the cascade's tiers): they are compared field by field,
-  // since building the key cost a job several allocations.
-  constexpr size_t kScanned = 8;
-  for (size_t i = 0; i < needs_.size() && i < kScanned; ++i) {
-    const Requirement& r = needs_[i]->need;
-    if (r.stages == need.stages && r.backend == need.backend &&
-        r.device_kind == need.device_kind && r.jax_version == need.jax_version &&
-        r.libtpu_version == need.libtpu_version)
-      return static_cast<int>(i);
+  // A dispatcher has one requirement per check level it uses (a cascade's two tiers at most):
+  // a scan compares a field or two, where a key built per job cost several allocations.
+  for (size_t i = 0; i < needs_.size(); ++i) {
+    if (needs_[i]->need == need) return static_cast<int>(i);
   }
-  auto key = need.key();
-  auto it = need_index_.find(key);
-  if (it != need_index_.end()) return it->second;
-  int index = static_cast<int>(needs_.size());
-  need_index_.emplace(std::move(key), index);
   needs_.push_back(std::make_unique<NeedQueue>());
   needs_.back()->need = need;
-  return index;
+  return static_cast<int>(needs_.size()) - 1;
 }
 
 JobLedger::Agent* JobLedger::find_agent(const std::string& peer) const {

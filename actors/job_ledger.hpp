@@ -195,7 +195,6 @@ class JobLedger {
   std::vector<std::unique_ptr<Pool>> pools_;
   std::unordered_map<std::string, int> pool_index_;     // Capabilities::key -> pools_ index
   std::vector<std::unique_ptr<NeedQueue>> needs_;
-  std::unordered_map<std::string, int> need_index_;     // Requirement::key -> needs_ index
   std::unordered_map<int64_t, Entry> jobs_;  // queued or in flight
   std::unordered_map<int64_t, int64_t> leases_;         // live lease -> job id
   // Lease deadlines; entries of ended leases are skipped when they surface.
