@@ -254,12 +254,13 @@ def _leaf_stats(got, exact, base, atol, rtol):
             continue  # the NaN rule decides; only its counts are still needed
         e = exact[lo:lo + CHUNK_ELEMENTS].astype(np.float64)
         b = base[lo:lo + CHUNK_ELEMENTS].astype(np.float64)
-        diff = np.abs(g - e)
-        tolerance = atol + rtol * np.abs(e) + np.abs(b - e)
+        err, base_err, size = g - e, b - e, np.abs(e)
+        diff = np.abs(err)
+        tolerance = atol + rtol * size + np.abs(base_err)
         ratio = diff / tolerance
         stats.max_abs = max(stats.max_abs, float(diff.max(initial=0.0)))
         stats.max_rel = max(stats.max_rel, float(
-            (diff / np.maximum(np.abs(e), atol)).max(initial=0.0)))
+            (diff / np.maximum(size, atol)).max(initial=0.0)))
         stats.worst_ratio = max(stats.worst_ratio, float(ratio.max(initial=0.0)))
         bad = ~(ratio <= 1.0)
         stats.bad += int(bad.sum())
@@ -271,6 +272,6 @@ def _leaf_stats(got, exact, base, atol, rtol):
                 stats.worst = _Worst(float(ratio[i]), index, float(g[i]), float(e[i]),
                                      float(b[i]), float(diff[i]), float(tolerance[i]))
         stats.sq_exact += float(np.dot(e, e))
-        stats.sq_err += float(np.dot(g - e, g - e))
-        stats.sq_base += float(np.dot(b - e, b - e))
+        stats.sq_err += float(np.dot(err, err))
+        stats.sq_base += float(np.dot(base_err, base_err))
     return stats

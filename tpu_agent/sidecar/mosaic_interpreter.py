@@ -66,21 +66,22 @@ class Budget:
     bytes: int = MAX_BYTES
 
     def __post_init__(self):
-        self.limits = (self.ops, self.elements, self.bytes)
+        # What is left counts down from these; messages name them.
+        self.max_ops, self.max_elements, self.max_bytes = self.ops, self.elements, self.bytes
 
     def charge(self, ops, elements):
         self.ops -= ops
         self.elements -= elements
         if self.ops < 0:
-            raise OverBudget(f"more than {self.limits[0]} op executions")
+            raise OverBudget(f"more than {self.max_ops} op executions")
         if self.elements < 0:
-            raise OverBudget(f"more than {self.limits[1]:.3g} elements computed")
+            raise OverBudget(f"more than {self.max_elements:.3g} elements computed")
 
     def allocate(self, nbytes, persistent=True):
         """Outputs, scratch and allocas count against the bytes left; a block buffer, freed
         after its step, only against the bound."""
         if nbytes > self.bytes:
-            raise OverBudget(f"allocations beyond {self.limits[2]} bytes")
+            raise OverBudget(f"allocations beyond {self.max_bytes} bytes")
         if persistent:
             self.bytes -= nbytes
 

@@ -142,7 +142,7 @@ class _Program:
         name = op.name
         ins = [env[v] for v in op.operands]
         types = [mi.type_info(r.type) for r in op.results]
-        mi.check_result_bytes(name, types, self.budget.limits[2])
+        mi.check_result_bytes(name, types, self.budget.max_bytes)
         self.budget.charge(1, sum(int(np.prod(s)) if s else 1 for s, _ in types))
         if name == "stablehlo.case":
             index = int(ins[0])
