@@ -6,7 +6,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "tpu_agent/agent.hpp"
+#include "agent/agent.hpp"
 
 namespace po = boost::program_options;
 

@@ -43,7 +43,7 @@ struct SimAgent {
   long interval_ms = 500;
   std::string hello;  // its encoded HELLO
   // After a bye (refused, or dropped as silent by a coordinator that fell behind) it says hello
-  // again after a backoff, as palladium agent does (tpu_agent/coordinator_link.cpp); without
+  // again after a backoff, as palladium agent does (agent/coordinator_link.cpp); without
   // that, an agent dropped during a 10,000-agent join never came back.
   bool rehello_pending = false;
   Clock::time_point rehello_at;

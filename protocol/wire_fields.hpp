@@ -1,5 +1,5 @@
 // Field-level MessagePack helpers shared by the wire protocol (protocol/wire_protocol.cpp) and
-// the sidecar pipe protocol (tpu_agent/sidecar_process.cpp). Part of palladium_wire; not a
+// the sidecar pipe protocol (agent/sidecar_process.cpp). Part of palladium_wire; not a
 // public API of the coordinator.
 
 #ifndef PALLADIUM_PROTOCOL_WIRE_FIELDS_HPP_

@@ -3,7 +3,7 @@ workloads/input_sensitivity.json, which `palladium report` reads to flag degener
 
     .venv/bin/python scripts/audit_workloads.py [--check]
 
-The audit (tpu_agent/sidecar/audit.py, docs/verification.md) is a property of the reference,
+The audit (judge/audit.py, docs/verification.md) is a property of the reference,
 not of any run, so it is computed once and kept in the repository; --check recomputes it and
 fails if the stored file is out of date (for example after a workload module changed).
 """
@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 import jax  # noqa: E402
 
-from tpu_agent.sidecar.audit import audit_workload  # noqa: E402
+from judge.audit import audit_workload  # noqa: E402
 from workloads import registry  # noqa: E402
 
 OUT = ROOT / "workloads" / "input_sensitivity.json"

@@ -6,7 +6,7 @@ Both sides evaluate the same candidates (the correct kernels of llm/replay_corpu
 skeleton workloads, code extracted as llm/code_extractor.cpp does) with the same pipeline and the
 same seeds (replayed, so both sides do identical work):
 
-  judge       one `python -m tpu_agent.sidecar --backend interpret` started as the agent starts
+  judge       one `python -m judge --backend interpret` started as the agent starts
               it (MessagePack on fds 3/4). It starts the candidate sandbox once; every candidate
               then runs in its own spare (forked from the pre-imported, sandboxed parent, never
               reused) and is judged from its exported artifacts. Start-up and each workload's
@@ -47,8 +47,8 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 sys.path.insert(0, str(REPO))
 
-from tpu_agent.sidecar.pipe_client import PipeClient  # noqa: E402
-from tpu_agent.sidecar.protocol import VERSION  # noqa: E402
+from judge.pipe_client import PipeClient  # noqa: E402
+from judge.protocol import VERSION  # noqa: E402
 OWN_STAGES = ("import", "trace", "lower", "compile", "structure", "numerics", "timing")
 
 # Correct responses of the replay corpus (tests/llm/test_replay_corpus.py EXPECTED), one per
@@ -108,8 +108,8 @@ class InProcessPool:
     """The candidate's stages run in this very process: what a one-shot harness does."""
 
     def run(self, job, deadline):
-        from tpu_agent.candidate import stages
-        from tpu_agent.sidecar.candidate_pool import CandidateRun
+        from sandbox.candidate import stages
+        from judge.candidate_pool import CandidateRun
         run = CandidateRun(started=time.monotonic(), attempts=1)
         with tempfile.TemporaryDirectory() as workdir:
             run.result = stages.run(job, lambda name: None, workdir)
@@ -123,8 +123,8 @@ def child_main(workload_id, code_path, seeds):
     """Runs in the fresh interpreter: everything a one-shot harness does, then one JSON line."""
     t0 = time.perf_counter()
     import jax  # noqa: F401
-    from tpu_agent.candidate import interpret
-    from tpu_agent.sidecar.evaluate import Evaluator
+    from sandbox.candidate import interpret
+    from judge.evaluate import Evaluator
     interpret.install()
     t_import = time.perf_counter()
     code = pathlib.Path(code_path).read_text(encoding="utf-8")
@@ -157,7 +157,7 @@ def run_fresh(workload_id, code, seeds, workdir):
 # -- persistent sidecar ---------------------------------------------------------------------------
 
 class Sidecar:
-    """`python -m tpu_agent.sidecar --backend interpret` with fds 3/4, as the agent spawns it;
+    """`python -m judge --backend interpret` with fds 3/4, as the agent spawns it;
     the CPU it reports is the judge's and its whole sandbox's (launcher, parent, spares)."""
 
     def __init__(self, workdir, log_path):

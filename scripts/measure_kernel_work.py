@@ -10,7 +10,7 @@ Candidates: the correct responses of the replay corpus, the per-workload kernels
 tests, the hand-tuned references, and with --synthetic the clean variants of the synthetic
 model (build/palladium synthetic variants, or $PALLADIUM_BIN). They are our own code, so this
 script exports them in its own process exactly as the candidate process does
-(tpu_agent/candidate/stages.py: the full shapes for TPU, the reduced shapes for TPU + CPU); the
+(sandbox/candidate/stages.py: the full shapes for TPU, the reduced shapes for TPU + CPU); the
 judge never does this.
 
 --interpret is the sweep behind the judge's Mosaic interpreter (tpu_program.py, docs/
@@ -32,14 +32,14 @@ import types
 os.environ.setdefault("PALLADIUM_COMPILE_TIER", "off")
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "llm"),
-                str(REPO / "tests" / "tpu_agent" / "sidecar"), str(REPO / "tests")]
+                str(REPO / "tests" / "judge"), str(REPO / "tests")]
 
 import jax  # noqa: E402
 from jax import export  # noqa: E402
 
-from tpu_agent.candidate import interpret  # noqa: E402
-from tpu_agent.sidecar import evaluate as judge  # noqa: E402
-from tpu_agent.sidecar import structure  # noqa: E402
+from sandbox.candidate import interpret  # noqa: E402
+from judge import evaluate as judge  # noqa: E402
+from judge import structure  # noqa: E402
 from workloads import hand_tuned, registry  # noqa: E402
 
 CORPUS = ["8p/02.md", "8p/06.md", "12p/01.md", "12p/03.md", "12p/04.md", "9p/03.md", "9p/05.md",
@@ -115,7 +115,8 @@ def interpret_candidates(all_variants):
 def sweep_interpreter(evaluator, opts):
     """The interpreter's coverage table; returns the number of false rejects."""
     import numpy as np
-    from tpu_agent.sidecar import compare, mosaic_interpreter, tpu_program
+    from judge import compare
+    from judge.tpu_model import mosaic_interpreter, tpu_program
     counts, false_rejects = {}, 0
     print(f"{'candidate':58} {'expected':17} {'interpreted':28} {'ms':>7} {'ops':>8} "
           f"{'elements':>9}")

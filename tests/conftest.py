@@ -8,7 +8,7 @@ chips only.
 """
 import os
 
-import tpu_agent.sidecar.compile_tier  # noqa: F401  (prepare_environment() at import)
+import judge.compile.compile_tier  # noqa: F401  (prepare_environment() at import)
 
 # The compile tier is on by default for users. Every judge it runs in starts a compile process
 # that loads libtpu, and the suite starts hundreds of judges: with the tier on everywhere the

@@ -7,7 +7,7 @@
 //     input_seeds: [0, 1]      # distinct
 //     require_pallas: true
 //
-// Owners of the semantics: the sandbox and workloads engineers (tpu_agent/).
+// Owners of the semantics: the sandbox and workloads engineers (judge/, sandbox/).
 #pragma once
 
 #include <cstdint>

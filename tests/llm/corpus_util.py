@@ -149,7 +149,7 @@ def read_response(name):
 
 def evaluate_response(name, seeds=(0, 1)):
     """Sidecar result dict for one corpus response (in this process)."""
-    from tpu_agent.sidecar.evaluate import evaluate
+    from judge.evaluate import evaluate
     return evaluate(name.split("/")[0], extract_code(read_response(name)), seeds=tuple(seeds))
 
 
@@ -157,7 +157,7 @@ if __name__ == "__main__":
     sys.path.insert(0, str(REPO_ROOT))
     name = sys.argv[1]
     # jax, the judge and its candidate sandbox, before the clock matters.
-    from tpu_agent.sidecar.evaluate import shared_evaluator
+    from judge.evaluate import shared_evaluator
     shared_evaluator(start=True)
     print("START", name, flush=True)  # start-up done; the evaluation itself starts now
     print("VERDICT", evaluate_response(name)["verdict"], flush=True)

@@ -4,7 +4,7 @@ llm/replay_corpus/<workload_id>/NN.md holds complete chat-model responses that t
 provider serves in place of a live LLM. Nothing in a response says what it is; the expected
 verdicts live only here. Each response's code is extracted the way llm/code_extractor.cpp does
 (tests/llm/corpus_util.py mirrors it) and evaluated with the sidecar's in-process API,
-tpu_agent.sidecar.evaluate.evaluate(workload_id, code, seeds=(0, 1)), at the workloads' reduced
+judge.evaluate.evaluate(workload_id, code, seeds=(0, 1)), at the workloads' reduced
 CPU shapes: the candidate runs in a sandboxed candidate process (Pallas TPU interpret mode for the
 check), the judge runs its exported artifact.
 

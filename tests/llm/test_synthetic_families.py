@@ -207,7 +207,7 @@ def test_catalog_matches_expected_table():
 
 @pytest.mark.parametrize("key", CLEAN + IN_PROCESS, ids=_id)
 def test_verdict_in_process(key, tmp_path, monkeypatch):
-    from tpu_agent.sidecar.evaluate import evaluate
+    from judge.evaluate import evaluate
     monkeypatch.chdir(tmp_path)
     want = "correct" if key[2] is None else EXPECTED[key]
     # A correct kernel must hold on both seeds; a mistake shows on the first already.
@@ -221,7 +221,7 @@ def test_verdict_in_process(key, tmp_path, monkeypatch):
 _HANG_SCRIPT = textwrap.dedent("""
     import sys
     sys.path.insert(0, sys.argv[1])
-    from tpu_agent.sidecar.evaluate import evaluate
+    from judge.evaluate import evaluate
     workload, path = sys.argv[2], sys.argv[3]
     code = open(path).read()
     print("START", flush=True)
@@ -287,7 +287,7 @@ _COMPILE_SCRIPT = textwrap.dedent("""
     import jax, numpy as np
     from jax.experimental import topologies
     from workloads import registry
-    from tpu_agent.sidecar.audit import static_argnums
+    from judge.audit import static_argnums
     topo = topologies.get_topology_desc(topology_name="v6e:1x1", platform="tpu",
                                         chip_config_name="default",
                                         chips_per_host_bounds=(1, 1, 1), num_slices=1)

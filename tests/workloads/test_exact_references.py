@@ -1,4 +1,4 @@
-"""On all 50 workloads the tolerance rules (tpu_agent/sidecar/compare.py) accept both the exact
+"""On all 50 workloads the tolerance rules (judge/compare.py) accept both the exact
 answer and the bf16 baseline, and still reject known wrong answers.
 
 At CPU_CONFIG, seed 0: the exact answer is the baseline run on the same bf16 inputs cast to
@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from tpu_agent.sidecar import compare
+from judge import compare
 from workloads import registry
 
 # All 50 run by default: 328 s for the file here (load 5-11), 48 s the slowest workload (17p).

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from tpu_agent.sidecar.evaluate import evaluate
+from judge.evaluate import evaluate
 from workloads import hand_tuned, registry
 
 PRIORITY = ["1p", "2p", "3p", "4p", "6p", "7p", "8p", "11p"]
@@ -100,7 +100,7 @@ def test_reference_lowers_for_tpu_at_full_shape(workload_id):
     """The tuned block sizes are valid at the full CONFIG: trace + Mosaic lowering on abstract
     inputs (nothing is allocated or run), one pallas_call -> one tpu_custom_call."""
     _require(workload_id)
-    from tpu_agent.candidate import interpret
+    from sandbox.candidate import interpret
     module, reference = registry.get(workload_id), hand_tuned.get(workload_id)
     static = tuple(getattr(module, "STATIC_ARGNUMS", ()))
     arrays = jax.eval_shape(lambda: [x for i, x in enumerate(module.create_inputs(module.CONFIG))

@@ -4,7 +4,7 @@ import pathlib
 
 import pytest
 
-from tpu_agent.sidecar.audit import audit_module
+from judge.audit import audit_module
 from workloads import registry
 
 TABLE = json.loads((pathlib.Path(__file__).resolve().parents[2] / "workloads" /

@@ -8,7 +8,7 @@ sidecar evaluates them like any candidate: `evaluate(id, source(id))`.
 
 Interpret mode: no reference hard-codes `interpret=`, and none needs an env var or switch. The
 upstream kernels all call `pl.pallas_call` at call time, so the sidecar's patch
-(tpu_agent/candidate/interpret.py) and `pltpu.force_tpu_interpret_mode` reach them; the two that
+(sandbox/candidate/interpret.py) and `pltpu.force_tpu_interpret_mode` reach them; the two that
 take an `interpret` argument (megablox gmm, splash attention) are left at their default (False),
 which the forced TPU interpret mode overrides inside pallas_call.
 

@@ -1,0 +1,647 @@
+#include "agent/agent.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+#include <zmq.hpp>
+
+#include "protocol/curve_keys.hpp"
+#include "protocol/endpoint.hpp"
+#include "protocol/wire_protocol.hpp"
+#include "agent/agent_log.hpp"
+#include "agent/coordinator_link.hpp"
+#include "agent/secret_scrubber.hpp"
+#include "agent/sidecar_process.hpp"
+
+namespace palladium::agent {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+std::shared_ptr<spdlog::logger> log() { return agent_log(); }
+
+long ms_between(Clock::time_point a, Clock::time_point b) {
+  return static_cast<long>(std::chrono::duration_cast<milliseconds>(b - a).count());
+}
+
+// The signal that made run_agent() stop, for the bye reason (0: none).
+volatile sig_atomic_t g_signal = 0;
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v != '\0') ? std::string(v) : fallback;
+}
+
+// What a sidecar of `backend` runs when its ready frame does not say: the interpret backend
+// checks everything but the libtpu compile; a TPU host has libtpu and compiles too.
+std::vector<std::string> default_stages(const std::string& backend) {
+  std::vector<std::string> stages{"extract", "lint", "import", "trace", "lower"};
+  if (backend == "tpu") stages.push_back("compile");
+  for (const char* s : {"structure", "numerics", "timing"}) stages.push_back(s);
+  return stages;
+}
+
+}  // namespace
+
+AgentOptions with_defaults(AgentOptions o) {
+  if (o.agent_id.empty()) {
+    char host[256] = {0};
+    if (::gethostname(host, sizeof(host) - 1) != 0) std::snprintf(host, sizeof(host), "host");
+    o.agent_id = std::string(host) + "-" + std::to_string(::getpid());
+  }
+  if (o.home.empty()) o.home = env_or("PALLADIUM_HOME", PALLADIUM_SOURCE_DIR);
+  if (o.python.empty()) o.python = env_or("PALLADIUM_PYTHON", o.home + "/.venv/bin/python");
+  if (o.log_dir.empty()) {
+    std::error_code ec;
+    auto tmp = std::filesystem::temp_directory_path(ec);
+    if (ec) tmp = "/tmp";
+    o.log_dir = (tmp / ("palladium-agent-" + o.agent_id)).string();
+  }
+  if (o.sidecar_module.empty()) o.sidecar_module = "judge";
+  return o;
+}
+
+// -- Agent::Impl ---------------------------------------------------------------------------
+
+class Agent::Impl {
+ public:
+  explicit Impl(AgentOptions options) : opt_(with_defaults(std::move(options))) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
+      stop_read_ = fds[0];
+      stop_write_ = fds[1];
+    }
+  }
+
+  ~Impl() {
+    for (Slot& s : slots_) {
+      if (s.proc) s.proc->kill();
+    }
+    if (stop_read_ >= 0) ::close(stop_read_);
+    if (stop_write_ >= 0) ::close(stop_write_);
+  }
+
+  void request_stop() {
+    stop_requested_.store(true);
+    if (stop_write_ >= 0) {
+      char c = 1;
+      [[maybe_unused]] ssize_t n = ::write(stop_write_, &c, 1);
+    }
+  }
+
+  void set_stop_reason(std::string reason) { stop_reason_ = std::move(reason); }
+
+  int run();
+
+  const AgentOptions& options() const { return opt_; }
+
+ private:
+  enum class SlotState { kStarting, kIdle, kBusy, kDown };
+
+  struct Slot {
+    int index = 0;
+    std::unique_ptr<SidecarProcess> proc;
+    SlotState state = SlotState::kDown;
+    std::optional<wire::Job> job;
+    Clock::time_point started;   // job start, or sidecar spawn while kStarting
+    Clock::time_point deadline;  // job timeout, or ready timeout while kStarting
+    Clock::time_point restart_at;
+    int restart_failures = 0;
+  };
+
+  std::string validate() const;
+  std::string make_link();
+  bool start_slot(Slot& s);
+  void restart_slot(Slot& s, Clock::time_point now);
+  int wait_all_ready();
+  void on_message(wire::Message message);
+  void dispatch(wire::Job job);
+  void assign(Slot& s, wire::Job job);
+  void drain_queue();
+  void finish(Slot& s, wire::Result result);
+  // The judge died or broke the protocol while running `s`'s job: not the candidate's doing
+  // (it runs in its own sandboxed process), so the job goes back to the front of the queue on a
+  // fresh judge, up to kJudgeRetries times. Only a job that keeps killing its judge is charged.
+  void judge_lost(Slot& s, const std::string& how, const std::string& log_tail);
+  void on_sidecar_events(Slot& s);
+  void on_timers(Clock::time_point now);
+  Clock::time_point next_wakeup(Clock::time_point now) const;
+  bool drain_stop_pipe();
+
+  AgentOptions opt_;
+  std::atomic<bool> stop_requested_{false};
+  std::string stop_reason_ = "stop requested";
+  int stop_read_ = -1;
+  int stop_write_ = -1;
+
+  std::vector<Slot> slots_;
+  std::deque<wire::Job> queue_;
+  std::map<int64_t, int> judge_deaths_;  // job id -> judges lost while running it
+  SecretScrubber scrubber_ = SecretScrubber::from_environment();
+  std::string jax_version_;
+  std::string device_kind_;
+  std::string libtpu_version_;
+  std::vector<std::string> stages_;
+
+  std::unique_ptr<CoordinatorLink> link_;  // made by run() once the keys are read
+};
+
+std::string Agent::Impl::make_link() {
+  CoordinatorLink::Options lo;
+  lo.endpoint = opt_.connect_endpoint;
+  lo.agent_id = opt_.agent_id;
+  lo.heartbeat_ms = opt_.heartbeat_ms;
+  lo.liveness = opt_.liveness;
+  lo.reconnect_max_ms = opt_.reconnect_max_ms;
+  try {
+    if (!opt_.server_key.empty()) {
+      lo.server_key = keys::public_key_from(opt_.server_key);
+      std::string secret;
+      if (opt_.key_fd >= 0) {
+        // One line from the coordinator that started us; the pipe is closed at once so no
+        // sidecar inherits it.
+        char buf[128] = {0};
+        ssize_t n = ::read(opt_.key_fd, buf, sizeof buf - 1);
+        ::close(opt_.key_fd);
+        secret.assign(buf, n > 0 ? static_cast<size_t>(n) : 0);
+        while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r'))
+          secret.pop_back();
+        lo.secret_key = secret;
+        lo.public_key = keys::public_of(secret);
+      } else if (!opt_.key_file.empty()) {
+        keys::KeyPair pair = keys::read_certificate(opt_.key_file, /*need_secret=*/true);
+        lo.public_key = pair.public_key;
+        lo.secret_key = pair.secret_key;
+      } else {
+        return "--server-key needs the agent's own key (--key FILE)";
+      }
+    } else if (!opt_.insecure_plaintext && !is_loopback_endpoint(opt_.connect_endpoint)) {
+      return "refusing an unauthenticated link to " + opt_.connect_endpoint +
+             ": pass --server-key and --key (palladium keys), or --insecure-plaintext on a "
+             "network you trust completely";
+    }
+  } catch (const keys::KeyError& e) {
+    return e.what();
+  }
+  link_ = std::make_unique<CoordinatorLink>(std::move(lo));
+  return "";
+}
+
+std::string Agent::Impl::validate() const {
+  if (opt_.connect_endpoint.empty()) return "no coordinator endpoint (--connect)";
+  if (opt_.backend != "interpret" && opt_.backend != "tpu") {
+    return "unknown backend \"" + opt_.backend + "\" (want interpret or tpu)";
+  }
+  if (opt_.slots < 1) return "slots must be >= 1";
+  if (opt_.heartbeat_ms < 1 || opt_.liveness < 1) return "heartbeat_ms and liveness must be >= 1";
+  if (stop_read_ < 0) return "could not create the stop pipe";
+  return "";
+}
+
+bool Agent::Impl::start_slot(Slot& s) {
+  std::string err = s.proc->start();
+  if (!err.empty()) {
+    log()->error("slot {}: cannot start sidecar: {}", s.index, err);
+    s.state = SlotState::kDown;
+    return false;
+  }
+  s.state = SlotState::kStarting;
+  s.started = Clock::now();
+  s.deadline = s.started + milliseconds(opt_.sidecar_start_timeout_ms);
+  return true;
+}
+
+void Agent::Impl::restart_slot(Slot& s, Clock::time_point now) {
+  s.proc->kill();
+  s.job.reset();
+  if (s.restart_failures == 0) {
+    if (start_slot(s)) return;
+  }
+  // Repeated failures: retry with a backoff so a broken environment does not spin.
+  long delay = std::min<long>(30000, 1000L << std::min(s.restart_failures, 5));
+  ++s.restart_failures;
+  s.state = SlotState::kDown;
+  s.restart_at = now + milliseconds(delay);
+  log()->warn("slot {}: sidecar restart in {} ms", s.index, delay);
+}
+
+int Agent::Impl::wait_all_ready() {
+  for (Slot& s : slots_) {
+    if (!start_slot(s)) return kExitSidecarFailed;
+  }
+  auto all_ready = [&] {
+    return std::all_of(slots_.begin(), slots_.end(),
+                       [](const Slot& s) { return s.state == SlotState::kIdle; });
+  };
+  while (!all_ready()) {
+    if (stop_requested_.load()) return kExitOk;
+    std::vector<zmq::pollitem_t> items{{nullptr, stop_read_, ZMQ_POLLIN, 0}};
+    for (Slot& s : slots_) {
+      if (s.state == SlotState::kStarting) {
+        items.push_back({nullptr, s.proc->response_fd(), ZMQ_POLLIN, 0});
+      }
+    }
+    try {
+      zmq::poll(items.data(), items.size(), milliseconds(200));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+    }
+    auto now = Clock::now();
+    for (Slot& s : slots_) {
+      if (s.state != SlotState::kStarting) continue;
+      std::string failure;
+      if (now > s.deadline) {
+        failure = "no ready within " + std::to_string(opt_.sidecar_start_timeout_ms) + " ms";
+      } else {
+        for (SidecarEvent& ev : s.proc->read_available()) {
+          if (auto* ready = std::get_if<SidecarReady>(&ev)) {
+            if (opt_.backend == "tpu" &&
+                (ready->backend != "tpu" || ready->device_kind.empty() ||
+                 ready->device_kind == "cpu")) {
+              failure = "sidecar reports backend \"" + ready->backend + "\" device \"" +
+                        ready->device_kind + "\", not a TPU";
+              break;
+            }
+            s.state = SlotState::kIdle;
+            jax_version_ = ready->jax_version;
+            device_kind_ = opt_.backend == "interpret" ? "cpu" : ready->device_kind;
+            libtpu_version_ = ready->libtpu_version;
+            stages_ = ready->stages.empty() ? default_stages(opt_.backend) : ready->stages;
+            log()->info("slot {}: sidecar pid {} ready in {} ms (jax {}, {})", s.index,
+                        s.proc->pid(), ms_between(s.started, now), ready->jax_version,
+                        ready->device_kind);
+          } else if (std::holds_alternative<SidecarEof>(ev)) {
+            s.proc->kill();
+            failure = "sidecar exited before ready (" + s.proc->exit_description() + ")";
+          } else if (auto* pe = std::get_if<SidecarProtocolError>(&ev)) {
+            failure = pe->error;
+          } else {
+            failure = "sidecar sent a result before ready";
+          }
+        }
+      }
+      if (!failure.empty()) {
+        s.proc->kill();
+        std::string tail = s.proc->log_tail();
+        if (opt_.backend == "tpu") {
+          log()->critical(
+              "--backend tpu: the sidecar found no usable TPU device; refusing to start. "
+              "slot {}: {}\n{}",
+              s.index, failure, tail);
+        } else {
+          log()->critical("slot {}: sidecar failed to start: {}\n{}", s.index, failure, tail);
+        }
+        return kExitSidecarFailed;
+      }
+    }
+  }
+  return kExitOk;
+}
+
+void Agent::Impl::on_message(wire::Message message) {
+  if (auto* job = std::get_if<wire::Job>(&message)) {
+    dispatch(std::move(*job));
+  } else if (std::holds_alternative<wire::Heartbeat>(message)) {
+    // nop: the link already counted it as proof of life
+  } else if (std::holds_alternative<wire::Bye>(message)) {
+    // nop: the link logged it and says hello again after its backoff
+  } else {
+    log()->warn("dropping unexpected {} frame from the coordinator", wire::type_name(message));
+  }
+}
+
+void Agent::Impl::dispatch(wire::Job job) {
+  auto same = [&](const wire::Job& j) { return j.job_id == job.job_id; };
+  for (const Slot& s : slots_) {
+    if (s.job && same(*s.job)) {
+      log()->warn("job {} is already running; duplicate dropped", job.job_id);
+      return;
+    }
+  }
+  if (std::any_of(queue_.begin(), queue_.end(), same)) {
+    log()->warn("job {} is already queued; duplicate dropped", job.job_id);
+    return;
+  }
+  for (Slot& s : slots_) {
+    if (s.state == SlotState::kIdle) {
+      assign(s, std::move(job));
+      return;
+    }
+  }
+  std::size_t in_flight = queue_.size() + 1;
+  for (const Slot& s : slots_) in_flight += s.job ? 1 : 0;
+  // The coordinator prefetches one job beyond the slots (actors/job_ledger.hpp) so a slot
+  // never waits a round trip; more than that is over-assignment.
+  if (in_flight > slots_.size() + 1) {
+    log()->warn("job {} arrived with all {} slots busy (coordinator over-assigned); queued "
+                "locally ({} waiting)",
+                job.job_id, slots_.size(), queue_.size() + 1);
+  } else {
+    log()->debug("job {} queued until a sidecar is ready", job.job_id);
+  }
+  queue_.push_back(std::move(job));
+}
+
+void Agent::Impl::assign(Slot& s, wire::Job job) {
+  auto now = Clock::now();
+  double timeout_s = job.timeout_s > 0 ? job.timeout_s : 600.0;
+  s.state = SlotState::kBusy;
+  s.started = now;
+  s.deadline = now + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(timeout_s));
+  s.job = std::move(job);
+  std::string err = s.proc->send_eval(*s.job);
+  if (!err.empty()) {
+    s.proc->kill();
+    judge_lost(s, err + " (" + s.proc->exit_description() + ")", s.proc->log_tail());
+    restart_slot(s, now);
+  }
+}
+
+void Agent::Impl::drain_queue() {
+  for (Slot& s : slots_) {
+    if (queue_.empty()) return;
+    if (s.state == SlotState::kIdle) {
+      wire::Job job = std::move(queue_.front());
+      queue_.pop_front();
+      assign(s, std::move(job));
+    }
+  }
+}
+
+void Agent::Impl::judge_lost(Slot& s, const std::string& how, const std::string& log_tail) {
+  constexpr int kJudgeRetries = 2;
+  int deaths = ++judge_deaths_[s.job->job_id];
+  if (deaths <= kJudgeRetries) {
+    log()->warn("slot {}: the judge was lost running job {} ({}); retrying it on a fresh judge "
+                "({} of {})", s.index, s.job->job_id, how, deaths, kJudgeRetries);
+    queue_.push_front(std::move(*s.job));
+    s.job.reset();
+    if (s.state == SlotState::kBusy) s.state = SlotState::kIdle;
+    return;
+  }
+  finish(s, make_crash_result(*s.job,
+                              "the judge died " + std::to_string(deaths) +
+                                  " times while evaluating this candidate; last: " + how,
+                              log_tail));
+}
+
+void Agent::Impl::finish(Slot& s, wire::Result result) {
+  judge_deaths_.erase(result.job_id);
+  result.agent_id = opt_.agent_id;
+  result.backend = opt_.backend;
+  result.lease = s.job->lease;  // the coordinator hears a result only for the lease it gave
+  // Nothing the agent knows as a secret leaves it, whatever text the candidate produced.
+  result.error = scrubber_.scrub(result.error);
+  result.error_signature = scrubber_.scrub(result.error_signature);
+  result.stdout_text = scrubber_.scrub(result.stdout_text);
+  result.stderr_text = scrubber_.scrub(result.stderr_text);
+  long ms = ms_between(s.started, Clock::now());
+  const wire::Job& job = *s.job;
+  if (result.verdict == "correct" || result.error.empty()) {
+    log()->info("job {} {} -> {} in {} ms", job.job_id, job.workload_id, result.verdict, ms);
+  } else {
+    std::string first_line = result.error.substr(0, result.error.find('\n'));
+    log()->info("job {} {} -> {} in {} ms: {}", job.job_id, job.workload_id, result.verdict, ms,
+                first_line.substr(0, 160));
+  }
+  link_->send(result);
+  s.job.reset();
+  if (s.state == SlotState::kBusy) s.state = SlotState::kIdle;
+}
+
+void Agent::Impl::on_sidecar_events(Slot& s) {
+  auto now = Clock::now();
+  for (SidecarEvent& ev : s.proc->read_available()) {
+    if (auto* ready = std::get_if<SidecarReady>(&ev)) {
+      if (s.state == SlotState::kStarting) {
+        s.state = SlotState::kIdle;
+        s.restart_failures = 0;
+        log()->info("slot {}: sidecar pid {} ready in {} ms", s.index, ready->pid,
+                    ms_between(s.started, now));
+      }
+      continue;
+    }
+    if (auto* result = std::get_if<wire::Result>(&ev)) {
+      if (s.state == SlotState::kBusy && s.job && result->job_id == s.job->job_id) {
+        finish(s, std::move(*result));
+      } else {
+        log()->warn("slot {}: dropping a result for job {} it was not running", s.index,
+                    result->job_id);
+      }
+      continue;
+    }
+    // EOF or a protocol error: the sidecar is done for.
+    std::string how = std::holds_alternative<SidecarEof>(ev)
+                          ? std::string("sidecar exited")
+                          : std::get<SidecarProtocolError>(ev).error;
+    s.proc->kill();
+    how += " (" + s.proc->exit_description() + ")";
+    std::string tail = s.proc->log_tail();
+    if (s.state == SlotState::kBusy && s.job) {
+      judge_lost(s, how, tail);
+      s.restart_failures = 0;
+    } else {
+      log()->error("slot {}: {}; log tail:\n{}", s.index, how, tail);
+      if (s.state == SlotState::kStarting) ++s.restart_failures;
+    }
+    restart_slot(s, now);
+    return;
+  }
+}
+
+void Agent::Impl::on_timers(Clock::time_point now) {
+  for (Slot& s : slots_) {
+    if (s.state == SlotState::kBusy && now >= s.deadline) {
+      s.proc->kill();
+      finish(s, make_timeout_result(*s.job,
+                                    std::chrono::duration<double>(now - s.started).count()));
+      restart_slot(s, now);
+    } else if (s.state == SlotState::kStarting && now >= s.deadline) {
+      log()->error("slot {}: sidecar sent no ready within {} ms; killed", s.index,
+                   opt_.sidecar_start_timeout_ms);
+      ++s.restart_failures;
+      restart_slot(s, now);
+    } else if (s.state == SlotState::kDown && now >= s.restart_at) {
+      if (!start_slot(s)) restart_slot(s, now);
+    }
+  }
+  link_->on_timers(now);
+}
+
+Clock::time_point Agent::Impl::next_wakeup(Clock::time_point now) const {
+  Clock::time_point t = link_->next_wakeup(now);
+  for (const Slot& s : slots_) {
+    if (s.state == SlotState::kBusy || s.state == SlotState::kStarting) t = std::min(t, s.deadline);
+    if (s.state == SlotState::kDown) t = std::min(t, s.restart_at);
+  }
+  return t;
+}
+
+bool Agent::Impl::drain_stop_pipe() {
+  char buf[64];
+  while (::read(stop_read_, buf, sizeof(buf)) > 0) {
+  }
+  return stop_requested_.load();
+}
+
+int Agent::Impl::run() {
+  std::string err = validate();
+  if (err.empty()) err = make_link();
+  if (!err.empty()) {
+    log()->critical("agent: {}", err);
+    return kExitBadOptions;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(opt_.log_dir, ec);
+  if (ec) {
+    log()->critical("agent: cannot create log dir {}: {}", opt_.log_dir, ec.message());
+    return kExitBadOptions;
+  }
+  for (int i = 0; i < opt_.slots; ++i) {
+    SidecarOptions so;
+    so.python = opt_.python;
+    so.home = opt_.home;
+    so.module = opt_.sidecar_module;
+    so.backend = opt_.backend;
+    so.log_path = opt_.log_dir + "/sidecar-" + std::to_string(i) + ".log";
+    // One sidecar per chip: slot i owns chip i, so candidates never share a chip's timing.
+    if (opt_.backend == "tpu" && opt_.slots > 1) so.extra_env = one_chip_environment(i);
+    Slot s;
+    s.index = i;
+    s.proc = std::make_unique<SidecarProcess>(std::move(so));
+    slots_.push_back(std::move(s));
+  }
+  log()->info("agent {}: starting {} sidecar(s): {} -m {} --backend {} (logs in {})",
+              opt_.agent_id, opt_.slots, opt_.python, opt_.sidecar_module, opt_.backend,
+              opt_.log_dir);
+  int rc = wait_all_ready();
+  if (rc != kExitOk) {
+    for (Slot& s : slots_) s.proc->kill();
+    return rc;
+  }
+
+  if (!stop_requested_.load()) {
+    wire::Hello hello;
+    hello.agent_id = opt_.agent_id;
+    hello.backend = opt_.backend;
+    hello.device_kind = device_kind_;
+    hello.jax_version = jax_version_;
+    hello.libtpu_version = libtpu_version_;
+    hello.slots = static_cast<int>(slots_.size());
+    hello.stages = stages_;
+    link_->start(std::move(hello), Clock::now());
+  }
+  while (!stop_requested_.load()) {
+    std::vector<zmq::pollitem_t> items;
+    items.push_back({nullptr, stop_read_, ZMQ_POLLIN, 0});
+    std::optional<zmq::pollitem_t> link_item = link_->poll_item();
+    if (link_item) items.push_back(*link_item);
+    std::vector<Slot*> polled;
+    for (Slot& s : slots_) {
+      if (s.proc->response_fd() >= 0 &&
+          (s.state == SlotState::kBusy || s.state == SlotState::kStarting ||
+           s.state == SlotState::kIdle)) {
+        items.push_back({nullptr, s.proc->response_fd(), ZMQ_POLLIN, 0});
+        polled.push_back(&s);
+      }
+    }
+    auto now = Clock::now();
+    auto wait = std::max<long>(0, ms_between(now, next_wakeup(now)));
+    try {
+      zmq::poll(items.data(), items.size(), milliseconds(wait));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+      continue;
+    }
+    if ((items[0].revents & ZMQ_POLLIN) && drain_stop_pipe()) break;
+    std::size_t next = 1;
+    if (link_item) {
+      if (items[next].revents & ZMQ_POLLIN) {
+        for (wire::Message& m : link_->receive(Clock::now())) on_message(std::move(m));
+      }
+      ++next;
+    }
+    for (std::size_t i = 0; i < polled.size(); ++i) {
+      if (items[next + i].revents & (ZMQ_POLLIN | ZMQ_POLLERR)) on_sidecar_events(*polled[i]);
+    }
+    drain_queue();
+    on_timers(Clock::now());
+    drain_queue();
+  }
+
+  if (g_signal != 0) {
+    const char* name = ::strsignal(g_signal);
+    stop_reason_ = "signal " + std::to_string(g_signal) + " (" + (name ? name : "?") + ")";
+  }
+  log()->info("agent {}: stopping ({})", opt_.agent_id, stop_reason_);
+  link_->close(stop_reason_);
+  for (Slot& s : slots_) {
+    // A busy sidecar would not read `shutdown` until its job ends; its job is abandoned
+    // (the coordinator requeues it on bye), so kill it outright.
+    if (s.state == SlotState::kBusy) {
+      s.proc->kill();
+    } else {
+      s.proc->stop(milliseconds(2000));
+    }
+  }
+  return kExitOk;
+}
+
+// -- Agent ---------------------------------------------------------------------------------
+
+Agent::Agent(AgentOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Agent::~Agent() = default;
+int Agent::run() { return impl_->run(); }
+void Agent::request_stop() { impl_->request_stop(); }
+const AgentOptions& Agent::options() const { return impl_->options(); }
+
+// -- run_agent -----------------------------------------------------------------------------
+
+namespace {
+
+std::atomic<Agent*> g_agent{nullptr};
+
+extern "C" void on_stop_signal(int sig) {
+  g_signal = sig;
+  if (Agent* a = g_agent.load()) a->request_stop();
+}
+
+}  // namespace
+
+int run_agent(const AgentOptions& options) {
+  g_signal = 0;
+  Agent agent(options);
+  g_agent.store(&agent);
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_term {}, old_int {};
+  ::sigaction(SIGTERM, &sa, &old_term);
+  ::sigaction(SIGINT, &sa, &old_int);
+  int rc = agent.run();
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  ::sigaction(SIGINT, &old_int, nullptr);
+  g_agent.store(nullptr);
+  g_signal = 0;
+  return rc;
+}
+
+}  // namespace palladium::agent

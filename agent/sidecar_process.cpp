@@ -1,0 +1,682 @@
+#include "agent/sidecar_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <msgpack.hpp>
+
+#include "protocol/taxonomy.hpp"
+#include "protocol/wire_fields.hpp"
+#include "agent/secret_scrubber.hpp"
+
+extern char** environ;
+
+namespace palladium::agent {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string errno_text(const char* what, int err) {
+  return std::string(what) + ": " + std::strerror(err);
+}
+
+// Moves `fd` to a number >= 10 (close-on-exec), so that dup2 onto 3 and 4 in the child can
+// never clobber another source fd.
+int move_high(int fd) {
+  int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
+  ::close(fd);
+  return high;
+}
+
+}  // namespace
+
+bool judge_environment_variable(const std::string& name) {
+  if (secret_variable_name(name)) return false;
+  static const char* const kExact[] = {
+      "PATH", "LANG", "LANGUAGE", "TZ", "HOME", "USER", "LOGNAME", "XDG_CACHE_HOME",
+      "PALLADIUM_SIDECAR_CACHE", "PALLADIUM_SANDBOX", "PALLADIUM_COMPILE_TIER",
+      "PALLADIUM_COMPILE_MEMORY_MB", "PALLADIUM_FULL_SHAPES", "XLA_FLAGS",
+      "LIBTPU_INIT_ARGS", "ALLOW_MULTIPLE_LIBTPU_LOAD", "TF_CPP_MIN_LOG_LEVEL",
+      "PYTHONDONTWRITEBYTECODE"};
+  for (const char* exact : kExact) {
+    if (name == exact) return true;
+  }
+  for (const char* prefix : {"LC_", "JAX_", "TPU_"}) {
+    if (name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> one_chip_environment(int chip) {
+  // A distinct port per process: libtpu's processes on one host would otherwise collide.
+  const std::string port = std::to_string(8476 + chip);
+  return {"TPU_CHIPS_PER_PROCESS_BOUNDS=1,1,1", "TPU_PROCESS_BOUNDS=1,1,1",
+          "TPU_VISIBLE_CHIPS=" + std::to_string(chip), "TPU_PROCESS_PORT=" + port,
+          "TPU_MESH_CONTROLLER_ADDRESS=localhost:" + port, "TPU_MESH_CONTROLLER_PORT=" + port};
+}
+
+namespace {
+
+// An allowlist: what the judge needs and nothing else of the agent's (its keys above all).
+std::vector<std::string> child_environment(const SidecarOptions& o, const std::string& temp_dir) {
+  std::vector<std::string> env;
+  bool sandbox_named = false;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry(*e);
+    std::string name = entry.substr(0, entry.find('='));
+    if (!judge_environment_variable(name)) continue;
+    sandbox_named = sandbox_named || name == "PALLADIUM_SANDBOX";
+    env.push_back(std::move(entry));
+  }
+  if (!sandbox_named) env.push_back(std::string("PALLADIUM_SANDBOX=") + PALLADIUM_SANDBOX_BIN);
+  env.push_back("PYTHONPATH=" + o.home);
+  env.push_back("PALLADIUM_HOME=" + o.home);
+  env.push_back("PYTHONUNBUFFERED=1");
+  env.push_back("TMPDIR=" + temp_dir);
+  for (const auto& e : o.extra_env) env.push_back(e);
+  return env;
+}
+
+// execve needs a path: resolve a bare name against the agent's PATH, as posix_spawnp did.
+std::string resolve_executable(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return name;  // execve fails with ENOENT, reported by start()
+}
+
+// An environment override of one limit: unset -> `fallback`.
+int64_t env_limit(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  long long parsed = std::strtoll(v, &end, 10);
+  return (end != nullptr && *end == '\0') ? static_cast<int64_t>(parsed) : fallback;
+}
+
+// 0 -> `def`, -1 (or any negative) -> -1 (unchanged), else the value times `unit`.
+int64_t resolve_limit(int64_t value, int64_t def, int64_t unit) {
+  if (value == 0) value = def;
+  if (value < 0) return -1;
+  return value * unit;
+}
+
+// Lowers one limit in the child (async-signal-safe: getrlimit/setrlimit are plain syscalls).
+// Never raises a limit above the inherited hard limit.
+void child_limit(int resource, int64_t soft, int64_t hard_extra = 0) {
+  if (soft < 0) return;
+  rlimit cur{};
+  if (::getrlimit(resource, &cur) != 0) return;
+  rlim_t want_soft = static_cast<rlim_t>(soft);
+  rlim_t want_hard = static_cast<rlim_t>(soft + hard_extra);
+  if (cur.rlim_max != RLIM_INFINITY && want_hard > cur.rlim_max) want_hard = cur.rlim_max;
+  if (want_soft > want_hard) want_soft = want_hard;
+  rlimit next{want_soft, want_hard};
+  ::setrlimit(resource, &next);
+}
+
+// Everything the child needs between fork and exec, prepared by the parent.
+struct ChildPlan {
+  const char* path;
+  char* const* argv;
+  char* const* envp;
+  const char* cwd;
+  int log_fd, req_fd, resp_fd, err_fd;
+  EffectiveLimits limits;
+};
+
+[[noreturn]] void child_after_fork(const ChildPlan& p) {
+  ::setpgid(0, 0);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGXCPU, SIGXFSZ}) {
+    ::sigaction(sig, &dfl, nullptr);
+  }
+  sigset_t empty;
+  sigemptyset(&empty);
+  ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+  int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd >= 0 && null_fd != 0) {
+    ::dup2(null_fd, 0);
+    ::close(null_fd);
+  }
+  // The sources are all >= 10 (move_high), so these cannot clobber each other; dup2 clears
+  // close-on-exec on the targets.
+  ::dup2(p.log_fd, 1);
+  ::dup2(p.log_fd, 2);
+  ::dup2(p.req_fd, 3);
+  ::dup2(p.resp_fd, 4);
+  // Nothing else of the agent's (ZeroMQ sockets, other slots' pipes) survives the exec.
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, 5u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */) != 0)
+#endif
+  {
+    for (int fd = 5; fd < 4096; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+  int err = 0;
+  if (::chdir(p.cwd) != 0) err = errno;
+  if (err == 0 && p.limits.new_network_namespace && ::geteuid() == 0) {
+    ::unshare(CLONE_NEWNET);  // best effort: a container may forbid it; the audit hook remains
+  }
+  child_limit(RLIMIT_CORE, 0);
+  child_limit(RLIMIT_AS, p.limits.address_space_bytes);
+  child_limit(RLIMIT_CPU, p.limits.cpu_seconds, 30);
+  child_limit(RLIMIT_FSIZE, p.limits.file_size_bytes);
+  child_limit(RLIMIT_NOFILE, p.limits.open_files);
+  if (err == 0) {
+    ::execve(p.path, p.argv, p.envp);
+    err = errno;
+  }
+  ssize_t ignored = ::write(p.err_fd, &err, sizeof err);
+  (void)ignored;
+  ::_exit(127);
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    const char* name = ::strsignal(sig);
+    return "killed by signal " + std::to_string(sig) + " (" + (name ? name : "?") + ")";
+  }
+  return "status " + std::to_string(status);
+}
+
+void pack_str(msgpack::packer<msgpack::sbuffer>& pk, std::string_view s) {
+  pk.pack_str(static_cast<uint32_t>(s.size()));
+  pk.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
+}
+
+// Writes all of `data` to the non-blocking fd `fd`, waiting at most until `deadline`.
+std::string write_all(int fd, const std::string& data, Clock::time_point deadline) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN) return errno_text("write to sidecar", errno);
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return "sidecar did not read its request pipe in time";
+    pollfd p{fd, POLLOUT, 0};
+    ::poll(&p, 1, static_cast<int>(left.count()));
+  }
+  return "";
+}
+
+}  // namespace
+
+namespace {
+
+// The value of `key` in the map `o`, or nullptr.
+const msgpack::object* find_key(const msgpack::object& o, std::string_view key) {
+  if (o.type != msgpack::type::MAP) return nullptr;
+  for (uint32_t i = 0; i < o.via.map.size; ++i) {
+    const msgpack::object_kv& kv = o.via.map.ptr[i];
+    if (kv.key.type == msgpack::type::STR &&
+        std::string_view(kv.key.via.str.ptr, kv.key.via.str.size) == key) {
+      return &kv.val;
+    }
+  }
+  return nullptr;
+}
+
+// The judge's result: the wire result's fields, except that an untimed result (any failure)
+// has a nil timing_kind, which the wire spells "".
+void read_sidecar_result(const msgpack::object& o, wire::MapReader& rd, wire::Result* out) {
+  rd.int64("job_id", &out->job_id);
+  rd.str("verdict", &out->verdict);
+  rd.str("stage", &out->stage);
+  rd.str("error", &out->error);
+  rd.str("error_signature", &out->error_signature);
+  rd.str("stdout", &out->stdout_text);
+  rd.str("stderr", &out->stderr_text);
+  rd.number_map("stage_ms", &out->stage_ms);
+  rd.opt_number("max_abs_err", &out->max_abs_err);
+  rd.opt_number("max_rel_err", &out->max_rel_err);
+  rd.opt_number("kernel_ms", &out->kernel_ms);
+  rd.opt_number("baseline_ms", &out->baseline_ms);
+  const msgpack::object* kind = find_key(o, "timing_kind");
+  if (kind != nullptr && kind->type != msgpack::type::NIL) rd.str("timing_kind", &out->timing_kind);
+  wire::read_judge_findings(rd, out);
+}
+
+}  // namespace
+
+// Copy strings out of the unpacker's buffer, so parsed objects never pin it.
+static bool never_reference(msgpack::type::object_type, std::size_t, void*) { return false; }
+
+struct SidecarProcess::Parser {
+  // The sidecar is ours, but a broken one must not make the agent allocate without bound.
+  msgpack::unpacker unpacker{&never_reference, nullptr,
+                             MSGPACK_UNPACKER_INIT_BUFFER_SIZE,
+                             msgpack::unpack_limit(1 << 20, 1 << 20, 1u << 30, 1u << 30,
+                                                   1u << 30, 32)};
+};
+
+SidecarProcess::SidecarProcess(SidecarOptions options) : options_(std::move(options)) {
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+SidecarProcess::~SidecarProcess() { kill(); }
+
+std::string SidecarProcess::start() {
+  if (running()) return "sidecar already running (pid " + std::to_string(pid_) + ")";
+  exit_description_.clear();
+
+  std::error_code ec;
+  std::filesystem::path tmp_root = std::filesystem::temp_directory_path(ec);
+  if (ec) tmp_root = "/tmp";
+  std::string templ = (tmp_root / "palladium-sidecar-XXXXXX").string();
+  if (::mkdtemp(templ.data()) == nullptr) return errno_text("mkdtemp", errno);
+  temp_dir_ = templ;
+
+  int log_fd = ::open(options_.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    std::string err = errno_text(("open log " + options_.log_path).c_str(), errno);
+    kill();
+    return err;
+  }
+  struct stat st {};
+  log_start_ = ::fstat(log_fd, &st) == 0 ? static_cast<long>(st.st_size) : 0;
+  log_fd = move_high(log_fd);
+
+  int req[2], resp[2];
+  if (::pipe2(req, O_CLOEXEC) != 0) {
+    ::close(log_fd);
+    kill();
+    return errno_text("pipe2", errno);
+  }
+  if (::pipe2(resp, O_CLOEXEC) != 0) {
+    ::close(log_fd);
+    ::close(req[0]);
+    ::close(req[1]);
+    kill();
+    return errno_text("pipe2", errno);
+  }
+  int child_req = move_high(req[0]);
+  req_fd_ = move_high(req[1]);
+  resp_fd_ = move_high(resp[0]);
+  int child_resp = move_high(resp[1]);
+
+  std::vector<std::string> args = {options_.python, "-m", options_.module, "--backend",
+                                   options_.backend};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env = child_environment(options_, temp_dir_);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string path = resolve_executable(options_.python);
+
+  // exec failures come back through this close-on-exec pipe (EOF = exec succeeded).
+  int errp[2];
+  if (::pipe2(errp, O_CLOEXEC) != 0) {
+    int e = errno;
+    ::close(child_req);
+    ::close(child_resp);
+    ::close(log_fd);
+    kill();
+    return errno_text("pipe2", e);
+  }
+  int err_r = errp[0];
+  int err_w = move_high(errp[1]);
+
+  ChildPlan plan{path.c_str(), argv.data(), envp.data(), temp_dir_.c_str(), log_fd,
+                 child_req,    child_resp,  err_w,       effective_limits(options_.limits,
+                                                                          options_.backend)};
+  pid_t pid = ::fork();
+  if (pid == 0) child_after_fork(plan);
+  int fork_errno = errno;
+  ::close(err_w);
+  ::close(child_req);
+  ::close(child_resp);
+  ::close(log_fd);
+  if (pid < 0) {
+    ::close(err_r);
+    kill();
+    return errno_text("fork", fork_errno);
+  }
+  // Either exec succeeded (EOF) or the child reports its errno and exits 127.
+  int child_errno = 0;
+  ssize_t got;
+  do {
+    got = ::read(err_r, &child_errno, sizeof child_errno);
+  } while (got < 0 && errno == EINTR);
+  ::close(err_r);
+  if (got == static_cast<ssize_t>(sizeof child_errno)) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    kill();
+    return errno_text(("spawn " + options_.python).c_str(), child_errno);
+  }
+  pid_ = pid;
+  ::fcntl(req_fd_, F_SETFL, ::fcntl(req_fd_, F_GETFL) | O_NONBLOCK);
+  ::fcntl(resp_fd_, F_SETFL, ::fcntl(resp_fd_, F_GETFL) | O_NONBLOCK);
+  parser_ = std::make_unique<Parser>();
+  return "";
+}
+
+std::vector<SidecarEvent> SidecarProcess::read_available() {
+  std::vector<SidecarEvent> events;
+  if (resp_fd_ < 0 || !parser_) {
+    events.emplace_back(SidecarEof{});
+    return events;
+  }
+  msgpack::unpacker& up = parser_->unpacker;
+  bool eof = false;
+  for (;;) {
+    up.reserve_buffer(64 * 1024);
+    ssize_t n = ::read(resp_fd_, up.buffer(), up.buffer_capacity());
+    if (n > 0) {
+      up.buffer_consumed(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) eof = true;  // else EAGAIN (or an error, treated as nothing to read)
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) eof = true;
+    break;
+  }
+  try {
+    msgpack::object_handle oh;
+    while (up.next(oh)) {
+      const msgpack::object& o = oh.get();
+      std::string type;
+      std::string err = wire::read_envelope(o, &type, kSidecarPipeVersion);
+      if (!err.empty()) {
+        events.emplace_back(SidecarProtocolError{"bad sidecar frame: " + err});
+        return events;
+      }
+      wire::MapReader rd(o, type);
+      if (type == "ready") {
+        SidecarReady ready;
+        rd.int64("pid", &ready.pid);
+        rd.str("jax_version", &ready.jax_version);
+        rd.str("backend", &ready.backend);
+        rd.str("device_kind", &ready.device_kind);
+        if (rd.has("libtpu_version")) rd.str("libtpu_version", &ready.libtpu_version);
+        if (rd.has("stages")) rd.str_list("stages", &ready.stages);
+        if (!rd.ok()) {
+          events.emplace_back(SidecarProtocolError{"bad sidecar frame: " + rd.error()});
+          return events;
+        }
+        events.emplace_back(std::move(ready));
+      } else if (type == "result") {
+        wire::Result result;
+        read_sidecar_result(o, rd, &result);
+        if (!rd.ok()) {
+          events.emplace_back(SidecarProtocolError{"bad sidecar frame: " + rd.error()});
+          return events;
+        }
+        events.emplace_back(std::move(result));
+      } else {
+        events.emplace_back(
+            SidecarProtocolError{"unexpected sidecar frame type \"" + type + "\""});
+        return events;
+      }
+    }
+  } catch (const std::exception& e) {
+    events.emplace_back(SidecarProtocolError{std::string("malformed sidecar stream: ") + e.what()});
+    return events;
+  }
+  if (eof) events.emplace_back(SidecarEof{});
+  return events;
+}
+
+std::string SidecarProcess::send_eval(const wire::Job& job, std::chrono::milliseconds timeout) {
+  if (req_fd_ < 0) return "sidecar not running";
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(10);
+  pack_str(pk, "type");
+  pack_str(pk, "eval");
+  pack_str(pk, "version");
+  pk.pack_int(kSidecarPipeVersion);
+  pack_str(pk, "job_id");
+  pk.pack_int64(job.job_id);
+  pack_str(pk, "workload_id");
+  pack_str(pk, job.workload_id);
+  pack_str(pk, "code");
+  pack_str(pk, job.code);
+  pack_str(pk, "check_level");
+  pack_str(pk, job.check_level);
+  pack_str(pk, "seeds");
+  pk.pack_array(static_cast<uint32_t>(job.seeds.size()));
+  for (int64_t s : job.seeds) pk.pack_int64(s);
+  pack_str(pk, "require_pallas");
+  pk.pack(job.require_pallas);
+  pack_str(pk, "timeout_s");
+  pk.pack_double(job.timeout_s > 0 ? job.timeout_s : 600.0);
+  // The judge draws fresh seeds (as many as the job names); a replay is for `palladium eval`.
+  pack_str(pk, "replay_seeds");
+  pk.pack(false);
+  return write_all(req_fd_, std::string(buf.data(), buf.size()), Clock::now() + timeout);
+}
+
+void SidecarProcess::stop(std::chrono::milliseconds grace) {
+  if (!running()) {
+    kill();
+    return;
+  }
+  if (req_fd_ >= 0) {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_map(2);
+    pack_str(pk, "type");
+    pack_str(pk, "shutdown");
+    pack_str(pk, "version");
+    pk.pack_int(kSidecarPipeVersion);
+    write_all(req_fd_, std::string(buf.data(), buf.size()), Clock::now() + grace);
+    ::close(req_fd_);  // EOF on fd 3 also tells the sidecar to go
+    req_fd_ = -1;
+  }
+  auto deadline = Clock::now() + grace;
+  while (Clock::now() < deadline) {
+    siginfo_t info{};
+    // WNOWAIT: the child stays a zombie, so its process group id cannot be reused before
+    // kill() signals the group.
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid_) {
+      break;
+    }
+    ::usleep(10 * 1000);
+  }
+  kill();
+}
+
+void SidecarProcess::kill() {
+  if (pid_ > 0) {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    reap(/*blocking=*/true);
+  }
+  close_fds();
+  parser_.reset();
+  if (!temp_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(temp_dir_, ec);
+    temp_dir_.clear();
+  }
+}
+
+void SidecarProcess::reap(bool blocking) {
+  int status = 0;
+  pid_t r;
+  do {
+    r = ::waitpid(pid_, &status, blocking ? 0 : WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  if (r == pid_) {
+    exit_description_ = describe_status(status);
+    pid_ = -1;
+  } else if (r < 0) {
+    exit_description_ = errno_text("waitpid", errno);
+    pid_ = -1;
+  }
+}
+
+void SidecarProcess::close_fds() {
+  if (req_fd_ >= 0) ::close(req_fd_);
+  if (resp_fd_ >= 0) ::close(resp_fd_);
+  req_fd_ = resp_fd_ = -1;
+}
+
+std::string SidecarProcess::log_tail(std::size_t max_bytes) const {
+  std::ifstream in(options_.log_path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  long size = static_cast<long>(in.tellg());
+  long from = std::max(log_start_, size - static_cast<long>(max_bytes));
+  if (from >= size) return "";
+  in.seekg(from);
+  std::string out(static_cast<std::size_t>(size - from), '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  out.resize(static_cast<std::size_t>(in.gcount()));
+  return out;
+}
+
+std::variant<SidecarReady, std::string> SidecarProcess::wait_ready(
+    std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (running()) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      kill();
+      return "sidecar sent no ready within " + std::to_string(timeout.count()) +
+             " ms (killed); log tail:\n" + log_tail();
+    }
+    pollfd p{resp_fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    for (SidecarEvent& ev : read_available()) {
+      if (auto* ready = std::get_if<SidecarReady>(&ev)) return std::move(*ready);
+      std::string why;
+      if (std::holds_alternative<SidecarEof>(ev)) {
+        kill();
+        why = "sidecar exited before ready (" + exit_description_ + ")";
+      } else if (auto* pe = std::get_if<SidecarProtocolError>(&ev)) {
+        why = pe->error;
+        kill();
+      } else {
+        kill();
+        why = "sidecar sent a result before ready";
+      }
+      return why + "; log tail:\n" + log_tail();
+    }
+  }
+  return "sidecar not running";
+}
+
+wire::Result SidecarProcess::evaluate(const wire::Job& job) {
+  auto start = Clock::now();
+  auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(job.timeout_s));
+  std::string err = send_eval(job);
+  if (!err.empty()) {
+    std::string tail = log_tail();
+    kill();
+    return make_crash_result(job, err + " (" + exit_description_ + ")", tail);
+  }
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      kill();
+      return make_timeout_result(
+          job, std::chrono::duration<double>(Clock::now() - start).count());
+    }
+    pollfd p{resp_fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    for (SidecarEvent& ev : read_available()) {
+      if (auto* r = std::get_if<wire::Result>(&ev)) {
+        if (r->job_id == job.job_id) return std::move(*r);
+        continue;  // a stale result: not ours
+      }
+      if (std::holds_alternative<SidecarReady>(ev)) continue;
+      std::string how = std::holds_alternative<SidecarEof>(ev)
+                            ? std::string("sidecar exited")
+                            : std::get<SidecarProtocolError>(ev).error;
+      kill();
+      std::string tail = log_tail();
+      return make_crash_result(job, how + " (" + exit_description_ + ")", tail);
+    }
+  }
+}
+
+// -- synthesized results -----------------------------------------------------------------
+
+wire::Result make_timeout_result(const wire::Job& job, double elapsed_s) {
+  wire::Result r;
+  r.job_id = job.job_id;
+  r.verdict = "timeout";
+  r.stage = "";
+  std::ostringstream msg;
+  msg << "no result within the job's timeout_s=" << job.timeout_s << " s (waited " << elapsed_s
+      << " s); the sidecar's process group was killed and the sidecar restarted";
+  r.error = msg.str();
+  r.error_signature = "timeout";
+  r.timing_kind = "";  // untimed
+  return r;
+}
+
+wire::Result make_crash_result(const wire::Job& job, const std::string& how,
+                               const std::string& log_tail) {
+  wire::Result r;
+  r.job_id = job.job_id;
+  r.verdict = "crash";
+  r.stage = "";
+  r.error = "sidecar crashed mid-job: " + how;
+  if (!log_tail.empty()) r.error += "\n--- sidecar log tail ---\n" + log_tail;
+  r.error_signature = "crash: " + how;
+  r.timing_kind = "";  // untimed
+  return r;
+}
+
+EffectiveLimits effective_limits(const SidecarLimits& limits, const std::string& backend) {
+  constexpr int64_t kMiB = 1024 * 1024;
+  long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus < 1) cpus = 1;
+  int64_t as_default = backend == "tpu" ? -1 : std::max<int64_t>(8192, 2048 + 128 * cpus);
+  EffectiveLimits e;
+  e.address_space_bytes = resolve_limit(
+      env_limit("PALLADIUM_SIDECAR_AS_MB", limits.address_space_mb), as_default, kMiB);
+  e.cpu_seconds = resolve_limit(env_limit("PALLADIUM_SIDECAR_CPU_S", limits.cpu_seconds), 14400, 1);
+  e.file_size_bytes =
+      resolve_limit(env_limit("PALLADIUM_SIDECAR_FSIZE_MB", limits.file_size_mb), 1024, kMiB);
+  e.open_files = resolve_limit(env_limit("PALLADIUM_SIDECAR_NOFILE", limits.open_files), 1024, 1);
+  e.new_network_namespace = limits.new_network_namespace;
+  return e;
+}
+
+std::string timing_kind_for(const std::string& backend) {
+  return std::string(to_string(backend == "tpu" ? TimingKind::tpu_profiler : TimingKind::cpu_wall));
+}
+
+}  // namespace palladium::agent

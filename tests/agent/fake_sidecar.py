@@ -1,0 +1,118 @@
+"""A stand-in for judge that speaks the same fd 3/4 pipe protocol.
+
+Run as `python -m fake_sidecar --backend B` with this directory on PYTHONPATH. What it does
+with an eval is chosen by markers in the candidate code:
+
+  SLEEP_FOREVER   start a grandchild (`sleep 1000`, pid logged), then never answer
+  EXIT_ABRUPTLY   exit with status 3 without answering
+  PRINT_NOISE     write junk to fds 1 and 2 (the log), then answer correct
+  SLEEP_MS=<n>    sleep n ms, then answer correct
+  ECHO_ENV        answer correct with stdout = "cwd=<cwd>" and one environment name a line
+                  (with its value for PYTHON* and TPU_* names, which hold no secrets)
+  ECHO_LIMITS     answer correct with stdout = the rlimits, network interfaces and open fds
+  DIE_ONCE=<path> exit with status 3 if <path> does not exist (creating it), else answer correct
+  ECHO_TEXT=<t>   answer numerics_mismatch with <t> as error, signature, stdout and stderr
+  (otherwise)     answer correct
+
+With --backend tpu it refuses to start, as the real sidecar does without a TPU.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+import msgpack
+
+
+def _write(out, obj):
+    data = msgpack.packb(obj, use_bin_type=True)
+    while data:
+        n = os.write(out, data)
+        data = data[n:]
+
+
+VERSION = 2  # judge/protocol.py
+
+
+def _result(job_id, verdict="correct", stdout="", text=""):
+    return {
+        "type": "result", "version": VERSION, "job_id": job_id, "verdict": verdict,
+        "stage": "done", "error": text, "error_signature": text, "stdout": stdout or text,
+        "stderr": text, "stage_ms": {"import": 1.5, "numerics": 2},
+        "max_abs_err": 0.0, "max_rel_err": None, "kernel_ms": 0.25, "baseline_ms": None,
+        "timing_kind": "cpu-wall" if verdict == "correct" else None,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backend", default="interpret")
+    args = parser.parse_args()
+    if args.backend == "tpu":
+        print("fake_sidecar: no TPU device found (jax.devices() has only cpu)", file=sys.stderr)
+        sys.exit(2)
+    out = 4
+    _write(out, {"type": "ready", "version": VERSION, "pid": os.getpid(),
+                 "jax_version": "0.0-fake", "backend": args.backend, "device_kind": "cpu",
+                 "libtpu_version": "0.0.0-fake", "stages": ["lint", "import", "numerics"]})
+    unpacker = msgpack.Unpacker(raw=False)
+    while True:
+        data = os.read(3, 65536)
+        if not data:
+            return
+        unpacker.feed(data)
+        for msg in unpacker:
+            if msg.get("type") == "shutdown":
+                return
+            if msg.get("type") != "eval":
+                continue
+            code = msg["code"]
+            if "SLEEP_FOREVER" in code:
+                child = subprocess.Popen(["sleep", "1000"])
+                print(f"grandchild pid {child.pid}", file=sys.stderr, flush=True)
+                while True:
+                    time.sleep(1000)
+            if "EXIT_ABRUPTLY" in code:
+                print("fake_sidecar: dying abruptly", file=sys.stderr, flush=True)
+                os._exit(3)
+            stdout = ""
+            if "PRINT_NOISE" in code:
+                for _ in range(200):
+                    print("noise \x93\xa4type on stdout", flush=True)
+                    os.write(1, b"\x81\xa4type\xa6result raw bytes\n")
+                    os.write(2, b"noise on stderr\n")
+                stdout = "captured candidate output\n"
+            if "ECHO_ENV" in code:
+                stdout = "cwd=" + os.getcwd() + "\n" + "\n".join(
+                    f"{k}={v}" if k.startswith(("PYTHON", "TPU_")) else k for k, v in sorted(os.environ.items()))
+            if "ECHO_LIMITS" in code:
+                import resource
+                lines = [f"{name}={resource.getrlimit(getattr(resource, 'RLIMIT_' + name))[0]}"
+                         f"/{resource.getrlimit(getattr(resource, 'RLIMIT_' + name))[1]}"
+                         for name in ("AS", "CPU", "FSIZE", "NOFILE", "CORE")]
+                with open("/proc/self/net/dev") as dev:  # per network namespace (sysfs is not)
+                    names = [line.split(":")[0].strip() for line in dev.readlines()[2:]]
+                lines.append("net=" + ",".join(sorted(names)))
+                lines.append("fds=" + ",".join(sorted(os.listdir("/proc/self/fd"), key=int)))
+                lines.append("TMPDIR=" + os.environ.get("TMPDIR", ""))
+                stdout = "\n".join(lines) + "\n"
+            m = re.search(r"DIE_ONCE=(\S+)", code)
+            if m and not os.path.exists(m.group(1)):
+                open(m.group(1), "w").close()
+                print("fake_sidecar: dying once", file=sys.stderr, flush=True)
+                os._exit(3)
+            m = re.search(r"ECHO_TEXT=(.*)", code)
+            if m:
+                _write(out, _result(msg["job_id"], "numerics_mismatch", text=m.group(1)))
+                continue
+            m = re.search(r"SLEEP_MS=(\d+)", code)
+            if m:
+                time.sleep(int(m.group(1)) / 1000.0)
+            _write(out, _result(msg["job_id"], stdout=stdout))
+
+
+if __name__ == "__main__":
+    main()

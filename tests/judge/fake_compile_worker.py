@@ -1,0 +1,62 @@
+"""A compile worker that misbehaves on purpose (test_compile_process.py), speaking the real
+compile pipe. `MODE [DIR] --fds R,W`:
+
+  ok        answers every compile: compiled, no verdict
+  oom       prints libtpu's LLVM message and aborts (SIGABRT), as libtpu does on a huge kernel
+  segv      dies by SIGSEGV, printing nothing
+  hang      never answers
+  garbage   answers with a map of another protocol
+  die-once  the first worker started in DIR (a marker file) dies by SIGKILL under its first
+            compile, as a fault from outside would; later workers answer like `ok`
+  no-start  exits before it is ready, as when libtpu cannot load
+"""
+import os
+import pathlib
+import signal
+import sys
+import time
+
+from sandbox.candidate.protocol import Stream
+from judge.compile.compile_process import check_compile_message, compile_message
+
+
+def main():
+    args = sys.argv[1:]
+    fds = args[args.index("--fds") + 1]
+    mode = args[0]
+    read_fd, write_fd = (int(x) for x in fds.split(","))
+    first = False
+    if mode == "die-once":
+        marker = pathlib.Path(args[1]) / "died"
+        first = not marker.exists()
+        marker.touch()
+    if mode == "no-start":
+        print("cannot load libtpu", file=sys.stderr, flush=True)
+        return 1
+    stream = Stream(read_fd, write_fd)
+    stream.write(compile_message("ready", pid=os.getpid(), libtpu_version="fake", load_ms=1.0))
+    while True:
+        msg = stream.read()
+        if msg is None:
+            return 0
+        check_compile_message(msg, "compile")
+        if mode == "oom":
+            print("LLVM ERROR: out of memory\nAllocation failed", file=sys.stderr, flush=True)
+            os.abort()
+        if mode == "segv":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if mode == "hang":
+            time.sleep(3600)
+        if mode == "garbage":
+            stream.write({"type": "result", "version": 99})
+            continue
+        if mode == "die-once" and first:
+            os.kill(os.getpid(), signal.SIGKILL)
+        stream.write(compile_message("compiled", outcome={
+            "verdict": None, "stage": "compile", "kind": "", "error": "",
+            "error_signature": "", "lower_ms": 1.0, "compile_ms": 2.0,
+            "libtpu_version": "fake"}, recycle=False))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

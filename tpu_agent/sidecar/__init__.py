@@ -1,7 +1,0 @@
-"""Palladium's Python evaluation sidecar: checks one LLM-written Pallas candidate at a time.
-
-`python -m tpu_agent.sidecar --backend interpret` speaks the sidecar pipe protocol of
-docs/architecture.md on fds 3/4. `tpu_agent.sidecar.evaluate.evaluate(workload_id, code, seeds)`
-is the same pipeline in-process.
-"""
-PROTOCOL_VERSION = 1
