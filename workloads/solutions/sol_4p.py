@@ -55,9 +55,8 @@ def _flash_kernel(q_ref, k_ref, v_ref, o_ref, m_ref, l_ref, acc_ref, *, bq, bk):
 
 
 def workload(q, k, v):
-    query, key, value = q, k, v
-    B, H, S, D = query.shape
-    group = H // key.shape[1]
+    B, H, S, D = q.shape
+    group = H // k.shape[1]
     bq = _block(S, 512)
     bk = _block(S, 512)
 
@@ -69,7 +68,7 @@ def workload(q, k, v):
     kernel = functools.partial(_flash_kernel, bq=bq, bk=bk)
     return pl.pallas_call(
         kernel,
-        out_shape=jax.ShapeDtypeStruct((B, H, S, D), query.dtype),
+        out_shape=jax.ShapeDtypeStruct((B, H, S, D), q.dtype),
         grid=(B, H, S // bq, S // bk),
         in_specs=[pl.BlockSpec((None, None, bq, D), lambda b, h, i, j: (b, h, i, 0)),
                   pl.BlockSpec((None, None, bk, D), kv_map),
@@ -80,4 +79,4 @@ def workload(q, k, v):
                         pltpu.VMEM((bq, D), jnp.float32)],
         compiler_params=pltpu.CompilerParams(
             dimension_semantics=("parallel", "parallel", "parallel", "arbitrary")),
-    )(query, key, value)
+    )(q, k, v)
