@@ -1,9 +1,8 @@
 """1p causal multi-head flash attention: softmax(q k^T / sqrt(D) + causal mask) v, q/k/v [B,H,S,D].
-
-Grid (B, H, S/bq, S/bk), the key axis innermost and "arbitrary": an online softmax keeps the
-running max, denominator and float32 output of a (bq, D) query block in VMEM scratch. Key blocks
-wholly above the diagonal skip their math, and their index map re-points at the last needed block
-so the pipeline does not fetch them. bq = bk = 512 (or S when smaller): ~3 MiB of VMEM.
+Grid (B, H, S/bq, S/bk), keys innermost ("arbitrary"): an online softmax keeps the running max,
+denominator and float32 output of a (bq, D) query block in VMEM scratch. Key blocks above the
+diagonal skip their math, and their index map re-points at the last needed block so the pipeline
+skips their fetch too. bq = bk = 512 (or S when smaller): ~3 MiB of VMEM.
 """
 import functools
 

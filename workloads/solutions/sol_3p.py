@@ -1,9 +1,8 @@
 """3p DeepSeek-V3 MLA: low-rank q/kv projections, RoPE, causal attention, output projection.
-
-All six projections run in one tiled Pallas matmul (grid M/bm x N/bn x K/bk, f32 VMEM accumulator,
-blocks of 512 or the full dim); q_up's columns are split by a weight slice into the nope and rope
-parts. Attention is a flash kernel over grid (B, H, S/bq, S/bk) whose scores are q_nope.k_nope +
-q_rope.k_rope (k_rope shared by all heads); RoPE and layout moves are XLA glue.
+All six projections run in one tiled Pallas matmul (grid M/bm x N/bn x K/bk, f32 accumulator,
+blocks of 512 or the full dim); a weight slice splits q_up's columns into nope and rope parts.
+Attention is a flash kernel over grid (B, H, S/bq, S/bk) scoring q_nope.k_nope + q_rope.k_rope
+(k_rope shared by all heads); RoPE and layout moves are XLA glue.
 """
 import functools
 
