@@ -5,7 +5,7 @@ position-major activations), written channel-major: left^T, right^T [C, N, N] in
 Triangle kernel, grid (C, N/bi, N/bj): t[c] = left^T[c] @ right^T[c]^T over the full k = N
 (float32, [C, N, N]). Output kernel, grid (N*N/bp,): RMS "center norm" over the channel axis
 (sublanes), a TN dot with out_proj_w back to position-major, times sigmoid(pair_act @ out_gate_w).
-bp 2048, bi = bj = 512: VMEM at full shape (N 1536, C 128) ~5, ~8 and ~7 MiB.
+bp 2048, bi = bj = 512: VMEM at full shape (N 1536, C 128) ~9, ~8 and ~7 MiB.
 """
 import jax
 import jax.numpy as jnp
