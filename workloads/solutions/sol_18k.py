@@ -1,10 +1,8 @@
 """18k Conv2D_ReLU_BiasAdd: relu(conv2d_valid(x, weight) + conv_bias) + bias, NCHW in and out.
 
-Im2col-free: the image is flattened channels-last to [H*W, C_in] rows (one VMEM block per
-image); each of the K*K taps is a shifted row window contracted with its [C_out, C_in] weight
-(an NT matmul giving [C_out, rows], so the output is channel-major) and accumulated in an f32
-VMEM scratch. Grid (N, Ho/th) over th-row tiles of "wide" output rows (all W columns; the K-1
-wrap-around columns are cropped in XLA).
+Im2col-free: per image, rows [H*W, C_in] channels-last in one VMEM block; the K*K taps are
+shifted row windows, NT matmuls with [C_out, C_in] weights into an f32 scratch (channel-major
+output). Grid (N, Ho/th) over th-row tiles of wide rows; XLA crops the wrap-around columns.
 """
 import jax
 import jax.numpy as jnp

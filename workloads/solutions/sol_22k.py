@@ -1,11 +1,8 @@
 """22k Conv2d_InstanceNorm_Divide: InstanceNorm2d(conv2d_valid(x, weight) + conv_bias) / 2.0.
 
-Kernel 1, the convolution, im2col-free: each image flattened channels-last to [H*W, C_in] rows in
-one VMEM block; the K*K taps are shifted row windows, each an NT matmul with its [C_out, C_in]
-weight accumulated in an f32 scratch (channel-major [C_out, rows]). Grid (N, Ho/th) over th-row
-tiles of wide rows (all W columns); it stores y = conv + bias in f32 and accumulates each
-(image, channel)'s sum and sum of squares over the valid columns. Kernel 2 normalises, applies
-the affine and the divide; XLA crops the K-1 wrap-around columns.
+Kernel 1, grid (N, Ho/th): the im2col-free tap-loop conv of sol_18k (K*K shifted row windows,
+NT matmuls into an f32 scratch), storing y in f32 and each (image, channel)'s masked sum and sum
+of squares. Kernel 2 normalises, applies the affine and the divide; XLA crops the wide rows.
 """
 import jax
 import jax.numpy as jnp

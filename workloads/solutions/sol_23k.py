@@ -1,9 +1,8 @@
-"""23k Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp: rowsum(x @ weight.T + bias), then max, mean
-and two logsumexps over the resulting size-1 axis, output [M, 1].
+"""23k Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp: rowsum(x @ weight.T + bias) -> [M, 1], then
+max, mean and two logsumexps over that size-1 axis (identities, applied as written).
 
-The full matmul runs in the kernel (weight [N,K] contracted on its last axis): grid
-(M/bm, N/bn, K/bk), an f32 (bm, bn) accumulator over K and an f32 (bm, 1) row-sum over N; the
-four size-1 reductions are applied to that column on the last step. Tiles 512 at the full shape.
+Full NT matmul in the kernel, grid (M/bm, N/bn, K/bk): an f32 (bm, bn) accumulator over K and
+an f32 (bm, 1) row-sum over N; the size-1 reductions run on the last step. Tiles 512.
 """
 import jax
 import jax.numpy as jnp

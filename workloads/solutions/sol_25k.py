@@ -1,11 +1,8 @@
 """25k Conv3d_GroupNorm_Mean: mean over (C, D, H, W) of GroupNorm(conv3d_valid(x, w) + conv_bias).
 
-Im2col-free conv3d as in a tap loop: x channels-last per depth slice [N, D, H*W rows, C_in];
-grid (N, Do), output slice d reads input slices d..d+K-1 (K BlockSpecs on one array), each tap
-an NT matmul [C_out, C_in] x [rows, C_in] into an f32 VMEM scratch of channel-major wide rows.
-The kernel never stores y: it accumulates each (image, channel)'s masked sum and sum of squares
-over the valid positions. The GroupNorm and the final mean need only those [N, C] sums
-(mean(g * (y - mu)/sigma + b) per channel is g * (mean_c - mu)/sigma + b), combined in XLA.
+Grid (N, Do): an im2col-free tap-loop conv3d (input depth slices d..d+2 as three BlockSpecs,
+NT tap matmuls into an f32 scratch) that stores no y, only each (image, channel)'s masked sum
+and sum of squares; GroupNorm + mean need only those [N, C] sums, combined in XLA.
 """
 import jax
 import jax.numpy as jnp

@@ -1,10 +1,7 @@
-"""26k BMM_InstanceNorm_Sum_ResidualAdd_Multiply: h = x @ W.T + b; InstanceNorm2d over h's 1x1
-spatial window (mean h, variance 0), affine; out = (h_norm + y) * y.
-
-K-tiled NT matmul, grid (M/bm, N/bn, K/bk), f32 (bm, bn) accumulator; the bias, the 1x1
-instance norm written out as the workload states it, the affine and the residual multiply are
-fused into the last K step. Note: h - mean(h) is exactly 0, so the output is (in_bias + y) * y
-whatever x and W are; the kernel still computes the workload as written. Tiles 512.
+"""26k BMM_InstanceNorm_Sum_ResidualAdd_Multiply: h = x @ W.T + b; InstanceNorm over h's 1x1
+window; out = (h_norm + y) * y. K-tiled NT matmul, grid (M/bm, N/bn, K/bk), the whole epilogue
+fused into the last K step, written as the workload states it. Degenerate: h - mean(h) is
+exactly 0, so out = (in_bias + y) * y for any x and W; the kernel still computes it. Tiles 512.
 """
 import jax
 import jax.numpy as jnp

@@ -1,12 +1,8 @@
 """28k ConvTranspose3d_LayerNorm_GELU_Scaling: gelu(LayerNorm_W(conv_transpose3d(x) + b)) * s.
 
-Depth and height use the stride-2 sub-pixel split (output 2m + r reads padded input m + r + 1 - t
-with kernel tap 1 - r + 2t, t in {0, 1}); width is dilated by 2 in XLA (as the baseline does) and
-convolved stride 1 with the flipped kernel's 4 taps. Grid (N, Do): per output depth slice two
-padded input depth slices (two BlockSpecs); each height parity accumulates 2x2x4 NT tap matmuls
-[C_out, C_in] x [rows, C_in] in an f32 VMEM scratch of channel-major wide rows (128 lanes per
-output row, 64 valid), then LayerNorm over each row's valid lanes, GELU and scale are applied
-per 128-lane row and stored at row 2*m_h + r_h. XLA crops the rows to W_out.
+Depth/height: stride-2 sub-pixel split (output 2m + r reads padded input m + r + 1 - t, tap
+1 - r + 2t); width dilated in XLA and convolved with the flipped kernel. Grid (N, Do); 2x2x4 NT
+tap matmuls per height parity into an f32 scratch, then LayerNorm/GELU per 128-lane row.
 """
 import math
 

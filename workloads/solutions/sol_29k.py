@@ -1,10 +1,8 @@
 """29k Matmul_Swish_Sum_GroupNorm: h = swish(x @ weight) + bias; GroupNorm(64 groups) per row.
 
-K-tiled matmul, grid (M/bm, N/bn, K/bk), f32 (bm, bn) accumulator, bn a multiple of the group
-size so each block holds whole groups. The last K step applies swish and bias, then takes the
-group mean and biased variance as f32 matmuls with a block-diagonal ones matrix (h @ P / size
-broadcasts each group's sum back to its lanes, no lane reshapes), normalises and applies the
-affine. Tiles 512 at the full shape.
+K-tiled matmul, grid (M/bm, N/bn, K/bk), f32 accumulator, bn a multiple of the group size. The
+last K step takes group mean and variance as f32 matmuls with a block-diagonal ones matrix
+(h @ P / size broadcasts each group's sum to its lanes, no lane reshapes). Tiles 512.
 """
 import jax
 import jax.numpy as jnp

@@ -1,9 +1,8 @@
 """31k Gemm_BatchNorm_GELU_ReLU: relu(gelu_tanh(BatchNorm1d_train(x @ W.T + b))).
 
-Two kernels. 1: NT matmul, grid (N/bn, M/bm, K/bk), accumulating h = x @ W.T + b in its f32
-output block over K and each column's sum and sum of squares over M in resident (1, bn) outputs.
-2: grid (M/bm, N/bn), normalises h with the batch statistics, then the affine, tanh-GELU and ReLU.
-Tiles bm=bk=512, bn=1024 at the full shape (~7 MiB of VMEM for kernel 1).
+Kernel 1: NT matmul, grid (N/bn, M/bm, K/bk), h accumulated in its f32 output block over K and
+each column's sum and sum of squares over M in resident (1, bn) outputs (bm=bk=512, bn=1024).
+Kernel 2, grid (M/bm, N/bn): batch-statistics normalise, affine, tanh-GELU and ReLU.
 """
 import math
 

@@ -1,9 +1,8 @@
 """32k Gemm_Sigmoid_LogSumExp: logsumexp(sigmoid(x @ w1.T + b1) @ w2.T + b2, axis=1) -> [B].
 
-Two kernels. 1: NT matmul, grid (B/bm, H/bn, I/bk), f32 accumulator, sigmoid(acc + b1) stored
-in bf16 (as the baseline's bf16 hidden). 2: NT matmul with the whole output width O in one
-block, grid (B/bm, H/bk); its last step adds b2 and takes each row's logsumexp into a (bm, 1)
-column. Tiles 512 (O = 1024 wide in kernel 2: a 2 MiB f32 accumulator).
+Kernel 1: NT matmul, grid (B/bm, H/bn, I/bk), sigmoid(acc + b1) stored in bf16. Kernel 2: NT
+matmul with the whole output width O in one block, grid (B/bm, H/bk); its last step adds b2
+and takes each row's logsumexp. Tiles 512 (kernel 2: a 2 MiB (512, 1024) f32 accumulator).
 """
 import jax
 import jax.numpy as jnp

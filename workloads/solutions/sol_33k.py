@@ -1,11 +1,8 @@
 """33k Conv3d_Mish_Tanh: tanh(mish(conv3d_valid(x, weight) + bias)), NCDHW in and out.
 
-Im2col-free: x is laid out channels-last per depth slice, [N, D, H*W rows, C_in]; grid
-(N, Do) and for output slice d the kernel reads input slices d, d+1, d+2 (three BlockSpecs on
-the same array). Each of the K^3 taps is a shifted row window of one slice, an NT matmul with
-its [C_out, C_in] weight accumulated in an f32 VMEM scratch [C_out, lanes] (channel-major
-"wide" rows of all W columns, lanes padded to a multiple of 128); XLA crops the wrap-around.
-The kernel-row taps are a rolled loop, which keeps the full-shape compile near 20 s.
+Im2col-free: x channels-last per depth slice [N, D, H*W, C_in]; grid (N, Do), slices d..d+2 as
+three BlockSpecs; each of the K^3 taps an NT matmul into an f32 scratch of channel-major wide
+rows (XLA crops). Kernel rows are a rolled loop: full-shape compile 21 s instead of 56 s.
 """
 import jax
 import jax.numpy as jnp

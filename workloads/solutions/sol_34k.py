@@ -1,12 +1,8 @@
 """34k Conv2d_Activation_BatchNorm: BatchNorm2d_train(mish(conv2d_valid(x, w) + conv_bias)).
 
-Kernel 1, the convolution, im2col-free: each image flattened channels-last to [H*W, C_in] rows in
-one VMEM block; the K*K taps are shifted row windows, each an NT matmul with its [C_out, C_in]
-weight accumulated in an f32 scratch (channel-major [C_out, rows]). Grid (N, Ho/th) over th-row
-tiles of wide rows (all W columns); it stores y = mish(conv + bias) in f32 and accumulates each
-channel's sum and sum of squares over the valid columns of all images (one resident block, both
-grid axes "arbitrary"). Kernel 2 normalises with the batch statistics and applies the affine;
-XLA crops the K-1 wrap-around columns.
+Kernel 1, grid (N, Ho/th), both axes "arbitrary": the im2col-free tap-loop conv of sol_18k,
+storing mish(y) in f32 and each channel's masked sum and sum of squares over all images in one
+resident block. Kernel 2 normalises with those batch statistics; XLA crops the wide rows.
 """
 import jax
 import jax.numpy as jnp
