@@ -1,0 +1,57 @@
+"""27k Matmul_Mish_Mish: mish(mish(x @ weight + bias)), mish(v) = v * tanh(softplus(v)).
+
+One K-tiled matmul, grid (M/bm, N/bn, K/bk) with an f32 VMEM accumulator; bias and both Mish
+are fused into the last K step (softplus in its overflow-safe form max(v,0) + log1p(exp(-|v|))).
+"""
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def _tile(dim, pref):
+    """Largest of pref, pref/2, ... that divides dim; the whole dim if none does."""
+    t = pref
+    while t >= 128:
+        if dim % t == 0:
+            return t
+        t //= 2
+    return dim
+
+
+def _mish(v):
+    softplus = jnp.maximum(v, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(v)))
+    return v * jnp.tanh(softplus)
+
+
+def _kernel(x_ref, w_ref, b_ref, o_ref, acc_ref):
+    k = pl.program_id(2)
+
+    @pl.when(k == 0)
+    def _init():
+        acc_ref[...] = jnp.zeros_like(acc_ref)
+
+    acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=jnp.float32)
+
+    @pl.when(k == pl.num_programs(2) - 1)
+    def _store():
+        h = acc_ref[...] + b_ref[...].astype(jnp.float32)
+        o_ref[...] = _mish(_mish(h)).astype(o_ref.dtype)
+
+
+def workload(x, weight, bias):
+    m, k = x.shape
+    n = weight.shape[1]
+    bm, bn, bk = _tile(m, 512), _tile(n, 512), _tile(k, 512)
+    return pl.pallas_call(
+        _kernel,
+        out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),
+        grid=(m // bm, n // bn, k // bk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)),
+                  pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j)),
+                  pl.BlockSpec((1, bn), lambda i, j, kk: (0, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
+        compiler_params=pltpu.CompilerParams(
+            dimension_semantics=("parallel", "parallel", "arbitrary")),
+    )(x, weight, bias.reshape(1, n))
