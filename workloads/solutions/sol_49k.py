@@ -1,9 +1,8 @@
 """49k: max_g(scale * gelu_tanh(avgpool16(x @ weight + bias))) -> [M], one K-tiled Pallas matmul.
 
-Grid (M/bm, N/bn, K/bk) with N and K "arbitrary". At a tile's last K step the f32 tile y is
-pooled on the MXU as y @ P (P[n, g] = 1/16 where n // 16 == g), with y split into bf16 high and
-low parts so the pooling keeps ~f32 accuracy; GELU, scale and a running row max (bm, 1) follow.
-Tiles up to (512, 2048, 512) (2048 / 16 = 128 pooled lanes): ~13 MiB VMEM at full shape.
+Grid (M/bm, N/bn, K/bk), N and K "arbitrary". A tile's last K step pools the f32 tile on the MXU
+as y @ P (P[n, g] = 1/16 if n // 16 == g), y split into bf16 high + low parts for ~f32 accuracy;
+GELU, scale and a running (bm, 1) row max follow. Tiles up to (512, 2048, 512): ~13 MiB VMEM.
 """
 import math
 
