@@ -2,7 +2,7 @@
 
 Grid (M/bm, N/bn, K/bk), N and K "arbitrary". A tile's last K step pools the f32 tile on the MXU
 as y @ P (P[n, g] = 1/16 if n // 16 == g), y split into bf16 high + low parts for ~f32 accuracy;
-GELU, scale and a running (bm, 1) row max follow. Tiles up to (512, 2048, 512): ~13 MiB VMEM.
+GELU, scale and a running (bm, 1) row max follow. Tiles up to (512, 2048, 512): ~10 MiB VMEM.
 """
 import math
 
