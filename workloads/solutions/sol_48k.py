@@ -1,0 +1,66 @@
+"""48k: swish((batchnorm_eval(x @ W + linear_bias) + bias) / divide_value) as one Pallas matmul.
+
+Grid (M/bm, N/bn, K/bk), f32 accumulator in VMEM; linear bias, eval-mode BatchNorm (running
+statistics), the scalar bias, the divide and swish are fused into the last K step. Tiles up to
+(512, 1024, 1024): ~10 MiB of VMEM with double buffering at full shape.
+"""
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+BN_EPS = 1e-05
+DIVIDE_VALUE = 1.0
+
+
+def _tile(dim, pref):
+    """Largest power-of-two tile <= pref (and >= 128) dividing dim, else the whole dim."""
+    t = pref
+    while t >= 128:
+        if dim % t == 0:
+            return t
+        t //= 2
+    return dim
+
+
+def _kernel(x_ref, w_ref, lb_ref, sc_ref, bb_ref, mu_ref, var_ref, s_ref, o_ref, acc_ref):
+    k = pl.program_id(2)
+
+    @pl.when(k == 0)
+    def _init():
+        acc_ref[...] = jnp.zeros_like(acc_ref)
+
+    acc_ref[...] += jnp.dot(x_ref[...], w_ref[...], preferred_element_type=jnp.float32)
+
+    @pl.when(k == pl.num_programs(2) - 1)
+    def _store():
+        y = acc_ref[...] + lb_ref[...].astype(jnp.float32)
+        inv_std = 1.0 / jnp.sqrt(var_ref[...].astype(jnp.float32) + BN_EPS)
+        y = (y - mu_ref[...].astype(jnp.float32)) * inv_std
+        y = sc_ref[...].astype(jnp.float32) * y + bb_ref[...].astype(jnp.float32)
+        y = (y + s_ref[...].astype(jnp.float32)) / DIVIDE_VALUE
+        o_ref[...] = (y * jax.nn.sigmoid(y)).astype(o_ref.dtype)
+
+
+def workload(x, weight, linear_bias, bn_scale, bn_bias, bn_mean, bn_var, bias):
+    m, k = x.shape
+    n = weight.shape[1]
+    bm, bn, bk = _tile(m, 512), _tile(n, 1024), _tile(k, 1024)
+    return pl.pallas_call(
+        _kernel,
+        out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),
+        grid=(m // bm, n // bn, k // bk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)),
+                  pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j)),
+                  pl.BlockSpec((1, bn), lambda i, j, kk: (0, j)),
+                  pl.BlockSpec((1, bn), lambda i, j, kk: (0, j)),
+                  pl.BlockSpec((1, bn), lambda i, j, kk: (0, j)),
+                  pl.BlockSpec((1, bn), lambda i, j, kk: (0, j)),
+                  pl.BlockSpec((1, bn), lambda i, j, kk: (0, j)),
+                  pl.BlockSpec((1, 1), lambda i, j, kk: (0, 0))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
+        compiler_params=pltpu.CompilerParams(
+            dimension_semantics=("parallel", "parallel", "arbitrary")),
+    )(x, weight, linear_bias.reshape(1, n), bn_scale.reshape(1, n), bn_bias.reshape(1, n),
+      bn_mean.reshape(1, n), bn_var.reshape(1, n), bias.reshape(1, 1))
