@@ -178,9 +178,12 @@ class State:
                     return max(0.001, t + window - now)
             return window
 
-    def charge(self, usd):
+    def charge(self, usd, arrived):
+        # Charged at arrival, as a client's governor charges at the call's start: an answer's
+        # latency must not move its cost into a later window.
         with self.lock:
-            self.spent.append((time.monotonic(), usd))
+            self.spent.append((arrived, usd))
+            self.spent.sort()
 
     def answer_texts(self, system, user, n, workload):
         sha = hashlib.sha256((system + "\0" + user).encode()).hexdigest()
@@ -379,6 +382,8 @@ class Handler(BaseHTTPRequestHandler):
             self.st.record(entry)
             return self.send_json(429, self.error_body(api, 429, "Rate limit reached", 1),
                                   {"Retry-After": "1"})
+        arrived = time.monotonic()
+        entry["t_arrival"] = arrived
         seen_system = "" if self.st.args.drop_system else system
         worst = self.st.cost(tokens(seen_system) + tokens(user),
                              n * int(self.max_output(api, req)))
@@ -431,7 +436,7 @@ class Handler(BaseHTTPRequestHandler):
         usage = self.usage_of(api, body)
         entry["cost_usd"] = self.st.cost(usage[0], usage[1])
         entry["prompt_tokens"], entry["cached_tokens"] = usage[0], usage[2]
-        self.st.charge(entry["cost_usd"])
+        self.st.charge(entry["cost_usd"], arrived)
         entry["status"] = 200
         self.st.record(entry)
         if kind == "truncated":
