@@ -160,30 +160,29 @@ class State:
     def cost(self, prompt_tokens, output_tokens):
         return (prompt_tokens * self.args.price_in + output_tokens * self.args.price_out) / 1e6
 
-    def spend_wait(self, worst_usd):
-        """Seconds until a request costing up to `worst_usd` fits the spend window (0: now)."""
+    def spend_wait(self, worst_usd, arrived):
+        """(seconds until a request costing up to `worst_usd` fits the spend window, the slot
+        holding it): (0, slot) when it fits now, and then its worst case is held in the window
+        at its arrival time (as a client's governor charges at a call's start: an answer's
+        latency must not move its cost into a later window, and requests arriving together
+        cannot all slip under the limit); the caller puts the real cost in slot[1]."""
         cap = self.args.usd_per_window
+        slot = [arrived, worst_usd]
         if not cap:
-            return 0.0
-        now = time.monotonic()
+            return 0.0, slot
+        now = arrived
         window = self.args.window_s
         with self.lock:
-            self.spent = [(t, c) for t, c in self.spent if now - t < window]
+            self.spent = [x for x in self.spent if now - x[0] < window]
             total = sum(c for _, c in self.spent)
             if total + worst_usd <= cap:
-                return 0.0
+                self.spent.append(slot)
+                return 0.0, slot
             for t, c in self.spent:  # oldest first: when does enough of it leave the window?
                 total -= c
                 if total + worst_usd <= cap:
-                    return max(0.001, t + window - now)
-            return window
-
-    def charge(self, usd, arrived):
-        # Charged at arrival, as a client's governor charges at the call's start: an answer's
-        # latency must not move its cost into a later window.
-        with self.lock:
-            self.spent.append((arrived, usd))
-            self.spent.sort()
+                    return max(0.001, t + window - now), slot
+            return window, slot
 
     def answer_texts(self, system, user, n, workload):
         sha = hashlib.sha256((system + "\0" + user).encode()).hexdigest()
@@ -387,7 +386,7 @@ class Handler(BaseHTTPRequestHandler):
         seen_system = "" if self.st.args.drop_system else system
         worst = self.st.cost(tokens(seen_system) + tokens(user),
                              n * int(self.max_output(api, req)))
-        wait = self.st.spend_wait(worst)
+        wait, slot = self.st.spend_wait(worst, arrived)
         if wait:
             entry.update(status=429, fault="spend", over_limit=True)
             self.st.record(entry)
@@ -395,53 +394,55 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(429, self.error_body(
                 api, 429, "You exceeded your current spend limit per window", f"{secs:g}"),
                 {"Retry-After": str(max(1, math.ceil(wait)))})
-        fault = self.st.next_fault()
-        entry["fault"] = fault
-        time.sleep(self.st.latency_ms / 1000.0)
-        kind, _, arg = fault.partition(":")
-        if kind == "hang":
-            entry["status"] = 0
-            self.st.record(entry)
-            time.sleep(float(arg or 3600))
-            return self.drop()
-        if kind == "slow":
-            time.sleep(int(arg) / 1000.0)
-        if kind in ("429", "429-date"):
-            secs = int(arg or 1)
-            value = str(secs) if kind == "429" else formatdate(time.time() + secs, usegmt=True)
-            entry["status"] = 429
-            self.st.record(entry)
-            return self.send_json(429, self.error_body(api, 429, "Resource has been exhausted",
-                                                       secs), {"Retry-After": value})
-        if kind in ("400", "401", "403", "404", "500", "503"):
-            status = int(kind)
-            entry["status"] = status
-            self.st.record(entry)
-            return self.send_json(status, self.error_body(api, status, f"injected {status}"))
-        if kind == "drop":
-            entry["status"] = 0
-            self.st.record(entry)
-            return self.drop()
-        if kind == "malformed":
+        try:  # the answer's real cost replaces the worst case held (0 for a failure)
+            fault = self.st.next_fault()
+            entry["fault"] = fault
+            time.sleep(self.st.latency_ms / 1000.0)
+            kind, _, arg = fault.partition(":")
+            if kind == "hang":
+                entry["status"] = 0
+                self.st.record(entry)
+                time.sleep(float(arg or 3600))
+                return self.drop()
+            if kind == "slow":
+                time.sleep(int(arg) / 1000.0)
+            if kind in ("429", "429-date"):
+                secs = int(arg or 1)
+                value = str(secs) if kind == "429" else formatdate(time.time() + secs, usegmt=True)
+                entry["status"] = 429
+                self.st.record(entry)
+                return self.send_json(429, self.error_body(api, 429, "Resource has been exhausted",
+                                                           secs), {"Retry-After": value})
+            if kind in ("400", "401", "403", "404", "500", "503"):
+                status = int(kind)
+                entry["status"] = status
+                self.st.record(entry)
+                return self.send_json(status, self.error_body(api, status, f"injected {status}"))
+            if kind == "drop":
+                entry["status"] = 0
+                self.st.record(entry)
+                return self.drop()
+            if kind == "malformed":
+                entry["status"] = 200
+                self.st.record(entry)
+                return self.send_raw(200, b'{"id": "chatcmpl-x", "choices": [ {"message": ')
+            count = max(1, n - 1) if kind == "fewer" else n
+            sha, texts = self.st.answer_texts(system, user, count, workload_of(user))
+            truncate = kind == "length"
+            if truncate:
+                texts = [cut(t) for t in texts]
+            body = self.openai_body(model, system, user, texts, truncate) if api == "openai" \
+                else self.gemini_body(model, system, user, texts, truncate)
+            usage = self.usage_of(api, body)
+            entry["cost_usd"] = self.st.cost(usage[0], usage[1])
+            entry["prompt_tokens"], entry["cached_tokens"] = usage[0], usage[2]
             entry["status"] = 200
             self.st.record(entry)
-            return self.send_raw(200, b'{"id": "chatcmpl-x", "choices": [ {"message": ')
-        count = max(1, n - 1) if kind == "fewer" else n
-        sha, texts = self.st.answer_texts(system, user, count, workload_of(user))
-        truncate = kind == "length"
-        if truncate:
-            texts = [cut(t) for t in texts]
-        body = self.openai_body(model, system, user, texts, truncate) if api == "openai" \
-            else self.gemini_body(model, system, user, texts, truncate)
-        usage = self.usage_of(api, body)
-        entry["cost_usd"] = self.st.cost(usage[0], usage[1])
-        entry["prompt_tokens"], entry["cached_tokens"] = usage[0], usage[2]
-        self.st.charge(entry["cost_usd"], arrived)
-        entry["status"] = 200
-        self.st.record(entry)
-        if kind == "truncated":
-            return self.truncated(body)
-        self.send_json(200, body)
+            if kind == "truncated":
+                return self.truncated(body)
+            self.send_json(200, body)
+        finally:
+            slot[1] = entry.get("cost_usd", 0.0)
 
     @staticmethod
     def max_output(api, req):
