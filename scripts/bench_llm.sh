@@ -3,7 +3,8 @@
 # samples/s one call at a time, with 8 in flight, with coalescing into n = 4, under a
 # 60 requests/min limit (the server's request log shows the most requests in any 60 s), and
 # under the spend governor ($0.002 per rolling 5 s, enforced by the server too: its log shows
-# the most dollars answered in any 5 s window), plus the CPU per call. About 2.7 minutes. No
+# the most dollars answered in any 5 s window), in batch mode (the server shows the jobs),
+# plus the CPU per call. About 2.7 minutes. No
 # real API is called.
 # Usage: scripts/bench_llm.sh [--samples S] [--limited S]   (passed to palladium bench llm)
 set -euo pipefail
