@@ -9,6 +9,8 @@
 //   --latency-s 40      seconds per LLM call (Gemini 3 Flash at ~4k in / 8-9k out: 37-41 s)
 //   --eval-s 10         seconds of one chip per candidate evaluation
 //   --cached-share 0    share of input tokens the provider's prompt cache serves
+//   --output-tokens N   output tokens per call (default: the dry run's, but at least half of
+//                       llm.max_output_tokens: the synthetic model's answers are short)
 //   --chips 1           TPU chips evaluating in parallel
 //   --tier-limits rpm=1000,tpm=1000000,usd_per_window=10,window_s=600,concurrency=64
 //                       the account's limits (any subset; the config's llm.* limits are the
@@ -44,7 +46,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     "usage: palladium plan CONFIG|SWEEP [--chips N] [--tier-limits LIST] [--latency-s S]\n"
-    "                      [--eval-s S] [--cached-share F]\n"
+    "                      [--eval-s S] [--cached-share F] [--output-tokens N]\n"
     "  --tier-limits  comma-separated rpm=, tpm=, usd_per_window=, window_s=, concurrency=,\n"
     "                 or gemini-tier1 (1000 rpm, 1M tpm, $10 per 600 s) / gemini-tier2\n"
     "                 (2000 rpm, 3M tpm, $200 per 600 s); default: the config's llm limits\n";
@@ -85,7 +87,8 @@ std::string apply_tier_limits(const std::string& spec, PlanLimits& l) {
   return "";
 }
 
-PlanDemand demand_of(const RunConfig& config, const std::string& origin, const fs::path& home) {
+PlanDemand demand_of(const RunConfig& config, const std::string& origin, const fs::path& home,
+                     std::optional<double> output_per_call) {
   const auto searches = search_specs(config, origin, home);
   const auto synthetic_dir = home / "llm" / "synthetic";
   const auto covered = synthetic_workloads(synthetic_dir);
@@ -101,9 +104,9 @@ PlanDemand demand_of(const RunConfig& config, const std::string& origin, const f
     d.input_tokens += static_cast<double>(s.usage.prompt_tokens);
     // The synthetic model's answers are short: a real model may write up to the limit.
     d.output_tokens += static_cast<double>(s.calls()) *
-                       std::max<double>(static_cast<double>(s.usage.output_tokens()) /
-                                            std::max(1, s.calls()),
-                                        config.llm.sampling.max_output_tokens * 0.5);
+                       output_per_call.value_or(std::max<double>(
+                           static_cast<double>(s.usage.output_tokens()) / std::max(1, s.calls()),
+                           config.llm.sampling.max_output_tokens * 0.5));
     for (const auto& [role, n] : s.samples)
       if (is_candidate_role(role)) d.candidates += n;
     d.longest_chain = std::max(d.longest_chain, static_cast<double>(s.rounds));
@@ -125,6 +128,7 @@ int plan_command(const std::vector<std::string>& args) {
   std::string path, tiers;
   PlanAssumptions a;
   int chips = 1;
+  std::optional<double> output_per_call;
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&](double& out) {
       return i + 1 < args.size() && parse_number(args[++i], out);
@@ -142,6 +146,9 @@ int plan_command(const std::vector<std::string>& args) {
       if (!value(a.latency_s)) return std::cerr << kUsage, 2;
     } else if (args[i] == "--eval-s") {
       if (!value(a.eval_s)) return std::cerr << kUsage, 2;
+    } else if (args[i] == "--output-tokens") {
+      if (!value(v)) return std::cerr << kUsage, 2;
+      output_per_call = v;
     } else if (args[i] == "--cached-share") {
       if (!value(a.cached_share) || a.cached_share > 1) return std::cerr << kUsage, 2;
     } else if (path.empty() && args[i].rfind("--", 0) != 0) {
@@ -171,7 +178,7 @@ int plan_command(const std::vector<std::string>& args) {
   bool batch = false;
   try {
     for (const auto& [key, config] : runs) {
-      const PlanDemand d = demand_of(config, path, home);
+      const PlanDemand d = demand_of(config, path, home, output_per_call);
       total.calls += d.calls;
       total.samples += d.samples;
       total.input_tokens += d.input_tokens;
@@ -212,13 +219,15 @@ int plan_command(const std::vector<std::string>& args) {
               label.c_str());
   std::printf("  calls %.0f  candidates %.0f  longest chain of dependent calls %.0f\n", total.calls,
               total.candidates, total.longest_chain);
-  std::printf("  input tokens %.0f (cached %.0f)  output tokens %.0f (at least half of "
-              "llm.max_output_tokens per call)\n",
-              total.input_tokens, e.cached_tokens, total.output_tokens);
+  std::printf("  input tokens %.0f (cached %.0f)  output tokens %.0f%s\n", total.input_tokens,
+              e.cached_tokens, total.output_tokens,
+              output_per_call ? "" : " (at least half of llm.max_output_tokens per call)");
   if (price)
-    std::printf("  dollars: online $%.2f, batch $%.2f%s\n", e.usd_online, e.usd_batch,
+    std::printf(e.usd_online < 1 ? "  dollars: online $%.5f, batch $%.5f%s\n"
+                                 : "  dollars: online $%.2f, batch $%.2f%s\n",
+                e.usd_online, e.usd_batch,
                 batch ? " (this config runs in batch mode)" : "");
-  std::printf("  assumptions: %.0f s per call, %.0f s per evaluation, %d chip%s, cached share %.2f\n",
+  std::printf("  assumptions: %g s per call, %g s per evaluation, %d chip%s, cached share %.2f\n",
               a.latency_s, a.eval_s, chips, chips == 1 ? "" : "s", a.cached_share);
   std::printf("  time under each limit (the largest binds):\n");
   for (const auto& t : e.limits)
