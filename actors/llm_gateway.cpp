@@ -25,9 +25,11 @@ struct GatewayState {
   bool use_cache = true;
   // The price of a usage (the scheduler's own function); unset: costs are unknown (NULL).
   std::function<double(const Usage&)> cost;
+  std::function<double(const Usage&)> cache_saved;
   std::map<uint64_t, caf::response_promise> waiting;  // ticket -> its requester
   std::map<uint64_t, ProviderCall> calls;             // in flight: what each call asked
   std::optional<TimePoint> timer_at;                  // the earliest tick already asked for
+  int learned_concurrency = 0;                        // last logged AIMD window (whole calls)
   static inline const char* name = "llm_gateway";
 };
 
@@ -60,6 +62,7 @@ ChatResponse from_record(const LlmResponseRecord& r) {
   c.prompt_tokens = static_cast<int>(r.prompt_tokens);
   c.completion_tokens = static_cast<int>(r.completion_tokens);
   c.thinking_tokens = static_cast<int>(r.thinking_tokens);
+  c.cached_prompt_tokens = static_cast<int>(r.cached_prompt_tokens);
   c.tokens_estimated = r.tokens_estimated;
   c.latency_ms = r.latency_ms;
   c.finish_reason = r.finish_reason;
@@ -77,6 +80,7 @@ ChatResponse to_response(const Delivery& d) {
   r.prompt_tokens = static_cast<int>(d.usage.prompt_tokens);
   r.completion_tokens = static_cast<int>(d.usage.completion_tokens);
   r.thinking_tokens = static_cast<int>(d.usage.thinking_tokens);
+  r.cached_prompt_tokens = static_cast<int>(d.usage.cached_prompt_tokens);
   r.tokens_estimated = d.call.usage.estimated;
   r.latency_ms = d.call.latency_ms;
   r.finish_reason = d.completion.finish_reason;
@@ -94,14 +98,19 @@ LlmCallRecord call_record(const GatewayState& st, const ProviderCall& pc, const 
   c.model = st.runner->model();
   c.role = pc.request.role;
   c.samples = static_cast<int>(pc.sample_indices.size());
+  c.prompt_estimate =
+      static_cast<int64_t>((pc.request.system_prompt.size() + pc.request.user_prompt.size() + 3) / 4);
   if (o.result) {
     const CallResult& r = *o.result;
     if (!r.model.empty()) c.model = r.model;
     c.prompt_tokens = r.usage.prompt_tokens;
     c.completion_tokens = r.usage.completion_tokens;
     c.thinking_tokens = r.usage.thinking_tokens;
+    c.cached_prompt_tokens = r.usage.cached_prompt_tokens;
     c.tokens_estimated = r.usage.estimated;
     c.latency_ms = r.latency_ms;
+    c.batch_id = r.batch_id;
+    if (st.cache_saved) c.cache_saved_usd = st.cache_saved(r.usage);
   } else if (o.error) {
     c.status = "error";
     c.error_code = std::string(to_string(o.error->code()));
@@ -131,8 +140,10 @@ LlmResponseRecord response_record(const GatewayState& st, const ProviderCall& pc
   r.prompt_tokens = d.usage.prompt_tokens;
   r.completion_tokens = d.usage.completion_tokens;
   r.thinking_tokens = d.usage.thinking_tokens;
+  r.cached_prompt_tokens = d.usage.cached_prompt_tokens;
   r.tokens_estimated = d.usage.estimated;
   r.latency_ms = d.call.latency_ms;
+  r.batch_id = d.call.batch_id;
   if (st.cost) r.cost_usd = d.cost_usd;
   return r;
 }
@@ -263,6 +274,18 @@ void finish_call(Self self, uint64_t call_id, const CallOutcome& outcome) {
   const ProviderCall pc = std::move(it->second);
   st.calls.erase(it);
   CallScheduler::Step step = st.scheduler->finish(call_id, outcome, st.clock());
+  // The learned rate, logged whenever it moves by a whole call (AIMD on 429s).
+  const int window = static_cast<int>(st.scheduler->stats().concurrency_window);
+  if (window != st.learned_concurrency) {
+    if (window < st.learned_concurrency) {
+      spdlog::warn("{}: rate limited ({} 429s so far): now at most {} calls in flight",
+                   st.runner->provider(), st.scheduler->stats().rate_limited, window);
+    } else {
+      spdlog::info("{}: calls succeed again: now at most {} calls in flight",
+                   st.runner->provider(), window);
+    }
+    st.learned_concurrency = window;
+  }
   auto answers = group_answers(std::move(step.deliver));
   auto failures = std::move(step.fail);
   step.fail.clear();
@@ -301,12 +324,14 @@ caf::behavior llm_gateway(Self self, std::shared_ptr<CallRunner> runner,
   st.clock = options.clock;
   st.store = std::move(store);
   st.use_cache = options.use_cache;
+  st.cache_saved = options.cache_saved;
   SchedulerOptions so = std::move(options.scheduler);
   st.cost = so.cost;
   if (so.provider.empty() || so.provider == "llm") so.provider = st.runner->provider();
   so.max_samples_per_call =
       std::max(1, std::min(so.max_samples_per_call, st.runner->max_samples_per_call()));
   st.scheduler = std::make_unique<CallScheduler>(std::move(so), st.clock());
+  st.learned_concurrency = static_cast<int>(st.scheduler->stats().concurrency_window);
   return {
       [=](generate_atom, const ChatRequest& req) -> caf::result<ChatResponse> {
         auto& st = self->state;

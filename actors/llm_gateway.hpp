@@ -58,6 +58,9 @@ struct LlmGatewayOptions {
     return std::chrono::steady_clock::now();
   };
   bool use_cache = true;  // false: --no-cache
+  // What a call's prompt-cache hits saved against the uncached price (llm_calls
+  // cache_saved_usd); unset: no price, stored as NULL.
+  std::function<double(const Usage&)> cache_saved;
 };
 
 struct LlmGatewayStats {

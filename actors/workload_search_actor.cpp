@@ -23,6 +23,7 @@ struct PendingEval {
   std::string text;
   std::string code;
   bool reused = false;
+  bool truncated = false;  // the answer hit the output token limit
 };
 
 struct SearchState {
@@ -87,13 +88,13 @@ void finish(Self self, const SampleRequest& r, Observation obs, bool reused) {
 // Jobs go to the dispatcher as one-job EvalBatches and come back in EvalAnswers (batched by
 // the dispatcher): no response handler per job in flight (actors/messages.hpp says why).
 void evaluate(Self self, const SampleRequest& r, int64_t candidate_id, const std::string& text,
-              const std::string& code, bool reused) {
+              const std::string& code, bool reused, bool truncated) {
   auto& st = self->state;
   if (st.dispatcher_gone) {
     fail(self, "evaluation failed: " + to_string(st.dispatcher_gone));
     return;
   }
-  st.evals[candidate_id] = PendingEval{r, candidate_id, text, code, reused};
+  st.evals[candidate_id] = PendingEval{r, candidate_id, text, code, reused, truncated};
   EvalBatch batch;
   batch.jobs.push_back(make_eval_job(st.spec.eval, candidate_id, code));
   self->send(st.peers.dispatcher, eval_atom::value, std::move(batch));
@@ -116,7 +117,8 @@ void on_answers(Self self, EvalAnswers& got) {
     self->request(st.peers.store, caf::infinite, put_eval_atom::value, record)
         .then(
             [=](bool) {
-              finish(self, p.request, Observation{p.text, p.code, outcome_from_record(record)},
+              finish(self, p.request,
+                     Observation{p.text, p.code, outcome_from_record(record), p.truncated},
                      p.reused);
             },
             [=](caf::error& e) { fail(self, "storing an evaluation failed: " + to_string(e)); });
@@ -186,7 +188,8 @@ void generate(Self self, const SampleRequest& r) {
                       self->state.sample_ids[r.sample_index] = put.id;
                       send_progress(self, ProgressEvent::generated, r, false);
                       if (is_candidate_role(r.role)) {
-                        evaluate(self, r, put.id, sample.response, sample.code, false);
+                        evaluate(self, r, put.id, sample.response, sample.code, false,
+                                 response.truncated);
                       } else {
                         finish(self, r, Observation{sample.response, "", std::nullopt}, false);
                       }
@@ -216,12 +219,16 @@ void start(Self self, const SampleRequest& r) {
     finish(self, r, Observation{rec.response, "", std::nullopt}, true);
     return;
   }
+  // The stored answer's finish reason, so a resumed run writes the prompts it wrote before.
+  const bool truncated = rec.finish_reason == "length" || rec.finish_reason == "MAX_TOKENS";
   auto ev = st.stored_evals.find(rec.id);
   if (ev != st.stored_evals.end()) {
-    finish(self, r, Observation{rec.response, rec.code, outcome_from_record(ev->second)}, true);
+    finish(self, r,
+           Observation{rec.response, rec.code, outcome_from_record(ev->second), truncated},
+           true);
     return;
   }
-  evaluate(self, r, rec.id, rec.response, rec.code, true);
+  evaluate(self, r, rec.id, rec.response, rec.code, true, truncated);
 }
 
 void pump(Self self) {

@@ -19,6 +19,7 @@
 #include "actors/errors.hpp"
 #include "actors/llm_gateway.hpp"
 #include "actors/messages.hpp"
+#include "llm/batch_runner.hpp"
 #include "llm/call_runner.hpp"
 #include "llm/curl_transport.hpp"
 #include "llm/openai_provider.hpp"
@@ -40,7 +41,18 @@ struct Scenario {
   int samples_per_call;
   double requests_per_minute;  // 0 = none
   bool limited_size;           // uses --limited requests
+  // The spend governor: the gateway's llm.max_usd_per_window over window_s, and the server
+  // refusing (429 with RetryInfo) past the same limit; 0 = none.
+  double usd_per_window = 0;
+  double window_s = 0;
+  bool batch = false;  // llm.mode: batch (the provider's batch API, half price)
 };
+
+// The fake server's default prices ($ per 1M tokens), for the gateway's own accounting.
+double fake_price(const Usage& u) {
+  return (static_cast<double>(u.prompt_tokens) * 0.5 + static_cast<double>(u.output_tokens()) * 3.0) /
+         1e6;
+}
 
 struct Result {
   double wall_s = 0;
@@ -49,6 +61,8 @@ struct Result {
   int failed = 0;
   int most_in_60s = 0;  // API requests the server saw in any 60 s window
   int refused = 0;      // answered 429 by the server
+  int jobs = 0;         // batch jobs the server saw created
+  double most_usd_in_window = 0;  // the server's answered cost in any spend window
 };
 
 double process_cpu_ms() {
@@ -72,12 +86,12 @@ HttpResponse exchange(HttpTransport& transport, HttpRequest request) {
 }
 
 nlohmann::json control(HttpTransport& transport, const std::string& root, const std::string& path,
-                       bool post) {
+                       bool post, const nlohmann::json& body = nlohmann::json::object()) {
   HttpRequest r;
   r.method = post ? "POST" : "GET";
   r.url = root + path;
   if (post) {
-    r.body = "{}";
+    r.body = body.dump();
     r.headers.push_back("Content-Type: application/json");
   }
   r.timeout = std::chrono::seconds(30);
@@ -116,8 +130,22 @@ Result run(const Scenario& s, int requests, const std::string& base_url,
   o.scheduler.max_samples_per_call = s.samples_per_call;
   o.scheduler.requests_per_minute = s.requests_per_minute;
   o.scheduler.max_output_tokens = 256;
-  auto gateway =
-      spawn_llm_gateway(sys, std::shared_ptr<CallRunner>(make_http_runner(provider, transport)), o);
+  if (s.usd_per_window > 0) {
+    o.scheduler.cost = fake_price;
+    o.scheduler.max_usd_per_window = s.usd_per_window;
+    o.scheduler.spend_window = std::chrono::milliseconds(static_cast<int64_t>(s.window_s * 1000));
+  }
+  std::shared_ptr<CallRunner> runner;
+  if (s.batch) {
+    BatchOptions bo;
+    bo.collect = std::chrono::milliseconds(200);
+    bo.poll_interval = std::chrono::milliseconds(100);
+    o.scheduler.max_concurrent = 1000000;  // a job holds its calls: no online cap applies
+    runner = make_batch_runner(provider, transport, bo);
+  } else {
+    runner = make_http_runner(provider, transport);
+  }
+  auto gateway = spawn_llm_gateway(sys, runner, o);
 
   std::vector<std::future<bool>> answers;
   const double cpu0 = process_cpu_ms();
@@ -190,6 +218,9 @@ int bench_llm_command(const std::vector<std::string>& args) {
       {"8 in flight, coalesced n=4", 8, 4, 0, false},
       {"60/min, 8 in flight", 8, 1, 60, true},
       {"60/min, coalesced n=4", 8, 4, 60, true},
+      // About 2.5 worst cases ($0.00078 each) per 5 s: the governor, not the latency, paces.
+      {"$0.002/5s spend, 8 in flight", 8, 1, 0, false, 0.002, 5},
+      {"batch mode, n=4", 8, 4, 0, false, 0, 0, true},
   };
   std::shared_ptr<HttpTransport> transport = make_curl_transport();
   const std::string root = root_of(base_url);
@@ -202,33 +233,57 @@ int bench_llm_command(const std::vector<std::string>& args) {
     Result r;
     try {
       control(*transport, root, "/_fake/reset", true);
-      r = run(s, n, base_url, transport);
+      control(*transport, root, "/_fake/config", true,
+              {{"usd_per_window", s.usd_per_window}, {"window_s", s.window_s > 0 ? s.window_s : 600}});
+      const int n_here = s.usd_per_window > 0 ? std::min(n, 12) : n;
+      r = run(s, n_here, base_url, transport);
       std::vector<double> times;
+      std::vector<std::pair<double, double>> costs;
       for (const auto& e : control(*transport, root, "/_fake/log", false)) {
         if (e.value("api", "") == "") continue;
         times.push_back(e.at("t").get<double>());
         if (e.value("status", 0) == 429) r.refused++;
+        if (e.contains("batch_job")) r.jobs++;
+        if (e.value("status", 0) == 200) costs.push_back({e.at("t").get<double>(), e.value("cost_usd", 0.0)});
       }
       std::sort(times.begin(), times.end());
       r.most_in_60s = most_in_window(times, 60.0);
+      for (const auto& [a, _] : costs) {
+        double sum = 0;
+        for (const auto& [t, c] : costs)
+          if (t >= a && t < a + s.window_s) sum += c;
+        r.most_usd_in_window = std::max(r.most_usd_in_window, sum);
+      }
     } catch (const std::exception& e) {
       std::cerr << "palladium bench llm: " << e.what() << "\n";
       return 1;
     }
-    const double rate = (n - r.failed) / r.wall_s;
+    const int done = s.usd_per_window > 0 ? std::min(n, 12) : n;
+    const double rate = (done - r.failed) / r.wall_s;
     if (first_rate == 0) first_rate = rate;
     std::string window = "-";
     if (s.requests_per_minute > 0) {
       window = std::to_string(r.most_in_60s);
       if (r.most_in_60s > s.requests_per_minute) ok = false;
     }
-    std::printf("%-28s %8d %9.2f %7lld %8.2f %11.3f %9s %7.2fx\n", s.name, n, rate,
+    if (s.usd_per_window > 0) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "$%.5f", r.most_usd_in_window);
+      window = buf;  // the most answered $ in any spend window, not requests
+      if (r.most_usd_in_window > s.usd_per_window * (1 + 1e-9)) ok = false;
+    }
+    if (s.batch) {
+      window = std::to_string(r.jobs) + " job" + (r.jobs == 1 ? "" : "s");
+      if (r.jobs < 1) ok = false;
+    }
+    std::printf("%-28s %8d %9.2f %7lld %8.2f %11.3f %9s %7.2fx\n", s.name, done, rate,
                 static_cast<long long>(r.calls), r.wall_s,
                 r.calls > 0 ? r.cpu_ms / static_cast<double>(r.calls) : 0.0, window.c_str(),
                 rate / first_rate);
     if (r.failed > 0 || r.refused > 0) ok = false;
   }
-  std::printf("%s\n", ok ? "every request answered; no limit exceeded (max/60s <= 60, no 429)"
+  std::printf("%s\n", ok ? "every request answered; no limit exceeded (max/60s <= 60, the "
+                          "spend row's most $ in a 5 s window <= $0.002, no 429)"
                          : "FAILED: a request failed or a limit was exceeded (see above)");
   return ok ? 0 : 1;
 }

@@ -20,6 +20,7 @@ int synthetic_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int policy_eval_command(const std::vector<std::string>& args);
 int status_command(const std::vector<std::string>& args);
+int plan_command(const std::vector<std::string>& args);
 
 // Where workloads/, judge/ and llm/replay_corpus/ live:
 // $PALLADIUM_HOME, else the source tree this binary was built from.

@@ -63,6 +63,7 @@ DryRunSearch dry_run_search(Strategy& strategy, const std::string& workload, uin
     // what a pipelined run would.
     auto requests = strategy.propose(std::numeric_limits<int>::max());
     if (requests.empty()) break;  // idle: an open budget nobody will grant
+    ++out.rounds;
     for (const auto& r : requests) {
       ChatRequest c;
       c.workload_id = workload;

@@ -47,6 +47,9 @@ struct DryRunSearch {
   int budget_spent = 0;      // budget units (budget.counts)
   std::map<SampleRole, int> samples;  // LLM calls by role
   Usage usage;                        // estimated; usage.estimated is true
+  // Rounds of requests that each wait on the previous round's answers: the chain of calls
+  // that cannot overlap (an iterative search's whole budget; a beam's stages).
+  int rounds = 0;
 
   int calls() const;
 };

@@ -23,6 +23,7 @@ commands:
   report DB --out DIR           Table 2/3, Figure 4, budget curves, best kernels: MD, CSV, JSON, PNG
   policy-eval DB --policy SPEC  what another budget policy would have achieved, from the recordings
   status DB [--live]            cells, agents, queue, samples and dollars, best so far
+  plan CONFIG|SWEEP [--chips N] calls, tokens, dollars, wall time and the binding limit
   eval --workload ID FILE       evaluate one kernel file through an agent and its sidecar
   context WORKLOAD [--sizes]    the context blocks a prompt carries for a workload
   keys new NAME [--dir DIR]     make a CURVE key pair for the authenticated agent link
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
     if (cmd == "sweep") return palladium::sweep_command(args);
     if (cmd == "policy-eval") return palladium::policy_eval_command(args);
     if (cmd == "status") return palladium::status_command(args);
+    if (cmd == "plan") return palladium::plan_command(args);
     if (cmd == "eval") return palladium::eval_command(args);
     if (cmd == "context") return palladium::context_command(args);
     if (cmd == "keys") return palladium::keys_command(args);

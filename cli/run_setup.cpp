@@ -8,6 +8,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "llm/batch_runner.hpp"
 #include "llm/context_blocks.hpp"
 #include "llm/curl_transport.hpp"
 #include "llm/gemini_provider.hpp"
@@ -129,6 +130,11 @@ LlmBackend make_llm_backend(const LlmConfig& llm, const std::string& origin,
   so.max_output_tokens = llm.sampling.max_output_tokens;
   so.retry.max_attempts = llm.max_attempts;
   so.max_usd = llm.max_usd;
+  so.max_usd_per_window = llm.max_usd_per_window;
+  so.spend_window = std::chrono::milliseconds(static_cast<int64_t>(llm.spend_window_s * 1000));
+  if (llm.call_deadline_s)
+    so.call_deadline = std::chrono::milliseconds(static_cast<int64_t>(*llm.call_deadline_s * 1000));
+  so.adaptive_concurrency = llm.adaptive_concurrency;
   if (!llm.remote()) {
     b.runner = make_local_runner(make_provider(llm, origin, home));
     so.max_samples_per_call = 1;  // offline answers cost nothing to ask for one by one
@@ -140,6 +146,8 @@ LlmBackend make_llm_backend(const LlmConfig& llm, const std::string& origin,
   pc.sampling = llm.sampling;
   pc.max_samples_per_call = llm.samples_per_call;
   pc.max_tokens_field = llm.max_tokens_field;
+  pc.fold_system_prompt = llm.fold_system_prompt;
+  pc.send_seed = llm.send_seed;
   pc.timeout = std::chrono::milliseconds(static_cast<int64_t>(llm.timeout_s * 1000));
   if (!llm.api_key_env.empty()) {
     const char* key = std::getenv(llm.api_key_env.c_str());
@@ -161,12 +169,39 @@ LlmBackend make_llm_backend(const LlmConfig& llm, const std::string& origin,
   if (llm.max_usd && !price)
     throw ConfigError(origin + ": llm.max_usd: no price for " + llm.provider + " model '" +
                       llm.model + "' in " + prices.string() + ", so the cap cannot be enforced");
-  if (price) so.cost = [p = *price](const Usage& u) { return cost_usd(p, u); };
+  if (llm.max_usd_per_window && !price)
+    throw ConfigError(origin + ": llm.max_usd_per_window: no price for " + llm.provider +
+                      " model '" + llm.model + "' in " + prices.string() +
+                      ", so the spend-rate limit cannot be enforced");
+  const bool batch = llm.mode == "batch";
+  if (price) {
+    so.cost = [p = *price, batch](const Usage& u) { return cost_usd(p, u, batch); };
+    b.options.cache_saved = [p = *price, batch](const Usage& u) {
+      return cache_savings_usd(p, u, batch);
+    };
+  }
   std::shared_ptr<HttpProvider> provider = llm.provider == "openai"
                                                ? make_openai_provider(std::move(pc))
                                                : make_gemini_provider(std::move(pc));
   so.max_samples_per_call = provider->max_samples_per_call();
-  b.runner = make_http_runner(std::move(provider), make_curl_transport());
+  if (batch) {
+    // A job holds its calls for minutes to hours: no call is in flight in the online sense,
+    // so neither the concurrency cap nor a per-call deadline applies.
+    BatchOptions bo;
+    bo.collect = std::chrono::milliseconds(static_cast<int64_t>(llm.batch_collect_s * 1000));
+    bo.poll_interval = std::chrono::milliseconds(static_cast<int64_t>(llm.batch_poll_s * 1000));
+    const fs::path journal = home / llm.batch_journal;
+    fs::create_directories(journal.parent_path());
+    bo.journal = open_batch_journal(journal.string());
+    so.max_concurrent = 1000000;
+    so.adaptive_concurrency = false;
+    so.call_deadline.reset();
+    b.runner = make_batch_runner(std::move(provider), make_curl_transport(), std::move(bo));
+    return b;
+  }
+  PromptCheck check;
+  check.fail = llm.prompt_shortfall == "error";
+  b.runner = make_http_runner(std::move(provider), make_curl_transport(), check);
   return b;
 }
 

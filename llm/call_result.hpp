@@ -29,6 +29,7 @@ struct CallResult {
   // The one completion stands for every sample asked (a prompt the API refused outright:
   // asking again would be refused again).
   bool answers_all = false;
+  std::string batch_id;  // the provider's batch job that answered it; "" online
 };
 
 }  // namespace palladium

@@ -12,6 +12,9 @@
 #ifndef PALLADIUM_LLM_CALL_RUNNER_HPP_
 #define PALLADIUM_LLM_CALL_RUNNER_HPP_
 
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -28,6 +31,9 @@ namespace palladium {
 struct ProviderCall {
   ChatRequest request;              // the prompt (sample_index is the first sample's)
   std::vector<int> sample_indices;  // the samples this call answers; size() >= 1
+  // What is left of the samples' total deadline (llm.call_deadline_s): a remote runner cuts
+  // its HTTP timeout to it, so a hung server cannot hold the call past the deadline.
+  std::optional<std::chrono::milliseconds> time_left;
 };
 
 // Exactly one of the two is set.
@@ -57,10 +63,29 @@ class CallRunner {
 std::unique_ptr<CallRunner> make_local_runner(std::shared_ptr<Provider> provider,
                                               int max_samples_per_call = 8);
 
+// What a remote runner does when the server counts far fewer prompt tokens than were sent:
+// a chat template that drops the system message, or a prompt truncated to the context, makes
+// the call look fine while the model never saw the task (llama.cpp's server counted 690
+// prompt tokens for a 17,900-character system prompt plus the user prompt). A shortfall is
+// reported prompt tokens below min_ratio * the chars/4 estimate, for prompts of at least
+// min_chars; real tokenizers give 2-5 characters a token, so 0.5 flags only a loss.
+struct PromptCheck {
+  double min_ratio = 0.5;
+  size_t min_chars = 400;
+  bool fail = true;  // true: the call fails with Errc::failed_precondition "prompt_shortfall";
+                     // false: a warning in the log, and the call goes on
+};
+
+// The prompt_shortfall error text when `reported` tokens for a prompt of `prompt_chars`
+// characters falls short under `check`; "" when it does not.
+std::string prompt_shortfall(const PromptCheck& check, const std::string& provider,
+                             int64_t reported, size_t prompt_chars, bool system_separate);
+
 // Remote: one HTTP exchange per call. Usage the server did not report is estimated from the
 // text (chars / 4) and marked estimated. A result with no completion is a retryable error.
 std::unique_ptr<CallRunner> make_http_runner(std::shared_ptr<HttpProvider> provider,
-                                             std::shared_ptr<HttpTransport> transport);
+                                             std::shared_ptr<HttpTransport> transport,
+                                             PromptCheck check = {});
 
 }  // namespace palladium
 

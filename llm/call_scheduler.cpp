@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 
 namespace palladium {
 namespace {
@@ -44,6 +45,9 @@ CallScheduler::CallScheduler(SchedulerOptions options, TimePoint now)
       spend_(o_.max_usd, o_.already_spent_usd) {
   if (o_.max_concurrent < 1) o_.max_concurrent = 1;
   if (o_.max_samples_per_call < 1) o_.max_samples_per_call = 1;
+  concurrency_ = o_.max_concurrent;
+  stats_.concurrency_window = concurrency_;
+  if (o_.max_usd_per_window) window_.emplace(*o_.max_usd_per_window, o_.spend_window);
   if (o_.requests_per_minute > 0) {
     const double cap = std::max(1.0, o_.requests_per_minute / 60.0);
     // A limit below one per minute still refills (at a tiny rate) rather than never.
@@ -110,6 +114,43 @@ void CallScheduler::fail_all_queued(const ProviderError& error, Step& step) {
   }
 }
 
+ProviderError CallScheduler::deadline_error(const Slot& slot) const {
+  const double secs =
+      std::chrono::duration<double>(o_.call_deadline.value_or(std::chrono::milliseconds(0)))
+          .count();
+  char msg[160];
+  std::snprintf(msg, sizeof msg,
+                "%s: call_deadline: no answer within llm.call_deadline_s = %g s (%d attempt%s)",
+                o_.provider.c_str(), secs, slot.attempts, slot.attempts == 1 ? "" : "s");
+  std::string text = msg;
+  if (!slot.last_error.empty()) text += "; the last attempt: " + slot.last_error;
+  return ProviderError(Errc::deadline_exceeded, text);
+}
+
+// Fails the queued samples whose total deadline has passed (in flight ones end with their
+// attempt, whose timeout was cut to the deadline).
+void CallScheduler::fail_expired(TimePoint now, Step& step) {
+  if (!o_.call_deadline) return;
+  for (auto g = queued_by_group_.begin(); g != queued_by_group_.end();) {
+    for (auto it = g->second.begin(); it != g->second.end();) {
+      Slot& s = slots_.at(*it);
+      if (!s.deadline || now < *s.deadline) {
+        if (s.deadline) note_wakeup(*s.deadline);
+        ++it;
+        continue;
+      }
+      const ProviderError e = deadline_error(s);
+      for (uint64_t t : s.tickets) step.fail.push_back({t, e});
+      stats_.deadline_failures++;
+      stats_.queued--;
+      slot_by_key_.erase(s.key);
+      slots_.erase(*it);
+      it = g->second.erase(it);
+    }
+    g = g->second.empty() ? queued_by_group_.erase(g) : std::next(g);
+  }
+}
+
 void CallScheduler::requeue(Slot& slot, TimePoint not_before) {
   slot.in_flight = false;
   slot.not_before = not_before;
@@ -128,13 +169,15 @@ CallScheduler::Step CallScheduler::poll(TimePoint now) {
     fail_all_queued(ProviderError(Errc::out_of_range, *stopped_), step);
     return step;
   }
+  fail_expired(now, step);
   if (now < paused_until_) {
     if (!queued_by_group_.empty()) note_wakeup(paused_until_);
     return step;
   }
+  const int allowed = std::max(1, static_cast<int>(concurrency_));
   // Groups in the order of their oldest ready slot.
   for (;;) {
-    if (static_cast<int>(calls_.size()) >= o_.max_concurrent) return step;  // a finish wakes us
+    if (static_cast<int>(calls_.size()) >= allowed) return step;  // a finish wakes us
     const Slot* head = nullptr;
     std::vector<uint64_t> members;
     for (const auto& [group, ids] : queued_by_group_) {
@@ -186,11 +229,39 @@ CallScheduler::Step CallScheduler::poll(TimePoint now) {
       fail_all_queued(ProviderError(Errc::out_of_range, *stopped_), step);
       return step;
     }
+    if (window_ && !window_->fits(est_cost, now)) {
+      const auto at = window_->fits_at(est_cost, now);
+      if (!at) {
+        char msg[256];
+        std::snprintf(msg, sizeof msg,
+                      "%s: a call could cost up to $%.4f, more than the spend-rate limit of "
+                      "$%.4f per %g s (llm.max_usd_per_window) allows in any window",
+                      o_.provider.c_str(), est_cost, window_->limit(),
+                      std::chrono::duration<double>(window_->window()).count());
+        const ProviderError e(Errc::out_of_range, msg);
+        for (uint64_t id : members) {
+          Slot& s = slots_.at(id);
+          for (uint64_t t : s.tickets) step.fail.push_back({t, e});
+          queued_by_group_[head->group].erase(id);
+          stats_.queued--;
+          slot_by_key_.erase(s.key);
+        }
+        const std::string group = head->group;
+        for (uint64_t id : members) slots_.erase(id);
+        if (queued_by_group_[group].empty()) queued_by_group_.erase(group);
+        continue;
+      }
+      stats_.spend_window_waits++;
+      // Running calls may settle below their worst case and free room sooner: a finish polls.
+      note_wakeup(*at);
+      return step;
+    }
     if (requests_) requests_->take(1, now);
     if (tokens_) tokens_->take(est_tokens, now);
 
     const uint64_t call_id = next_call_++;
     spend_.commit(call_id, est_cost);
+    if (window_) window_->commit(call_id, est_cost, now);
     InFlightCall call;
     call.est_tokens = est_tokens;
     call.est_cost = est_cost;
@@ -202,6 +273,8 @@ CallScheduler::Step CallScheduler::poll(TimePoint now) {
       Slot& s = slots_.at(id);
       s.in_flight = true;
       s.attempts++;
+      // The deadline runs from the first attempt: waiting for a free slot is not a stall.
+      if (o_.call_deadline && !s.deadline) s.deadline = now + *o_.call_deadline;
       queued_by_group_[group].erase(id);
       stats_.queued--;
       call.slots.push_back(id);
@@ -209,6 +282,12 @@ CallScheduler::Step CallScheduler::poll(TimePoint now) {
     }
     if (queued_by_group_[group].empty()) queued_by_group_.erase(group);
     start.call.request.sample_index = start.call.sample_indices.front();
+    for (uint64_t id : call.slots) {
+      const Slot& s = slots_.at(id);
+      if (!s.deadline) continue;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*s.deadline - now);
+      if (!start.call.time_left || left < *start.call.time_left) start.call.time_left = left;
+    }
     calls_.emplace(call_id, std::move(call));
     stats_.calls_started++;
     stats_.in_flight = static_cast<int>(calls_.size());
@@ -231,6 +310,11 @@ CallScheduler::Step CallScheduler::finish(uint64_t call_id, const CallOutcome& o
     const size_t answered = std::min(r.completions.size(), call.slots.size());
     const double cost = o_.cost ? o_.cost(r.usage) : 0.0;
     spend_.settle(call_id, cost);
+    if (window_) window_->settle(call_id, cost);
+    if (o_.adaptive_concurrency && concurrency_ < o_.max_concurrent) {
+      concurrency_ = std::min<double>(o_.max_concurrent, concurrency_ + 1.0 / concurrency_);
+      stats_.concurrency_window = concurrency_;
+    }
     if (tokens_) {
       const double used = static_cast<double>(r.usage.prompt_tokens + r.usage.output_tokens());
       if (call.est_tokens > used) tokens_->give_back(call.est_tokens - used, now);
@@ -253,6 +337,7 @@ CallScheduler::Step CallScheduler::finish(uint64_t call_id, const CallOutcome& o
       u.prompt_tokens = share(r.usage.prompt_tokens);
       u.completion_tokens = share(r.usage.completion_tokens);
       u.thinking_tokens = share(r.usage.thinking_tokens);
+      u.cached_prompt_tokens = std::min(share(r.usage.cached_prompt_tokens), u.prompt_tokens);
       u.estimated = r.usage.estimated;
       for (size_t t = 0; t < s.tickets.size(); ++t) {
         Delivery d;
@@ -283,7 +368,18 @@ CallScheduler::Step CallScheduler::finish(uint64_t call_id, const CallOutcome& o
                                       : ProviderError(Errc::unavailable,
                                                       o_.provider + ": the call answered nothing");
   spend_.settle(call_id, 0.0);  // failed calls are not billed
+  if (window_) window_->settle(call_id, 0.0);
   stats_.calls_failed++;
+  if (error.code() == Errc::resource_exhausted) {
+    stats_.rate_limited++;
+    // Multiplicative decrease, once per pause: the 429s of calls that were already in flight
+    // when the first one came back say nothing new about the rate.
+    if (o_.adaptive_concurrency && now >= last_decrease_) {
+      concurrency_ = std::max(1.0, concurrency_ / 2);
+      stats_.concurrency_window = concurrency_;
+      last_decrease_ = now + retry_.options().base_delay;
+    }
+  }
   if (error.code() == Errc::unauthenticated || error.code() == Errc::permission_denied) {
     refused_ = error;
   }
@@ -292,6 +388,16 @@ CallScheduler::Step CallScheduler::finish(uint64_t call_id, const CallOutcome& o
     Slot& s = slots_.at(id);
     std::optional<std::chrono::milliseconds> delay;
     if (!refused_) delay = retry_.next_delay(error.code(), s.attempts, error.retry_after());
+    s.last_error = error.what();
+    if (s.deadline && (now >= *s.deadline || (delay && now + *delay >= *s.deadline))) {
+      // A retry could only start at or after the deadline: fail now, by the deadline's name.
+      const ProviderError e = deadline_error(s);
+      for (uint64_t t : s.tickets) step.fail.push_back({t, e});
+      stats_.deadline_failures++;
+      slot_by_key_.erase(s.key);
+      slots_.erase(id);
+      continue;
+    }
     if (delay) {
       requeue(s, now + *delay);
       stats_.retries++;

@@ -23,6 +23,17 @@
 //   - 401 and 403 fail every waiting and future sample at once: no key will start working
 //     by itself. 400 fails only the call's samples.
 //   - A call that answers fewer samples than asked delivers those and queues the rest again.
+//   - Spend rate (llm/spend_window.hpp): with max_usd_per_window, a call starts only if the
+//     committed cost of the calls started in the last spend_window plus its own worst case
+//     fits; otherwise it waits until enough has left the window. A call whose worst case
+//     alone exceeds the limit fails with Errc::out_of_range.
+//   - Total deadline (call_deadline): a sample not answered within call_deadline of its
+//     first attempt's start, retries and backoff waits included, fails with Errc::deadline_exceeded and a
+//     message starting "call_deadline"; an attempt's HTTP timeout is cut to what is left, and
+//     a retry that could only start after the deadline is not waited for.
+//   - Learned concurrency (AIMD): a 429 halves the number of calls allowed in flight (at most
+//     once per pause it asks for), each success adds 1/window, up to max_concurrent; the
+//     current value is stats().concurrency_window.
 //   - Dollar cap (llm/spend_meter.hpp): a call starts only if its worst case fits under the
 //     cap. If it does not fit while calls are running, it waits for them to settle; if it
 //     does not fit with nothing running, the cap is reached: every waiting and future sample
@@ -47,6 +58,7 @@
 #include "llm/call_runner.hpp"
 #include "llm/retry_policy.hpp"
 #include "llm/spend_meter.hpp"
+#include "llm/spend_window.hpp"
 #include "llm/token_bucket.hpp"
 
 namespace palladium {
@@ -61,6 +73,12 @@ struct SchedulerOptions {
   int max_output_tokens = 8192;  // per sample: the worst case charged before a call
   RetryOptions retry;
   std::optional<double> max_usd;  // the dollar cap; unset = none
+  // The spend-rate limit: committed dollars per rolling window; unset = none.
+  std::optional<double> max_usd_per_window;
+  std::chrono::milliseconds spend_window{std::chrono::minutes(10)};
+  // The total deadline of a sample, retries included; unset = none.
+  std::optional<std::chrono::milliseconds> call_deadline;
+  bool adaptive_concurrency = true;  // AIMD on 429s
   double already_spent_usd = 0;   // counts toward the cap (a resumed run)
   // The dollar cost of a usage; unset = calls are free (offline providers).
   std::function<double(const Usage&)> cost;
@@ -106,6 +124,10 @@ class CallScheduler {
     int64_t samples_coalesced = 0;  // samples that went out in calls with n > 1
     int in_flight = 0;
     int queued = 0;                 // samples waiting (not in flight)
+    int64_t rate_limited = 0;       // calls answered 429
+    int64_t deadline_failures = 0;  // samples failed at their total deadline
+    double concurrency_window = 0;  // calls allowed in flight now (AIMD), <= max_concurrent
+    int64_t spend_window_waits = 0;  // times a call waited for the spend window
   };
 
   CallScheduler(SchedulerOptions options, TimePoint now);
@@ -137,8 +159,10 @@ class CallScheduler {
     ChatRequest request;
     std::vector<uint64_t> tickets;
     TimePoint enqueued{}, not_before{};
+    std::optional<TimePoint> deadline;
     int attempts = 0;
     bool in_flight = false;
+    std::string last_error;  // of the latest failed attempt, for the deadline's message
   };
   struct InFlightCall {
     std::vector<uint64_t> slots;
@@ -147,6 +171,8 @@ class CallScheduler {
   };
 
   void fail_all_queued(const ProviderError& error, Step& step);
+  void fail_expired(TimePoint now, Step& step);
+  ProviderError deadline_error(const Slot& slot) const;
   void requeue(Slot& slot, TimePoint not_before);
   void note_wakeup(TimePoint t);
   double estimate_tokens(const ChatRequest& request, int n) const;
@@ -155,6 +181,9 @@ class CallScheduler {
   SchedulerOptions o_;
   RetryPolicy retry_;
   SpendMeter spend_;
+  std::optional<SpendWindow> window_;
+  double concurrency_ = 1;
+  TimePoint last_decrease_{};
   std::optional<TokenBucket> requests_;
   std::optional<TokenBucket> tokens_;
   TimePoint paused_until_{};

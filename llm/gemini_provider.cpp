@@ -1,5 +1,6 @@
 #include "llm/gemini_provider.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
@@ -97,6 +98,8 @@ class GeminiProvider : public HttpProvider {
       result.usage.prompt_tokens = int_field(u, "promptTokenCount");
       result.usage.completion_tokens = int_field(u, "candidatesTokenCount");
       result.usage.thinking_tokens = int_field(u, "thoughtsTokenCount");
+      result.usage.cached_prompt_tokens =
+          std::min(int_field(u, "cachedContentTokenCount"), result.usage.prompt_tokens);
     } else {
       result.usage.estimated = true;
     }
@@ -149,12 +152,17 @@ class GeminiProvider : public HttpProvider {
  private:
   json request_body(const ChatRequest& request, int n) const {
     json body = json::object();
-    if (!request.system_prompt.empty())
+    std::string user = request.user_prompt;
+    if (c_.fold_system_prompt && !request.system_prompt.empty()) {
+      user = request.system_prompt + "\n\n" + user;
+    } else if (!request.system_prompt.empty()) {
       body["systemInstruction"] = {{"parts", json::array({{{"text", request.system_prompt}}})}};
+    }
     body["contents"] =
-        json::array({{{"role", "user"}, {"parts", json::array({{{"text", request.user_prompt}}})}}});
+        json::array({{{"role", "user"}, {"parts", json::array({{{"text", user}}})}}});
     json gen = json::object();
     if (n > 1) gen["candidateCount"] = n;
+    if (c_.send_seed) gen["seed"] = request_seed(request.seed, request.sample_index);
     const auto& s = c_.sampling;
     if (request.temperature) {
       gen["temperature"] = *request.temperature;

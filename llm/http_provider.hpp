@@ -14,6 +14,7 @@
 #define PALLADIUM_LLM_HTTP_PROVIDER_HPP_
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -33,9 +34,22 @@ struct HttpProviderConfig {
   int max_samples_per_call = 0;
   // OpenAI-compatible only: the name of the output limit field, "max_completion_tokens"
   // (OpenAI's current name, required by its reasoning models) or "max_tokens" (older servers).
+  // A server that ignores it (llama.cpp's ignores max_completion_tokens) is noticed by an
+  // answer longer than the limit; the provider then warns once and sends max_tokens.
   std::string max_tokens_field = "max_completion_tokens";
+  // For models or chat templates without a system role: the system text goes first in the
+  // one user message (separated by a blank line) instead of in its own message.
+  bool fold_system_prompt = false;
+  // Sends a seed (OpenAI `seed`, Gemini generationConfig.seed) derived from the request's
+  // search seed and first sample index (request_seed()), so a server that honours seeds
+  // answers a rerun the same way and two calls for other samples differently.
+  bool send_seed = true;
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};  // per HTTP exchange
 };
+
+// The seed a call for samples starting at `first_sample` of a search seeded `search_seed`
+// sends: a splitmix64 mix of both, in [0, 2^31) because Gemini's field is an int32.
+int64_t request_seed(uint64_t search_seed, int first_sample);
 
 class HttpProvider {
  public:

@@ -1,6 +1,9 @@
 #include "llm/openai_provider.hpp"
 
 #include <algorithm>
+#include <atomic>
+
+#include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
 
@@ -46,11 +49,17 @@ class OpenAiProvider : public HttpProvider {
 
   HttpRequest build_request(const ChatRequest& request, int n) const override {
     json messages = json::array();
-    if (!request.system_prompt.empty())
-      messages.push_back({{"role", "system"}, {"content", request.system_prompt}});
-    messages.push_back({{"role", "user"}, {"content", request.user_prompt}});
+    if (c_.fold_system_prompt && !request.system_prompt.empty()) {
+      messages.push_back(
+          {{"role", "user"}, {"content", request.system_prompt + "\n\n" + request.user_prompt}});
+    } else {
+      if (!request.system_prompt.empty())
+        messages.push_back({{"role", "system"}, {"content", request.system_prompt}});
+      messages.push_back({{"role", "user"}, {"content", request.user_prompt}});
+    }
     json body = {{"model", c_.model}, {"messages", std::move(messages)}};
     if (n > 1) body["n"] = n;
+    if (c_.send_seed) body["seed"] = request_seed(request.seed, request.sample_index);
     const auto& s = c_.sampling;
     if (request.temperature) {
       body["temperature"] = *request.temperature;
@@ -58,7 +67,8 @@ class OpenAiProvider : public HttpProvider {
       body["temperature"] = *s.temperature;
     }
     if (s.top_p) body["top_p"] = *s.top_p;
-    if (s.max_output_tokens > 0) body[c_.max_tokens_field] = s.max_output_tokens;
+    if (s.max_output_tokens > 0)
+      body[limit_ignored_.load() ? "max_tokens" : c_.max_tokens_field] = s.max_output_tokens;
     if (!s.reasoning_effort.empty()) body["reasoning_effort"] = s.reasoning_effort;
 
     HttpRequest http;
@@ -117,6 +127,10 @@ class OpenAiProvider : public HttpProvider {
       result.usage.prompt_tokens = int_field(u, "prompt_tokens");
       result.usage.thinking_tokens = std::min(reasoning, completion);
       result.usage.completion_tokens = completion - result.usage.thinking_tokens;
+      if (u.contains("prompt_tokens_details"))
+        result.usage.cached_prompt_tokens = std::min(
+            int_field(u["prompt_tokens_details"], "cached_tokens"), result.usage.prompt_tokens);
+      note_ignored_limit(completion, result.completions.size());
     } else {
       result.usage.estimated = true;
       result.usage.completion_tokens = estimate_tokens(chars);
@@ -127,7 +141,23 @@ class OpenAiProvider : public HttpProvider {
   const SamplingParams& sampling() const override { return c_.sampling; }
 
  private:
+  // An answer longer than its limit means the server never read the limit's field
+  // (llama.cpp's server ignores max_completion_tokens and runs until its context is full):
+  // say so once, loudly, and send max_tokens from then on.
+  void note_ignored_limit(int64_t completion_tokens, size_t completions) const {
+    const int64_t limit = c_.sampling.max_output_tokens;
+    if (limit <= 0 || completions == 0 || c_.max_tokens_field == "max_tokens") return;
+    if (completion_tokens <= limit * static_cast<int64_t>(completions)) return;
+    if (limit_ignored_.exchange(true)) return;
+    spdlog::warn(
+        "{}: the server answered {} output tokens over {} completions with "
+        "{}={} per completion: it ignores that field, so max_tokens is sent from now on (set "
+        "llm.max_tokens_field: max_tokens for this server)",
+        name(), completion_tokens, completions, c_.max_tokens_field, limit);
+  }
+
   HttpProviderConfig c_;
+  mutable std::atomic<bool> limit_ignored_{false};
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "llm/price_table.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -24,6 +25,9 @@ PriceTable PriceTable::parse(const std::string& yaml_text, const std::string& or
                                               "output_per_mtok",
                                               "batch_input_per_mtok",
                                               "batch_output_per_mtok",
+                                              "cached_input_per_mtok",
+                                              "cached_as_of",
+                                              "cached_source",
                                               "as_of",
                                               "source"};
   PriceTable table;
@@ -62,6 +66,14 @@ PriceTable PriceTable::parse(const std::string& yaml_text, const std::string& or
     e.price.output_per_mtok = *out;
     e.price.batch_input_per_mtok = number("batch_input_per_mtok");
     e.price.batch_output_per_mtok = number("batch_output_per_mtok");
+    e.price.cached_input_per_mtok = number("cached_input_per_mtok");
+    // A cached price read later than the rest says so: its own date and source, required.
+    if (e.price.cached_input_per_mtok) {
+      e.price.cached_as_of = text("cached_as_of");
+      e.price.cached_source = text("cached_source");
+    } else if (node["cached_as_of"] || node["cached_source"]) {
+      throw PriceTableError(where + ": cached_as_of/cached_source without cached_input_per_mtok");
+    }
     e.price.as_of = text("as_of");
     e.price.source = text("source");
     table.entries_.push_back(std::move(e));
@@ -101,9 +113,24 @@ double cost_usd(const Price& price, const Usage& usage, bool batch) {
                                                         : price.input_per_mtok;
   const double out = batch && price.batch_output_per_mtok ? *price.batch_output_per_mtok
                                                           : price.output_per_mtok;
-  return (static_cast<double>(usage.prompt_tokens) * in +
+  double cached_in = in;
+  if (price.cached_input_per_mtok) {
+    cached_in = *price.cached_input_per_mtok;
+    if (batch && price.batch_input_per_mtok && price.input_per_mtok > 0)
+      cached_in *= *price.batch_input_per_mtok / price.input_per_mtok;
+  }
+  const int64_t cached = std::min(std::max<int64_t>(usage.cached_prompt_tokens, 0),
+                                  usage.prompt_tokens);
+  return (static_cast<double>(usage.prompt_tokens - cached) * in +
+          static_cast<double>(cached) * cached_in +
           static_cast<double>(usage.output_tokens()) * out) /
          1e6;
+}
+
+double cache_savings_usd(const Price& price, const Usage& usage, bool batch) {
+  Usage uncached = usage;
+  uncached.cached_prompt_tokens = 0;
+  return cost_usd(price, uncached, batch) - cost_usd(price, usage, batch);
 }
 
 }  // namespace palladium

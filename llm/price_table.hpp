@@ -25,6 +25,10 @@ struct Price {
   double output_per_mtok = 0;
   std::optional<double> batch_input_per_mtok;   // unset: the standard price
   std::optional<double> batch_output_per_mtok;
+  // Prompt tokens served from the provider's prompt cache (implicit caching); unset: the
+  // input price. Under batch, scaled by the batch discount of input.
+  std::optional<double> cached_input_per_mtok;
+  std::string cached_as_of, cached_source;  // when and where the cached price was read
   std::string as_of;   // when the figures were read
   std::string source;  // where
 };
@@ -44,7 +48,7 @@ class PriceTable {
   };
 
   // Parses YAML text ({prices: [ {provider, model, input_per_mtok, output_per_mtok,
-  // batch_input_per_mtok?, batch_output_per_mtok?, as_of, source}, ... ]}). Throws
+  // batch_input_per_mtok?, batch_output_per_mtok?, cached_input_per_mtok?, as_of, source}, ... ]}). Throws
   // PriceTableError naming `origin` and the entry for unknown keys, missing or negative
   // prices, or a missing as_of/source.
   static PriceTable parse(const std::string& yaml_text, const std::string& origin);
@@ -57,8 +61,13 @@ class PriceTable {
   std::vector<Entry> entries_;
 };
 
-// The dollar cost of `usage` at `price` (batch prices when `batch` and the entry has them).
+// The dollar cost of `usage` at `price` (batch prices when `batch` and the entry has them):
+// uncached prompt tokens at the input price, usage.cached_prompt_tokens at the cached price.
 double cost_usd(const Price& price, const Usage& usage, bool batch = false);
+
+// What `usage` would have cost with no prompt cache hit, minus what it cost: the money the
+// provider's prompt cache saved.
+double cache_savings_usd(const Price& price, const Usage& usage, bool batch = false);
 
 }  // namespace palladium
 

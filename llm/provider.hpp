@@ -54,6 +54,10 @@ struct Usage {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t thinking_tokens = 0;
+  // The part of prompt_tokens the provider served from its prompt cache (OpenAI
+  // usage.prompt_tokens_details.cached_tokens, Gemini usageMetadata.cachedContentTokenCount);
+  // both APIs count these inside prompt_tokens too, and bill them at the cached rate.
+  int64_t cached_prompt_tokens = 0;
   bool estimated = false;  // true when the counts are not the API's own (chars / 4)
 
   int64_t output_tokens() const { return completion_tokens + thinking_tokens; }
@@ -61,6 +65,7 @@ struct Usage {
     prompt_tokens += o.prompt_tokens;
     completion_tokens += o.completion_tokens;
     thinking_tokens += o.thinking_tokens;
+    cached_prompt_tokens += o.cached_prompt_tokens;
     estimated = estimated || o.estimated;
     return *this;
   }
@@ -74,6 +79,7 @@ struct ChatResponse {
   int prompt_tokens = 0;
   int completion_tokens = 0;
   int thinking_tokens = 0;
+  int cached_prompt_tokens = 0;  // of prompt_tokens, served from the provider's prompt cache
   bool tokens_estimated = false;  // true when counts are not the API's own
   double latency_ms = 0.0;        // of the call that produced it
   // The API's own spelling ("stop", "length", "STOP", "MAX_TOKENS", "SAFETY", ...); "" for

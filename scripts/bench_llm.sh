@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The LLM gateway against the local stand-in server with 200 ms of latency per request:
-# samples/s one call at a time, with 8 in flight, with coalescing into n = 4, and under a
-# 60 requests/min limit (the server's request log shows the most requests in any 60 s),
-# plus the CPU per call. About 2.5 minutes. No real API is called.
+# samples/s one call at a time, with 8 in flight, with coalescing into n = 4, under a
+# 60 requests/min limit (the server's request log shows the most requests in any 60 s), and
+# under the spend governor ($0.002 per rolling 5 s, enforced by the server too: its log shows
+# the most dollars answered in any 5 s window), in batch mode (the server shows the jobs),
+# plus the CPU per call. About 2.7 minutes. No
+# real API is called.
 # Usage: scripts/bench_llm.sh [--samples S] [--limited S]   (passed to palladium bench llm)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -55,7 +55,8 @@ std::vector<SampleRequest> IterativeSearch::next_requests(int max_n) {
 
 void IterativeSearch::on_observation(const SampleRequest& request,
                                      const Observation& observation) {
-  last_ = Feedback{request.sample_index, observation.code, *observation.outcome};
+  last_ = Feedback{request.sample_index, observation.code, *observation.outcome,
+                   observation.truncated};
   losses_.push_back(std::min(losses_.back(), candidate_loss(*observation.outcome)));
   // The rule is checked before the next sample, generation = that sample's.
   const int next_generation = request.sample_index + 2;

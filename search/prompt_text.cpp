@@ -41,6 +41,12 @@ void append_feedback(std::string& out, const Feedback& fb) {
   out += "\n## Feedback on your previous attempt (sample ";
   out += std::to_string(fb.sample_index);
   out += ")\n\n";
+  if (fb.truncated) {
+    out +=
+        "Your previous answer was cut off: it reached the output token limit before it "
+        "ended, so its code may be incomplete. Answer more briefly: spend fewer words "
+        "before the code, and give only the module.\n\n";
+  }
   if (fb.code.empty()) {
     out +=
         "Your previous response contained no ```python code block, so "

@@ -23,6 +23,7 @@ struct Feedback {
   int sample_index = 0;
   std::string code;  // extracted code; "" when the response had none
   EvalOutcome outcome;
+  bool truncated = false;  // the answer was cut off at the output token limit
 };
 
 // Caps on what feedback quotes back to the model. Python tracebacks put the

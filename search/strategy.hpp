@@ -70,6 +70,9 @@ struct Observation {
   // evaluation of that code (required).
   std::string code;
   std::optional<EvalOutcome> outcome;
+  // The answer hit the output token limit (finish_reason length / MAX_TOKENS): its code may
+  // be cut off, and the next prompt says so.
+  bool truncated = false;
 };
 
 struct BestCandidate {

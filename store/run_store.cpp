@@ -140,7 +140,8 @@ Phase parse_phase(const sqlite::Db& db, const std::string& text, int64_t id) {
 #define PALLADIUM_SAMPLE_COLUMNS                                                              \
   "s.id, s.run_id, s.workload, s.method, s.seed, s.sample_index, s.role, s.phase, "           \
   "s.generation, s.parent_id, s.plan_id, s.score, s.response_id, s.prompt_hash, s.code_hash, " \
-  "s.superseded, s.created_at, "
+  "s.superseded, s.created_at, "                                                               \
+  "(SELECT finish_reason FROM llm_responses WHERE id = s.response_id), "
 #define PALLADIUM_SAMPLE_TEXTS                                                                 \
   PALLADIUM_SAMPLE_COLUMNS                                                                     \
   "(SELECT text FROM blobs WHERE hash = s.plan_hash), "                                        \
@@ -169,11 +170,12 @@ SampleRecord read_sample(const sqlite::Db& db, const sqlite::Statement& st) {
   s.code_hash = st.text(14);
   s.superseded = st.int64(15) != 0;
   s.created_at = st.text(16);
-  s.plan = st.text(17);
-  s.prompt_system = st.text(18);
-  s.prompt_user = st.text(19);
-  s.response = st.text(20);
-  s.code = st.text(21);
+  s.finish_reason = st.text(17);
+  s.plan = st.text(18);
+  s.prompt_system = st.text(19);
+  s.prompt_user = st.text(20);
+  s.response = st.text(21);
+  s.code = st.text(22);
   return s;
 }
 
@@ -233,7 +235,7 @@ EvaluationRecord read_evaluation(const sqlite::Db& db, const sqlite::Statement& 
 constexpr const char* kLlmCallColumns =
     "id, run_id, provider, model, role, samples, status, error_code, error_text, http_status, "
     "prompt_tokens, completion_tokens, thinking_tokens, tokens_estimated, latency_ms, cost_usd, "
-    "batch_id, created_at";
+    "batch_id, created_at, cached_prompt_tokens, cache_saved_usd, prompt_estimate";
 
 LlmCallRecord read_llm_call(const sqlite::Db& db, const sqlite::Statement& st) {
   LlmCallRecord c;
@@ -257,6 +259,9 @@ LlmCallRecord read_llm_call(const sqlite::Db& db, const sqlite::Statement& st) {
   c.cost_usd = st.opt_double(15);
   c.batch_id = st.text(16);
   c.created_at = st.text(17);
+  c.cached_prompt_tokens = st.int64(18);
+  c.cache_saved_usd = st.opt_double(19);
+  c.prompt_estimate = st.int64(20);
   return c;
 }
 
@@ -266,8 +271,8 @@ LlmCallRecord read_llm_call(const sqlite::Db& db, const sqlite::Statement& st) {
   "(SELECT text FROM blobs WHERE hash = r.user_hash), "                                        \
   "(SELECT text FROM blobs WHERE hash = r.response_hash), r.model_reported, r.finish_reason, " \
   "r.prompt_tokens, r.completion_tokens, r.thinking_tokens, r.tokens_estimated, r.latency_ms, " \
-  "r.cost_usd, r.batch_id, r.call_id, r.prompt_hash, r.params_hash, r.created_at "             \
-  "FROM llm_responses r "
+  "r.cost_usd, r.batch_id, r.call_id, r.prompt_hash, r.params_hash, r.created_at, "           \
+  "r.cached_prompt_tokens FROM llm_responses r "
 
 LlmResponseRecord read_response(const sqlite::Statement& st) {
   LlmResponseRecord r;
@@ -293,6 +298,7 @@ LlmResponseRecord read_response(const sqlite::Statement& st) {
   r.prompt_hash = st.text(19);
   r.params_hash = st.text(20);
   r.created_at = st.text(21);
+  r.cached_prompt_tokens = st.int64(22);
   return r;
 }
 
@@ -896,9 +902,10 @@ int64_t RunStore::put_llm_call(const LlmCallRecord& c) {
     sqlite::CachedUse st(*db_,
                          "INSERT INTO llm_calls (run_id, provider, model, role, samples, status, "
                          "error_code, error_text, http_status, prompt_tokens, completion_tokens, "
-                         "thinking_tokens, tokens_estimated, latency_ms, cost_usd, batch_id) "
+                         "thinking_tokens, tokens_estimated, latency_ms, cost_usd, batch_id, "
+                         "cached_prompt_tokens, cache_saved_usd, prompt_estimate) "
                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-                         "?15, ?16)");
+                         "?15, ?16, ?17, ?18, ?19)");
     st->bind_opt_int64(1, c.run_id)
         .bind_text(2, c.provider)
         .bind_text(3, c.model)
@@ -914,7 +921,10 @@ int64_t RunStore::put_llm_call(const LlmCallRecord& c) {
         .bind_int64(13, c.tokens_estimated ? 1 : 0)
         .bind_double(14, c.latency_ms)
         .bind_opt_double(15, c.cost_usd)
-        .bind_text(16, c.batch_id);
+        .bind_text(16, c.batch_id)
+        .bind_int64(17, c.cached_prompt_tokens)
+        .bind_opt_double(18, c.cache_saved_usd)
+        .bind_int64(19, c.prompt_estimate);
     st->run();
   } catch (const StoreError& e) {
     throw StoreError("put_llm_call (run " + (c.run_id ? std::to_string(*c.run_id) : "none") +
@@ -933,6 +943,44 @@ std::vector<LlmCallRecord> RunStore::llm_calls(int64_t run_id) const {
   st->bind_int64(1, run_id);
   std::vector<LlmCallRecord> out;
   while (st->step()) out.push_back(read_llm_call(*db_, *st));
+  return out;
+}
+
+std::vector<LlmAttribution> RunStore::llm_attribution(int64_t run_id) const {
+  // A sample's answer was paid by this run when the call that fetched it belongs to the run.
+  sqlite::CachedUse st(
+      *db_,
+      "SELECT s.workload, COUNT(*), "
+      "SUM(c.run_id IS ?1), SUM(c.run_id IS NOT ?1), "
+      "SUM(CASE WHEN c.run_id IS ?1 THEN r.prompt_tokens ELSE 0 END), "
+      "SUM(CASE WHEN c.run_id IS ?1 THEN r.completion_tokens + r.thinking_tokens ELSE 0 END), "
+      "SUM(CASE WHEN c.run_id IS ?1 THEN 0 ELSE r.prompt_tokens END), "
+      "SUM(CASE WHEN c.run_id IS ?1 THEN 0 ELSE r.completion_tokens + r.thinking_tokens END), "
+      "SUM(CASE WHEN c.run_id IS ?1 THEN COALESCE(r.cost_usd, 0) ELSE 0 END), "
+      "SUM(CASE WHEN c.run_id IS ?1 THEN 0 ELSE COALESCE(r.cost_usd, 0) END), "
+      "SUM(CASE WHEN c.run_id IS ?1 THEN r.cached_prompt_tokens ELSE 0 END), "
+      "SUM(r.finish_reason IN ('length', 'MAX_TOKENS')) "
+      "FROM samples s JOIN llm_responses r ON r.id = s.response_id "
+      "LEFT JOIN llm_calls c ON c.id = r.call_id "
+      "WHERE s.run_id = ?1 AND s.superseded = 0 GROUP BY s.workload ORDER BY s.workload");
+  st->bind_int64(1, run_id);
+  std::vector<LlmAttribution> out;
+  while (st->step()) {
+    LlmAttribution a;
+    a.workload = st->text(0);
+    a.answers = st->int64(1);
+    a.paid_answers = st->int64(2);
+    a.reused_answers = st->int64(3);
+    a.paid_prompt_tokens = st->int64(4);
+    a.paid_output_tokens = st->int64(5);
+    a.reused_prompt_tokens = st->int64(6);
+    a.reused_output_tokens = st->int64(7);
+    a.paid_usd = st->real(8);
+    a.reused_usd = st->real(9);
+    a.cached_prompt_tokens = st->int64(10);
+    a.truncated = st->int64(11);
+    out.push_back(std::move(a));
+  }
   return out;
 }
 
@@ -961,8 +1009,8 @@ PutResponseResult RunStore::put_response(const LlmResponseRecord& r) {
                          "sample_index, seed, params_json, system_hash, user_hash, response_hash, "
                          "model_reported, finish_reason, prompt_tokens, completion_tokens, "
                          "thinking_tokens, tokens_estimated, latency_ms, cost_usd, batch_id, "
-                         "call_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-                         "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
+                         "call_id, cached_prompt_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                         "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)");
     st->bind_text(1, k.provider)
         .bind_text(2, k.model)
         .bind_text(3, k.prompt_hash)
@@ -982,7 +1030,8 @@ PutResponseResult RunStore::put_response(const LlmResponseRecord& r) {
         .bind_double(17, r.latency_ms)
         .bind_opt_double(18, r.cost_usd)
         .bind_text(19, r.batch_id)
-        .bind_opt_int64(20, r.call_id);
+        .bind_opt_int64(20, r.call_id)
+        .bind_int64(21, r.cached_prompt_tokens);
     st->run();
   } catch (const StoreError& e) {
     throw StoreError("put_response (" + r.provider + ", " + r.model + "): " + e.what() +

@@ -134,6 +134,7 @@ struct SampleRecord {
   std::string response;                // raw LLM response
   std::string code;                    // extracted code; "" when none
   std::optional<int64_t> response_id;  // its llm_responses row, if cached
+  std::string finish_reason;  // store (read only): its llm_responses row's; "" if none
   std::string prompt_hash;  // store: prompt_hash(prompt_system, prompt_user)
   std::string code_hash;    // store: sha256_hex(code)
   bool superseded = false;  // store
@@ -210,6 +211,9 @@ struct LlmCallRecord {
   std::optional<double> cost_usd;
   std::string batch_id;     // provider batch job; "" online
   std::string created_at;   // store
+  int64_t cached_prompt_tokens = 0;     // of prompt_tokens, from the provider's prompt cache
+  std::optional<double> cache_saved_usd;  // what the cache hit saved; unset: no price
+  int64_t prompt_estimate = 0;          // Palladium's chars/4 estimate of the prompt
 };
 
 // The cache key of one LLM response; response_key() builds it from texts.
@@ -248,11 +252,27 @@ struct LlmResponseRecord {
   std::optional<double> cost_usd;
   std::string batch_id;
   std::optional<int64_t> call_id;  // the llm_calls row that fetched it
+  int64_t cached_prompt_tokens = 0;  // this response's share of the call's cached tokens
   std::string prompt_hash;  // store
   std::string params_hash;  // store
   std::string created_at;   // store
 
   ResponseKey key() const;
+};
+
+// A run's LLM usage split by who paid, per workload (RunStore::llm_attribution): answers
+// this run's own calls fetched ("paid"), and answers it reused from the shared cache, which
+// the run (or cell) that first asked paid for. A cell's cost is then the same whatever order
+// the cells ran in: paid + reused is what it would have cost alone.
+struct LlmAttribution {
+  std::string workload;
+  int64_t answers = 0;
+  int64_t paid_answers = 0, reused_answers = 0;
+  int64_t paid_prompt_tokens = 0, paid_output_tokens = 0;
+  int64_t reused_prompt_tokens = 0, reused_output_tokens = 0;
+  double paid_usd = 0, reused_usd = 0;  // reused: what the payer's call cost for these answers
+  int64_t cached_prompt_tokens = 0;     // of paid_prompt_tokens, served by the prompt cache
+  int64_t truncated = 0;                // answers cut off at the output limit
 };
 
 struct PutResponseResult {
@@ -405,6 +425,9 @@ class RunStore {
   // Throws StoreError for an unknown run.
   int64_t put_llm_call(const LlmCallRecord& call);
   std::vector<LlmCallRecord> llm_calls(int64_t run_id) const;
+  // Per workload of `run_id`, its live samples' answers split into paid and reused (see
+  // LlmAttribution), in workload order.
+  std::vector<LlmAttribution> llm_attribution(int64_t run_id) const;
 
   // Caches a response; the first response stored under a key wins. Throws
   // StoreError for an unknown call.

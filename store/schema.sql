@@ -95,7 +95,14 @@ CREATE TABLE IF NOT EXISTS llm_calls (
   latency_ms         REAL NOT NULL,
   cost_usd           REAL,               -- NULL when no price is known
   batch_id           TEXT NOT NULL,      -- provider batch job, '' online
-  created_at         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+  created_at         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  -- Of prompt_tokens, those the provider served from its prompt cache (billed
+  -- at the cached rate), and the dollars that saved against the input price.
+  cached_prompt_tokens INTEGER NOT NULL DEFAULT 0,
+  cache_saved_usd    REAL,
+  -- Palladium's own estimate of the prompt (characters / 4): a server that
+  -- reports far fewer prompt_tokens did not see the whole prompt.
+  prompt_estimate    INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS llm_calls_by_run ON llm_calls(run_id);
 
@@ -125,6 +132,7 @@ CREATE TABLE IF NOT EXISTS llm_responses (
   batch_id           TEXT NOT NULL,
   call_id            INTEGER REFERENCES llm_calls(id),
   created_at         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  cached_prompt_tokens INTEGER NOT NULL DEFAULT 0,  -- share of the call's cached tokens
   UNIQUE (provider, model, prompt_hash, params_hash, sample_index, seed)
 );
 

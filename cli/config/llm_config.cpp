@@ -15,7 +15,10 @@ LlmConfig parse_llm_config(const ConfigReader& r, const YAML::Node& node) {
                   "max_output_tokens", "thinking_budget", "thinking_level", "reasoning_effort",
                   "max_tokens_field", "samples_per_call", "max_concurrent", "requests_per_minute",
                   "tokens_per_minute", "max_attempts", "timeout_s", "max_usd", "prices",
-                  "synthetic"});
+                  "synthetic", "fold_system_prompt", "send_seed", "prompt_shortfall",
+                  "max_usd_per_window", "spend_window_s", "max_usd_per_10min", "call_deadline_s",
+                  "adaptive_concurrency", "mode", "batch_collect_s", "batch_poll_s",
+                  "batch_journal"});
     r.get(node, "provider", "llm.provider", c.provider);
     r.get(node, "corpus", "llm.corpus", c.corpus);
     r.get(node, "model", "llm.model", c.model);
@@ -39,6 +42,11 @@ LlmConfig parse_llm_config(const ConfigReader& r, const YAML::Node& node) {
     r.get(node, "thinking_level", "llm.thinking_level", c.sampling.thinking_level);
     r.get(node, "reasoning_effort", "llm.reasoning_effort", c.sampling.reasoning_effort);
     r.get(node, "max_tokens_field", "llm.max_tokens_field", c.max_tokens_field);
+    r.get(node, "fold_system_prompt", "llm.fold_system_prompt", c.fold_system_prompt);
+    r.get(node, "send_seed", "llm.send_seed", c.send_seed);
+    r.get(node, "prompt_shortfall", "llm.prompt_shortfall", c.prompt_shortfall);
+    if (c.prompt_shortfall != "error" && c.prompt_shortfall != "warn")
+      r.fail("llm.prompt_shortfall", "'" + c.prompt_shortfall + "' is neither error nor warn");
     r.get_int(node, "samples_per_call", "llm.samples_per_call", c.samples_per_call, 0, 64);
     r.get_int(node, "max_concurrent", "llm.max_concurrent", c.max_concurrent, 1, 1024);
     r.get_number(node, "requests_per_minute", "llm.requests_per_minute", c.requests_per_minute, 0,
@@ -47,6 +55,21 @@ LlmConfig parse_llm_config(const ConfigReader& r, const YAML::Node& node) {
     r.get_int(node, "max_attempts", "llm.max_attempts", c.max_attempts, 1, 100);
     r.get_number(node, "timeout_s", "llm.timeout_s", c.timeout_s, 0.001, 86400);
     optional_number("max_usd", c.max_usd, 0, 1e9);
+    if (node["max_usd_per_window"] && node["max_usd_per_10min"])
+      r.fail("llm.max_usd_per_10min", "give either max_usd_per_window or max_usd_per_10min");
+    if (node["max_usd_per_10min"] && node["spend_window_s"])
+      r.fail("llm.spend_window_s", "max_usd_per_10min has its own 600 s window");
+    optional_number("max_usd_per_window", c.max_usd_per_window, 0.000001, 1e9);
+    optional_number("max_usd_per_10min", c.max_usd_per_window, 0.000001, 1e9);
+    r.get_number(node, "spend_window_s", "llm.spend_window_s", c.spend_window_s, 1, 86400 * 7);
+    optional_number("call_deadline_s", c.call_deadline_s, 0.001, 86400 * 7);
+    r.get(node, "adaptive_concurrency", "llm.adaptive_concurrency", c.adaptive_concurrency);
+    r.get(node, "mode", "llm.mode", c.mode);
+    if (c.mode != "online" && c.mode != "batch")
+      r.fail("llm.mode", "'" + c.mode + "' is neither online nor batch");
+    r.get_number(node, "batch_collect_s", "llm.batch_collect_s", c.batch_collect_s, 0.001, 3600);
+    r.get_number(node, "batch_poll_s", "llm.batch_poll_s", c.batch_poll_s, 0.001, 86400);
+    r.get(node, "batch_journal", "llm.batch_journal", c.batch_journal);
     r.get(node, "prices", "llm.prices", c.prices);
     if (const YAML::Node syn = node["synthetic"]) {
       r.check_keys(syn, "llm.synthetic", {"uncovered"});
@@ -65,6 +88,8 @@ LlmConfig parse_llm_config(const ConfigReader& r, const YAML::Node& node) {
                                "' is not implemented (available: replay, hand_tuned, synthetic, "
                                "openai, gemini)");
   if (c.corpus.empty()) r.fail("llm.corpus", "must name a directory");
+  if (c.mode == "batch" && !c.remote())
+    r.fail("llm.mode", "batch needs provider openai or gemini, not '" + c.provider + "'");
   if (c.remote()) {
     if (c.model.empty()) r.fail("llm.model", "is required for provider " + c.provider);
     if (!node || !node["api_key_env"])

@@ -19,7 +19,15 @@
 //     thinking_budget             # Gemini 2.5 thinkingBudget (tokens; 0 off, -1 dynamic)
 //     thinking_level: ""          # Gemini 3 thinkingLevel
 //     reasoning_effort: ""        # OpenAI reasoning models
-//     max_tokens_field: max_completion_tokens   # or max_tokens for older servers
+//     max_tokens_field: max_completion_tokens   # or max_tokens for older servers; a server
+//                                 # that answers past the limit (it ignored the field) gets
+//                                 # max_tokens from then on, with a warning
+//     fold_system_prompt: false   # true: the system text goes first in the user message
+//                                 # (models or chat templates without a system role)
+//     send_seed: true             # OpenAI seed / Gemini generationConfig.seed per call
+//     prompt_shortfall: error     # the server counted under half the prompt's estimated
+//                                 # tokens (a dropped system message, a cut prompt):
+//                                 # error fails the call (prompt_shortfall), warn logs it
 //     samples_per_call: 0         # n / candidateCount per call; 0 = the provider's default
 //     max_concurrent: 8           # calls in flight
 //     requests_per_minute: 0      # 0 = no limit
@@ -27,6 +35,21 @@
 //     max_attempts: 6             # calls per sample, the first included
 //     timeout_s: 600              # one HTTP exchange
 //     max_usd                     # the dollar cap (committed cost); unset = none
+//     max_usd_per_window          # spend-rate limit: committed $ per rolling window; unset
+//     spend_window_s: 600         #   = none (Gemini Tier 1: $10 per 10 minutes)
+//     max_usd_per_10min           # the same limit over a 600 s window (either key, not both)
+//     call_deadline_s             # total time for one sample's call, retries included, from
+//                                 # its first attempt; past it: Errc deadline_exceeded
+//                                 # "call_deadline". unset = none
+//     adaptive_concurrency: true  # halve calls in flight on 429s, creep back on success
+//     mode: online                # batch: every call through the provider's batch API at
+//                                 # the batch price (openai, gemini); calls started within
+//                                 # batch_collect_s of each other go out as one job
+//     batch_collect_s: 2
+//     batch_poll_s: 30            # how often a running job is polled
+//     batch_journal: runs/llm_batches.jsonl  # (relative to PALLADIUM_HOME) every submitted
+//                                 # job; a resumed run polls an unfinished job instead of
+//                                 # submitting its calls again
 //     prices: configs/prices.yaml # relative to PALLADIUM_HOME
 //     synthetic:                  # (synthetic only)
 //       uncovered: refuse         # a workload without a kernel family in llm/synthetic/:
@@ -58,6 +81,9 @@ struct LlmConfig {
   std::string api_key_env;  // filled with the provider's default when absent
   SamplingParams sampling;
   std::string max_tokens_field = "max_completion_tokens";
+  bool fold_system_prompt = false;
+  bool send_seed = true;
+  std::string prompt_shortfall = "error";  // or "warn"
   int samples_per_call = 0;
   int max_concurrent = 8;
   double requests_per_minute = 0;
@@ -65,6 +91,14 @@ struct LlmConfig {
   int max_attempts = 6;
   double timeout_s = 600;
   std::optional<double> max_usd;
+  std::optional<double> max_usd_per_window;
+  double spend_window_s = 600;
+  std::optional<double> call_deadline_s;
+  bool adaptive_concurrency = true;
+  std::string mode = "online";  // or "batch"
+  double batch_collect_s = 2;
+  double batch_poll_s = 30;
+  std::string batch_journal = "runs/llm_batches.jsonl";
   std::string prices = "configs/prices.yaml";
   // synthetic only: "refuse" or "no_code" (see above).
   std::string synthetic_uncovered = "refuse";

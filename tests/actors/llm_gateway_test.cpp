@@ -408,5 +408,141 @@ TEST_F(LlmGatewayTest, FailedCallsAreRecordedWithTheirCodeAndNoKey) {
   }
 }
 
+// -- the spend governor and the total deadline, against the server's own limits ------------
+
+TEST_F(LlmGatewayTest, AHungProviderFailsAtTheTotalDeadlineAndTheNextCallGoesOn) {
+  server_.faults({"hang:20", "hang:20", "hang:20", "hang:20"});
+  SchedulerOptions so = fast_retries();
+  so.retry.max_attempts = 10;
+  so.call_deadline = 1500ms;
+  auto g = gateway(provider_config(server_.openai_base_url()), so);  // 10 s per attempt
+  const auto t0 = std::chrono::steady_clock::now();
+  Answer hung = ask_one(g, request(0, "hangs"));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_FALSE(hung.response);
+  EXPECT_EQ(errc_of(hung.error), Errc::deadline_exceeded);
+  EXPECT_NE(to_string(hung.error).find("call_deadline"), std::string::npos)
+      << to_string(hung.error);
+  EXPECT_LT(took, 5s);  // not 10 attempts of 10 s
+  server_.reset();
+  Answer next = ask_one(g, request(0, "answers"));
+  ASSERT_TRUE(next.response) << to_string(next.error);
+}
+
+// Prices of the server's (--price-in 0.5 --price-out 3.0 $/1M) for the gateway's own cost.
+double fake_cost(const Usage& u) {
+  return (static_cast<double>(u.prompt_tokens) * 0.5 + static_cast<double>(u.output_tokens()) * 3.0) /
+         1e6;
+}
+
+TEST(LlmGatewaySpendTest, NoWindowHoldsMoreThanTheLimitAndTheServerNeverRefuses) {
+  const double limit = 0.001;  // about three worst cases of the calls below
+  // The gateway's window is 1 s by call start; the server's 0.9 s by arrival, so that up to
+  // 100 ms of loopback jitter between the two clocks cannot make it refuse a call the
+  // gateway correctly let through.
+  testing::FakeLlmServer server({"--usd-per-window", "0.001", "--window-s", "0.9"});
+  caf::actor_system_config cfg;
+  register_error_category(cfg);
+  caf::actor_system sys{cfg};
+  HttpProviderConfig c;
+  c.model = "test-model";
+  c.base_url = server.openai_base_url();
+  c.sampling.max_output_tokens = 100;
+  SchedulerOptions so;
+  so.max_concurrent = 16;
+  so.max_output_tokens = 100;
+  so.coalesce_window = 0ms;
+  so.cost = fake_cost;
+  so.max_usd_per_window = limit;
+  so.spend_window = 1000ms;
+  LlmGatewayOptions o;
+  o.scheduler = so;
+  auto g = spawn_llm_gateway(
+      sys, std::shared_ptr<CallRunner>(make_http_runner(make_openai_provider(c),
+                                                        make_curl_transport())),
+      o);
+  std::vector<std::future<bool>> done;
+  for (int i = 0; i < 9; ++i) {
+    auto p = std::make_shared<std::promise<bool>>();
+    done.push_back(p->get_future());
+    ChatRequest r;
+    r.workload_id = "8p";
+    r.sample_index = 0;
+    r.system_prompt = "sys";
+    r.user_prompt = "## Workload 8p\nprompt " + std::to_string(i);
+    sys.spawn([g, r, p](caf::event_based_actor* self) {
+      self->request(g, caf::infinite, generate_atom::value, r)
+          .then([p](ChatResponse&) { p->set_value(true); }, [p](caf::error&) { p->set_value(false); });
+    });
+  }
+  for (auto& f : done) EXPECT_TRUE(f.get());
+  caf::anon_send_exit(g, caf::exit_reason::user_shutdown);
+  json log = server.log();
+  std::vector<std::pair<double, double>> answered;  // server time, cost
+  for (const auto& e : log) {
+    EXPECT_FALSE(e["over_limit"].get<bool>()) << e.dump();
+    if (e["status"] == 200)
+      answered.push_back({e["t_arrival"].get<double>(), e["cost_usd"].get<double>()});
+  }
+  ASSERT_EQ(answered.size(), 9u);
+  for (const auto& [a, _] : answered) {
+    double sum = 0;
+    for (const auto& [t, c] : answered)
+      if (t >= a && t < a + 0.9) sum += c;
+    EXPECT_LE(sum, limit + 1e-12);
+  }
+}
+
+TEST(LlmGatewaySpendTest, WithoutTheLimitTheServersRetryHintPacesTheRetries) {
+  testing::FakeLlmServer server({"--usd-per-window", "0.001", "--window-s", "1"});
+  caf::actor_system_config cfg;
+  register_error_category(cfg);
+  caf::actor_system sys{cfg};
+  HttpProviderConfig c;
+  c.model = "test-model";
+  c.base_url = server.gemini_base_url();
+  c.sampling.max_output_tokens = 100;
+  SchedulerOptions so;
+  so.max_concurrent = 16;
+  so.max_output_tokens = 100;
+  so.coalesce_window = 0ms;
+  so.retry.max_attempts = 20;
+  so.retry.base_delay = 1ms;  // backoff alone would hammer the server
+  so.retry.max_delay = 2ms;
+  LlmGatewayOptions o;
+  o.scheduler = so;
+  auto g = spawn_llm_gateway(
+      sys, std::shared_ptr<CallRunner>(make_http_runner(make_gemini_provider(c),
+                                                        make_curl_transport())),
+      o);
+  std::vector<std::future<bool>> done;
+  for (int i = 0; i < 9; ++i) {
+    auto p = std::make_shared<std::promise<bool>>();
+    done.push_back(p->get_future());
+    ChatRequest r;
+    r.workload_id = "8p";
+    r.system_prompt = "sys";
+    r.user_prompt = "## Workload 8p\nprompt " + std::to_string(i);
+    sys.spawn([g, r, p](caf::event_based_actor* self) {
+      self->request(g, caf::infinite, generate_atom::value, r)
+          .then([p](ChatResponse&) { p->set_value(true); }, [p](caf::error&) { p->set_value(false); });
+    });
+  }
+  for (auto& f : done) EXPECT_TRUE(f.get());
+  caf::scoped_actor self{sys};
+  LlmGatewayStats s;
+  self->request(g, caf::infinite, stats_atom::value)
+      .receive([&](LlmGatewayStats& got) { s = got; }, [](caf::error&) {});
+  caf::anon_send_exit(g, caf::exit_reason::user_shutdown);
+  // The server refused some (its spend window), each refusal paused the gateway for the
+  // RetryInfo delay and halved its concurrency, and everything was answered in the end.
+  int refused = 0;
+  for (const auto& e : server.log()) refused += e["fault"] == "spend";
+  EXPECT_GT(refused, 0);
+  EXPECT_LT(refused, 40);  // paced by the hint, not 20 attempts x 9 at backoff speed
+  EXPECT_GT(s.calls.rate_limited, 0);
+  EXPECT_LT(s.calls.concurrency_window, 16.0);
+}
+
 }  // namespace
 }  // namespace palladium

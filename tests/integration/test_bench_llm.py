@@ -1,6 +1,7 @@
 """scripts/bench_llm.sh and `palladium bench llm` at a tiny size against the fake server (20 ms
-of latency): every configuration's row, the call counts coalescing must give, and the 60/min
-window check read from the server's own request log. Seconds, not a benchmark run."""
+of latency): every configuration's row, the call counts coalescing must give, the 60/min
+window check and the spend governor's most dollars in a window read from the server's own
+request log, and batch mode's jobs. Seconds, not a benchmark run."""
 import os
 import subprocess
 
@@ -31,3 +32,10 @@ def test_rows_count_the_calls_coalescing_saves_and_the_limit_holds():
     assert rows["60/min, 8 in flight"]["max/60s"] == "4"
     assert rows["one call at a time"]["max/60s"] == "-"
     assert "no limit exceeded" in out.stdout
+    # The governor's row: the most dollars the server answered in any 5 s window.
+    spend = next(l for l in lines if l.startswith("$0.002/5s spend"))
+    most = next(t for t in spend[28:].split() if t.startswith("$"))
+    assert float(most[1:]) <= 0.002
+    # Batch mode: the server saw jobs, and no sample failed (the row would say FAILED).
+    batch = next(l for l in lines if l.startswith("batch mode, n=4"))
+    assert " job" in batch and batch[28:].split()[2] == "4", batch

@@ -143,3 +143,78 @@ def test_killed_coordinator_resumes_without_asking_twice(palladium_bin, server, 
     # answered but not yet stored when the coordinator died is the one thing asked again).
     assert asked_after == 4 - stored_before, (stored_before, asked_before, asked_after)
     assert_key_nowhere(db, str(db) + ".logs")
+
+
+def write_batch_config(path, provider, port, journal, budget=3):
+    write_config(path, provider, port, budget=budget)
+    path.write_text(path.read_text().replace(
+        "  max_output_tokens: 2048\n",
+        "  max_output_tokens: 2048\n  mode: batch\n  batch_collect_s: 0.2\n  batch_poll_s: 0.2\n"
+        f"  batch_journal: {journal}\n"))
+    return path
+
+
+def jobs_of(log):
+    return [e for e in log if "batch_job" in e]
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_batch_mode_sends_jobs_and_stores_half_the_online_cost(palladium_bin, tmp_path, provider):
+    costs = {}
+    for mode in ("online", "batch"):
+        d = tmp_path / mode
+        d.mkdir()
+        srv = FakeServer(d, "--batch-ms", "200")
+        try:
+            config = write_config(d / "run.yaml", provider, srv.port) if mode == "online" else \
+                write_batch_config(d / "run.yaml", provider, srv.port, d / "journal.jsonl")
+            proc = run(palladium_bin, config, d / "run.db", stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+            out, err = proc.communicate(timeout=600)
+            assert proc.returncode == 0, err[-4000:]
+            log = srv.log()
+        finally:
+            srv.stop()
+        rows = db_rows(d / "run.db", "SELECT cost_usd, batch_id FROM llm_calls")
+        assert len(rows) == 3
+        costs[mode] = sum(r[0] for r in rows)
+        if mode == "batch":
+            # The iterative chain waits on each answer: one job per call, no online request.
+            assert len(jobs_of(log)) == 3
+            assert not [e for e in log if "batch_job" not in e and not e.get("batch")]
+            assert all(r[1] for r in rows), "every call names its batch job"
+        else:
+            assert not jobs_of(log) and all(r[1] == "" for r in rows)
+    assert costs["batch"] == pytest.approx(costs["online"] / 2, rel=1e-9), costs
+
+
+def test_a_coordinator_killed_mid_batch_resumes_without_submitting_twice(palladium_bin, tmp_path):
+    srv = FakeServer(tmp_path, "--batch-ms", "4000")
+    try:
+        db = tmp_path / "kill.db"
+        config = write_batch_config(tmp_path / "kill.yaml", "openai", srv.port,
+                                    tmp_path / "journal.jsonl", budget=2)
+        proc = run(palladium_bin, config, db, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 300
+            journal = tmp_path / "journal.jsonl"
+            # Killed once the job is created and journaled (between the two, a kill would
+            # submit it again: the one window the journal cannot close).
+            while proc.poll() is None and time.monotonic() < deadline and not (
+                    jobs_of(srv.log()) and journal.exists() and journal.read_text()):
+                time.sleep(0.05)
+            assert jobs_of(srv.log()), "the first job was never submitted"
+            proc.send_signal(signal.SIGKILL)  # mid-batch: the job is still in progress
+        finally:
+            proc.wait()
+        first = jobs_of(srv.log())[0]["batch_job"]
+        proc = run(palladium_bin, config, db, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-4000:]
+        jobs = [e["batch_job"] for e in jobs_of(srv.log())]
+        # The resumed coordinator polled the first job; only the second call made a new one.
+        assert jobs[0] == first and len(jobs) == 2, jobs
+        ids = {r[0] for r in db_rows(db, "SELECT batch_id FROM llm_calls")}
+        assert first in ids
+    finally:
+        srv.stop()

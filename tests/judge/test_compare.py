@@ -26,7 +26,7 @@ def test_exact_and_baseline_pass_where_the_baseline_alone_is_off_by_more_than_th
     assert (outcome.ok, outcome.kind) == (False, "tolerance")
 
 
-def test_tolerance_message_names_the_worst_element_relative_to_its_tolerance():
+def test_tolerance_message_gives_bands_and_the_fields_the_exact_figures():
     exact = np.array([[100.0, 0.0], [1.0, 2.0]])
     ref = _ref(exact, exact)
     got = exact.copy()
@@ -34,10 +34,10 @@ def test_tolerance_message_names_the_worst_element_relative_to_its_tolerance():
     got[1, 0] += 0.5      # a smaller error, 25x its tolerance of 0.02
     outcome = compare.compare([got], ref, 0.01, 0.01, seed=7)
     assert not outcome.ok
-    assert outcome.message.startswith("seed 7: output: 2 of 4 elements exceed their tolerance")
-    assert "element (1, 0), got 1.5, exact 1, baseline 1" in outcome.message
-    assert "is 25x its tolerance 0.02" in outcome.message
-    assert "Largest absolute error 3" in outcome.message
+    assert outcome.message.startswith(
+        "seed 7: output: 50-90% of its elements exceed their tolerance")
+    assert "The worst error is between 10 and 100 times its tolerance" in outcome.message
+    assert "the largest absolute error is between 1 and 10." in outcome.message
     assert outcome.worst_ratio == pytest.approx(25.0)
     assert outcome.max_abs_err == pytest.approx(3.0)
 
@@ -82,7 +82,7 @@ def test_non_finite_outputs_fail(bad):
     got[2] = bad
     outcome = compare.compare([got], ref, 0.01, 0.01, seed=1)
     assert (outcome.ok, outcome.kind) == (False, "nan")
-    assert outcome.message.startswith("seed 1: output: 1 of 4 elements are not finite")
+    assert outcome.message.startswith("seed 1: output: 10-50% of its elements are not finite")
 
 
 def test_shape_or_structure_differences_are_shape_failures():
@@ -95,7 +95,7 @@ def test_several_leaves_are_named_in_the_message():
     ref = compare.reference_from_arrays([np.ones(2), np.ones(3)], [np.ones(2), np.ones(3)])
     outcome = compare.compare([np.ones(2), np.full(3, 2.0)], ref, 0.01, 0.01,
                               leaf_names=["lse", "out"])
-    assert outcome.message.startswith("out: 3 of 3 elements")
+    assert outcome.message.startswith("out: all of its elements")
 
 
 def test_make_reference_runs_float64_and_rounds_back(monkeypatch):
@@ -135,4 +135,26 @@ def test_a_leaf_larger_than_a_chunk_is_judged_as_one(monkeypatch):
     monkeypatch.setattr(compare, "CHUNK_ELEMENTS", 64)
     chunked = [compare.compare([c], reference, 0.01, 0.01) for c in cases]
     assert chunked == whole
-    assert "element (4, 7)" in chunked[0].message
+    assert chunked[0].worst_ratio == pytest.approx(0.5 / (0.01 + 0.01 * abs(exact[4, 7])))
+
+
+@pytest.mark.parametrize("fault", ["scaled", "shifted_block", "nan_block"])
+def test_the_same_wrong_kernel_on_two_check_seeds_gets_the_same_message(fault):
+    # The message is the next prompt's feedback: a figure that moves with the random inputs
+    # would make the same failure ask a different question in every cell and re-run.
+    messages = set()
+    for seed in (11, 12):
+        rng = np.random.default_rng(seed)
+        exact = rng.normal(size=(64, 128))
+        ref = _ref(exact, exact.astype(ml_dtypes.bfloat16))
+        got = exact.copy()
+        if fault == "scaled":
+            got = exact * 1.25
+        elif fault == "shifted_block":
+            got[:16] += 1.0
+        else:
+            got[:8] = np.nan
+        outcome = compare.compare([got], ref, 0.01, 0.01)
+        assert not outcome.ok
+        messages.add(outcome.message)
+    assert len(messages) == 1, messages

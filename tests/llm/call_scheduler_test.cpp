@@ -314,5 +314,140 @@ TEST(CallSchedulerTest, DollarCapStopsIssuingAndDrains) {
   EXPECT_EQ(s.poll(t0 + 200ms).fail.size(), 1u);  // and stays stopped
 }
 
+// -- spend rate, total deadline, learned concurrency ----------------------------------------
+
+// $1 per 1,000 tokens; worst case of a call = (prompt + 1000 output) tokens.
+SchedulerOptions windowed(double usd_per_window, std::chrono::milliseconds window) {
+  SchedulerOptions o = options();
+  o.max_samples_per_call = 1;
+  o.max_concurrent = 64;
+  o.cost = [](const Usage& u) {
+    return static_cast<double>(u.prompt_tokens + u.output_tokens()) / 1000.0;
+  };
+  o.max_usd_per_window = usd_per_window;
+  o.spend_window = window;
+  return o;
+}
+
+TEST(CallSchedulerTest, NoSpendWindowEverHoldsMoreThanTheLimit) {
+  // 40 calls, each worst case ~$1.001 and real cost $0.6; $3 per 10 s.
+  CallScheduler s(windowed(3.0, 10s), t0);
+  for (int i = 0; i < 40; ++i) s.submit(req("p" + std::to_string(i), 0), t0);
+  std::vector<std::pair<TimePoint, double>> started;  // start time, real cost
+  std::vector<std::pair<uint64_t, TimePoint>> running;
+  TimePoint now = t0;
+  int answered = 0;
+  while (answered < 40) {
+    auto step = s.poll(now);
+    ASSERT_TRUE(step.fail.empty());
+    for (auto& st : step.start) running.push_back({st.call_id, now + 2s});  // 2 s latency
+    // Advance to the next event: a call's end or the scheduler's wakeup.
+    std::optional<TimePoint> next = s.next_wakeup();
+    for (auto& r : running) next = next ? std::min(*next, r.second) : r.second;
+    ASSERT_TRUE(next) << "stalled with " << answered << " answered";
+    now = std::max(now, *next);
+    for (auto it = running.begin(); it != running.end();) {
+      if (it->second > now) {
+        ++it;
+        continue;
+      }
+      started.push_back({it->second - 2s, 0.6});
+      s.finish(it->first, answer(1, 100, 500), now);  // $0.6
+      ++answered;
+      it = running.erase(it);
+    }
+  }
+  // Every window [a, a + 10 s) whose start is a call's start holds at most $3 of calls.
+  for (auto& [a, _] : started) {
+    double sum = 0;
+    for (auto& [t, c] : started)
+      if (t >= a && t < a + 10s) sum += c;
+    EXPECT_LE(sum, 3.0 + 1e-9);
+  }
+  EXPECT_GT(s.stats().spend_window_waits, 0);
+  // Four calls a window: after three settle at $0.6, a fourth worst case ($1.0) still fits,
+  // a fifth does not. 40 calls, so just under 100 s; a stall would take longer.
+  EXPECT_LE(now - t0, 100s);
+}
+
+TEST(CallSchedulerTest, ACallDearerThanTheWholeWindowFailsByName) {
+  CallScheduler s(windowed(0.5, 10s), t0);  // a worst case of ~$1 can never fit
+  const uint64_t t = s.submit(req("p", 0), t0);
+  auto step = s.poll(t0 + 20ms);
+  ASSERT_EQ(step.fail.size(), 1u);
+  EXPECT_EQ(step.fail[0].ticket, t);
+  EXPECT_EQ(step.fail[0].error.code(), Errc::out_of_range);
+  EXPECT_NE(std::string(step.fail[0].error.what()).find("llm.max_usd_per_window"),
+            std::string::npos);
+}
+
+TEST(CallSchedulerTest, TheTotalDeadlineCutsAttemptsAndFailsByName) {
+  SchedulerOptions o = options();
+  o.max_samples_per_call = 1;
+  o.call_deadline = 10s;
+  o.retry.base_delay = 1s;
+  o.retry.max_delay = 1s;
+  o.retry.max_attempts = 100;
+  CallScheduler s(o, t0);
+  const uint64_t t = s.submit(req("p", 0), t0);
+  auto step = s.poll(t0 + 20ms);
+  ASSERT_EQ(step.start.size(), 1u);
+  ASSERT_TRUE(step.start[0].call.time_left);
+  EXPECT_EQ(*step.start[0].call.time_left, 10s);  // the first attempt may use it all
+  // A hung server: the attempt times out at 6 s; the retry gets only what is left.
+  auto after = s.finish(step.start[0].call_id, failure(Errc::deadline_exceeded), t0 + 6s);
+  EXPECT_TRUE(after.fail.empty());
+  TimePoint now = t0 + 6s;
+  std::vector<CallScheduler::Failure> failed;
+  for (int i = 0; i < 20 && failed.empty(); ++i) {
+    for (auto& f : s.poll(now).fail) failed.push_back(f);  // sets the next wakeup
+    if (!failed.empty()) break;
+    ASSERT_TRUE(s.next_wakeup());
+    now = *s.next_wakeup();
+    auto p = s.poll(now);
+    for (auto& f : p.fail) failed.push_back(f);
+    for (auto& st : p.start) {
+      ASSERT_TRUE(st.call.time_left);
+      EXPECT_LE(now + *st.call.time_left, t0 + 10s + 20ms);
+      now += *st.call.time_left;  // hangs until its cut timeout
+      auto f = s.finish(st.call_id, failure(Errc::deadline_exceeded), now);
+      for (auto& x : f.fail) failed.push_back(x);
+    }
+  }
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].ticket, t);
+  EXPECT_EQ(failed[0].error.code(), Errc::deadline_exceeded);
+  EXPECT_NE(std::string(failed[0].error.what()).find("call_deadline"), std::string::npos);
+  EXPECT_LE(now, t0 + 10s + 20ms);
+  EXPECT_EQ(s.stats().deadline_failures, 1);
+}
+
+TEST(CallSchedulerTest, RepeatedRateLimitsHalveConcurrencyThenSuccessesRestoreIt) {
+  SchedulerOptions o = options();
+  o.max_samples_per_call = 1;
+  o.max_concurrent = 8;
+  CallScheduler s(o, t0);
+  for (int i = 0; i < 64; ++i) s.submit(req("p" + std::to_string(i), 0), t0);
+  auto step = s.poll(t0 + 20ms);
+  ASSERT_EQ(step.start.size(), 8u);
+  // All eight come back 429 at once: one halving, not eight.
+  for (auto& st : step.start) s.finish(st.call_id, failure(Errc::resource_exhausted, 1s), t0 + 50ms);
+  EXPECT_DOUBLE_EQ(s.stats().concurrency_window, 4.0);
+  EXPECT_EQ(s.stats().rate_limited, 8);
+  auto again = s.poll(t0 + 2s);
+  EXPECT_EQ(again.start.size(), 4u);  // the learned limit, not the configured 8
+  for (auto& st : again.start) s.finish(st.call_id, failure(Errc::resource_exhausted, 1s), t0 + 2s + 50ms);
+  EXPECT_DOUBLE_EQ(s.stats().concurrency_window, 2.0);
+  // Successes creep back up: +1/window each.
+  TimePoint now = t0 + 5s;
+  for (int round = 0; round < 40; ++round) {
+    auto p = s.poll(now);
+    for (auto& st : p.start) s.finish(st.call_id, answer(1), now);
+    now += 100ms;
+  }
+  EXPECT_GT(s.stats().concurrency_window, 4.0);
+  EXPECT_LE(s.stats().concurrency_window, 8.0);
+}
+
 }  // namespace
 }  // namespace palladium

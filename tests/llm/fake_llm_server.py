@@ -35,11 +35,33 @@ in order (POST /_fake/faults {"faults": [...]}):
   "length"            a normal answer cut off: finish_reason length / MAX_TOKENS, and the
                       code fence never closed
   "fewer"             one completion fewer than asked (at least one)
+  "hang" / "hang:S"   accepts the request and answers nothing for S seconds (default 3600),
+                      then closes the connection: a hung provider
   "ok"                a normal answer (useful to place a fault later in the sequence)
+A batch takes one fault at its creation ("expire": the batch expires, "fail": it fails
+validation; anything else: it runs) and then one per request line when it runs ("500": that
+request fails in the batch's error file / as an inlined error; anything else: answered).
+Every batch created is logged as {"api", "path", "batch_job": id, "requests": n}.
 
 Rate limit: with --rpm R the server itself refuses (429) a request that would make more
 than R in the last 60 s, and marks it "over_limit" in the log, so a client that respects
 the limit never sees one.
+
+Like real servers:
+  --drop-system       the chat template drops the system message (OpenAI) / the system
+                      instruction (Gemini): the model never sees it, and the prompt token count
+                      leaves it out (llama.cpp's server with some templates does this)
+  --cache-min-tokens T  implicit prompt caching: a prompt sharing a prefix of at least T tokens
+                      (chars / 4) with an earlier prompt reports that prefix, rounded down to
+                      128 tokens, as cached (usage.prompt_tokens_details.cached_tokens,
+                      usageMetadata.cachedContentTokenCount); 0 turns caching off
+
+Spend limit: with --usd-per-window X (and --window-s W, default 600; prices --price-in and
+--price-out in $ per 1M tokens), a request that would bring the answered requests' cost in the
+last W seconds above X is refused with 429 RESOURCE_EXHAUSTED carrying
+google.rpc.RetryInfo.retryDelay (Gemini) or Retry-After (OpenAI): the time until enough of the
+window has passed; it is logged with "fault": "spend". Every answered request logs its
+"cost_usd" at those prices, so a test can check every window from the log.
 
 Request log: every API request appends one JSON object to --log (JSONL) and to the list at
 GET /_fake/log: {"t", "api", "path", "model", "n", "prompt_sha256", "workload", "status",
@@ -82,6 +104,8 @@ class State:
         self.batches = {}  # batch id -> dict
         self.latency_ms = args.latency_ms
         self.rpm = args.rpm
+        self.prompts = []  # earlier prompt texts (implicit caching)
+        self.spent = []  # (monotonic time, usd) of answered requests (spend limit)
         self.log_file = open(args.log, "a", buffering=1) if args.log else None
         self.corpus = {}
         if args.corpus:
@@ -118,6 +142,47 @@ class State:
                 return True
             self.starts.append(now)
             return False
+
+    def cached_tokens(self, prompt):
+        """Tokens of `prompt`'s longest prefix shared with an earlier prompt, as the APIs' implicit
+        caches report them (whole 128-token blocks, nothing under --cache-min-tokens)."""
+        floor = self.args.cache_min_tokens
+        with self.lock:
+            best = 0
+            for old in self.prompts:
+                n = os.path.commonprefix([old, prompt]).__len__()
+                best = max(best, n)
+            self.prompts.append(prompt)
+            del self.prompts[:-256]
+        cached = (best // 4) // 128 * 128
+        return cached if floor and cached >= floor else 0
+
+    def cost(self, prompt_tokens, output_tokens):
+        return (prompt_tokens * self.args.price_in + output_tokens * self.args.price_out) / 1e6
+
+    def spend_wait(self, worst_usd, arrived):
+        """(seconds until a request costing up to `worst_usd` fits the spend window, the slot
+        holding it): (0, slot) when it fits now, and then its worst case is held in the window
+        at its arrival time (as a client's governor charges at a call's start: an answer's
+        latency must not move its cost into a later window, and requests arriving together
+        cannot all slip under the limit); the caller puts the real cost in slot[1]."""
+        cap = self.args.usd_per_window
+        slot = [arrived, worst_usd]
+        if not cap:
+            return 0.0, slot
+        now = arrived
+        window = self.args.window_s
+        with self.lock:
+            self.spent = [x for x in self.spent if now - x[0] < window]
+            total = sum(c for _, c in self.spent)
+            if total + worst_usd <= cap:
+                self.spent.append(slot)
+                return 0.0, slot
+            for t, c in self.spent:  # oldest first: when does enough of it leave the window?
+                total -= c
+                if total + worst_usd <= cap:
+                    return max(0.001, t + window - now), slot
+            return window, slot
 
     def answer_texts(self, system, user, n, workload):
         sha = hashlib.sha256((system + "\0" + user).encode()).hexdigest()
@@ -256,12 +321,17 @@ class Handler(BaseHTTPRequestHandler):
                 self.st.log.clear()
                 self.st.served.clear()
                 self.st.starts.clear()
+                self.st.spent.clear()
+                self.st.prompts.clear()
             return self.send_json(200, {"ok": True})
         if path == "/_fake/config":
             cfg = json.loads(raw)
             with self.st.lock:
                 self.st.latency_ms = cfg.get("latency_ms", self.st.latency_ms)
                 self.st.rpm = cfg.get("rpm", self.st.rpm)
+                for key in ("usd_per_window", "window_s", "price_in", "price_out"):
+                    if key in cfg:
+                        setattr(self.st.args, key, cfg[key])
             return self.send_json(200, {"ok": True})
         if path == "/v1/chat/completions":
             return self.api_call("openai", path, raw)
@@ -311,44 +381,85 @@ class Handler(BaseHTTPRequestHandler):
             self.st.record(entry)
             return self.send_json(429, self.error_body(api, 429, "Rate limit reached", 1),
                                   {"Retry-After": "1"})
-        fault = self.st.next_fault()
-        entry["fault"] = fault
-        time.sleep(self.st.latency_ms / 1000.0)
-        kind, _, arg = fault.partition(":")
-        if kind == "slow":
-            time.sleep(int(arg) / 1000.0)
-        if kind in ("429", "429-date"):
-            secs = int(arg or 1)
-            value = str(secs) if kind == "429" else formatdate(time.time() + secs, usegmt=True)
-            entry["status"] = 429
+        arrived = time.monotonic()
+        entry["t_arrival"] = arrived
+        seen_system = "" if self.st.args.drop_system else system
+        worst = self.st.cost(tokens(seen_system) + tokens(user),
+                             n * int(self.max_output(api, req)))
+        wait, slot = self.st.spend_wait(worst, arrived)
+        if wait:
+            entry.update(status=429, fault="spend", over_limit=True)
             self.st.record(entry)
-            return self.send_json(429, self.error_body(api, 429, "Resource has been exhausted",
-                                                       secs), {"Retry-After": value})
-        if kind in ("400", "401", "403", "404", "500", "503"):
-            status = int(kind)
-            entry["status"] = status
-            self.st.record(entry)
-            return self.send_json(status, self.error_body(api, status, f"injected {status}"))
-        if kind == "drop":
-            entry["status"] = 0
-            self.st.record(entry)
-            return self.drop()
-        if kind == "malformed":
+            secs = math.ceil(wait * 1000) / 1000.0
+            return self.send_json(429, self.error_body(
+                api, 429, "You exceeded your current spend limit per window", f"{secs:g}"),
+                {"Retry-After": str(max(1, math.ceil(wait)))})
+        try:  # the answer's real cost replaces the worst case held (0 for a failure)
+            fault = self.st.next_fault()
+            entry["fault"] = fault
+            time.sleep(self.st.latency_ms / 1000.0)
+            kind, _, arg = fault.partition(":")
+            if kind == "hang":
+                entry["status"] = 0
+                self.st.record(entry)
+                time.sleep(float(arg or 3600))
+                return self.drop()
+            if kind == "slow":
+                time.sleep(int(arg) / 1000.0)
+            if kind in ("429", "429-date"):
+                secs = int(arg or 1)
+                value = str(secs) if kind == "429" else formatdate(time.time() + secs, usegmt=True)
+                entry["status"] = 429
+                self.st.record(entry)
+                return self.send_json(429, self.error_body(api, 429, "Resource has been exhausted",
+                                                           secs), {"Retry-After": value})
+            if kind in ("400", "401", "403", "404", "500", "503"):
+                status = int(kind)
+                entry["status"] = status
+                self.st.record(entry)
+                return self.send_json(status, self.error_body(api, status, f"injected {status}"))
+            if kind == "drop":
+                entry["status"] = 0
+                self.st.record(entry)
+                return self.drop()
+            if kind == "malformed":
+                entry["status"] = 200
+                self.st.record(entry)
+                return self.send_raw(200, b'{"id": "chatcmpl-x", "choices": [ {"message": ')
+            count = max(1, n - 1) if kind == "fewer" else n
+            sha, texts = self.st.answer_texts(system, user, count, workload_of(user))
+            truncate = kind == "length"
+            if truncate:
+                texts = [cut(t) for t in texts]
+            body = self.openai_body(model, system, user, texts, truncate) if api == "openai" \
+                else self.gemini_body(model, system, user, texts, truncate)
+            usage = self.usage_of(api, body)
+            entry["cost_usd"] = self.st.cost(usage[0], usage[1])
+            entry["prompt_tokens"], entry["cached_tokens"] = usage[0], usage[2]
             entry["status"] = 200
             self.st.record(entry)
-            return self.send_raw(200, b'{"id": "chatcmpl-x", "choices": [ {"message": ')
-        count = max(1, n - 1) if kind == "fewer" else n
-        sha, texts = self.st.answer_texts(system, user, count, workload_of(user))
-        truncate = kind == "length"
-        if truncate:
-            texts = [cut(t) for t in texts]
-        body = self.openai_body(model, system, user, texts, truncate) if api == "openai" \
-            else self.gemini_body(model, system, user, texts, truncate)
-        entry["status"] = 200
-        self.st.record(entry)
-        if kind == "truncated":
-            return self.truncated(body)
-        self.send_json(200, body)
+            if kind == "truncated":
+                return self.truncated(body)
+            self.send_json(200, body)
+        finally:
+            slot[1] = entry.get("cost_usd", 0.0)
+
+    @staticmethod
+    def max_output(api, req):
+        if api == "openai":
+            return req.get("max_completion_tokens") or req.get("max_tokens") or 0
+        return (req.get("generationConfig") or {}).get("maxOutputTokens") or 0
+
+    @staticmethod
+    def usage_of(api, body):
+        """(prompt tokens, output tokens, cached tokens) of an answer body."""
+        if api == "openai":
+            u = body["usage"]
+            return (u["prompt_tokens"], u["completion_tokens"],
+                    u["prompt_tokens_details"]["cached_tokens"])
+        u = body["usageMetadata"]
+        return (u["promptTokenCount"], u["candidatesTokenCount"] + u["thoughtsTokenCount"],
+                u.get("cachedContentTokenCount", 0))
 
     def api_request(self, api, req, model):
         if api == "openai":
@@ -367,6 +478,9 @@ class Handler(BaseHTTPRequestHandler):
     def openai_body(self, model, system, user, texts, truncated):
         r = self.st.args.reasoning_tokens
         visible = sum(tokens(t) for t in texts)
+        if self.st.args.drop_system:
+            system = ""
+        cached = self.st.cached_tokens(system + "\n" + user)
         return {
             "id": "chatcmpl-" + uuid.uuid4().hex[:24],
             "object": "chat.completion",
@@ -381,14 +495,17 @@ class Handler(BaseHTTPRequestHandler):
             "usage": {"prompt_tokens": tokens(system) + tokens(user),
                       "completion_tokens": visible + r * len(texts),
                       "total_tokens": tokens(system) + tokens(user) + visible + r * len(texts),
-                      "prompt_tokens_details": {"cached_tokens": 0},
+                      "prompt_tokens_details": {"cached_tokens": cached},
                       "completion_tokens_details": {"reasoning_tokens": r * len(texts)}},
         }
 
     def gemini_body(self, model, system, user, texts, truncated):
         r = self.st.args.reasoning_tokens
         visible = sum(tokens(t) for t in texts)
+        if self.st.args.drop_system:
+            system = ""
         prompt = tokens(system) + tokens(user)
+        cached = self.st.cached_tokens(system + "\n" + user)
         return {
             "candidates": [{"content": {"parts": [{"text": t}], "role": "model"},
                             "finishReason": "MAX_TOKENS" if truncated else "STOP",
@@ -396,7 +513,8 @@ class Handler(BaseHTTPRequestHandler):
                            for i, t in enumerate(texts)],
             "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": visible,
                               "thoughtsTokenCount": r * len(texts),
-                              "totalTokenCount": prompt + visible + r * len(texts)},
+                              "totalTokenCount": prompt + visible + r * len(texts),
+                              **({"cachedContentTokenCount": cached} if cached else {})},
             "modelVersion": model,
             "responseId": uuid.uuid4().hex[:20],
         }
@@ -439,13 +557,17 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(400, self.error_body("openai", 400, "bad input_file_id"))
         bid = "batch_" + uuid.uuid4().hex[:24]
         lines = [json.loads(l) for l in data.decode().splitlines() if l.strip()]
+        fault = self.st.next_fault()
+        self.st.record({"api": "openai", "path": "/v1/batches", "batch_job": bid,
+                        "requests": len(lines), "status": 200, "fault": fault,
+                        "auth": True, "over_limit": False})
         batch = {"id": bid, "object": "batch", "endpoint": "/v1/chat/completions",
                  "errors": None, "input_file_id": req["input_file_id"],
                  "completion_window": req.get("completion_window", "24h"),
                  "status": "validating", "output_file_id": None, "error_file_id": None,
                  "created_at": int(time.time()), "completed_at": None,
                  "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
-                 "metadata": req.get("metadata"), "_lines": lines,
+                 "metadata": req.get("metadata"), "_lines": lines, "_fault": fault,
                  "_ready": time.monotonic() + self.st.args.batch_ms / 1000.0}
         with self.st.lock:
             self.st.batches[bid] = batch
@@ -460,7 +582,7 @@ class Handler(BaseHTTPRequestHandler):
             batch = self.st.batches.get(bid)
         if batch is None:
             return self.send_json(404, self.error_body("openai", 404, "no such batch"))
-        if batch["status"] != "completed":
+        if batch["status"] not in ("completed", "expired", "failed"):
             if time.monotonic() < batch["_ready"]:
                 batch["status"] = "in_progress"
             else:
@@ -469,7 +591,34 @@ class Handler(BaseHTTPRequestHandler):
 
     def run_openai_batch(self, batch):
         out, err = [], []
+        if batch["_fault"] in ("expire", "fail"):
+            # Expired: every request unanswered lands in the error file as batch_expired.
+            # Failed: the input did not validate; the batch's errors say why, no files.
+            if batch["_fault"] == "fail":
+                batch.update(status="failed", errors={"object": "list", "data": [
+                    {"code": "invalid_request", "message": "injected validation failure",
+                     "param": None, "line": 1}]})
+                return
+            for line in batch["_lines"]:
+                err.append({"id": "batch_req_" + uuid.uuid4().hex[:16],
+                            "custom_id": line["custom_id"], "response": None,
+                            "error": {"code": "batch_expired",
+                                      "message": "This request could not be executed before "
+                                                 "the completion window expired."}})
+            fid = "file-" + uuid.uuid4().hex[:24]
+            with self.st.lock:
+                self.st.files[fid] = "".join(json.dumps(o) + "\n" for o in err).encode()
+            batch.update(status="expired", error_file_id=fid, expired_at=int(time.time()),
+                         request_counts={"total": len(err), "completed": 0, "failed": len(err)})
+            return
         for line in batch["_lines"]:
+            if self.st.next_fault() == "500":
+                err.append({"id": "batch_req_" + uuid.uuid4().hex[:16],
+                            "custom_id": line["custom_id"],
+                            "response": {"status_code": 500, "request_id": uuid.uuid4().hex,
+                                         "body": self.error_body("openai", 500, "injected 500")},
+                            "error": None})
+                continue
             body = line["body"]
             system, user, n, model = self.api_request("openai", body, None)
             sha, texts = self.st.answer_texts(system, user, n, workload_of(user))
@@ -483,9 +632,14 @@ class Handler(BaseHTTPRequestHandler):
                                      "body": self.openai_body(model, system, user, texts, False)},
                         "error": None})
         fid = "file-" + uuid.uuid4().hex[:24]
+        efid = None
         with self.st.lock:
             self.st.files[fid] = "".join(json.dumps(o) + "\n" for o in out).encode()
-        batch.update(status="completed", output_file_id=fid, completed_at=int(time.time()),
+            if err:
+                efid = "file-" + uuid.uuid4().hex[:24]
+                self.st.files[efid] = "".join(json.dumps(o) + "\n" for o in err).encode()
+        batch.update(status="completed", output_file_id=fid, error_file_id=efid,
+                     completed_at=int(time.time()),
                      request_counts={"total": len(out), "completed": len(out),
                                      "failed": len(err)})
 
@@ -502,18 +656,25 @@ class Handler(BaseHTTPRequestHandler):
         if not self.auth_ok("gemini"):
             return self.send_json(400, self.error_body("gemini", 400, "API key not valid."))
         req = json.loads(raw)
-        try:
-            items = req["batch"]["input_config"]["requests"]["requests"]
+        try:  # proto JSON: lowerCamelCase as documented, snake_case accepted too
+            batch = req["batch"]
+            config = batch.get("inputConfig") or batch["input_config"]
+            items = config["requests"]["requests"]
         except (KeyError, TypeError):
             return self.send_json(400, self.error_body("gemini", 400,
-                                                       "batch.input_config.requests required"))
+                                                       "batch.inputConfig.requests required"))
         name = "batches/" + uuid.uuid4().hex[:20]
-        op = {"name": name, "_model": model, "_items": items,
+        fault = self.st.next_fault()
+        self.st.record({"api": "gemini", "path": "batchGenerateContent", "batch_job": name,
+                        "requests": len(items), "status": 200, "fault": fault, "auth": True,
+                        "over_limit": False})
+        op = {"name": name, "_model": model, "_items": items, "_fault": fault,
               "_ready": time.monotonic() + self.st.args.batch_ms / 1000.0,
               "metadata": {"@type": "type.googleapis.com/google.ai.generativelanguage.v1main."
                                     "GenerateContentBatch",
                            "model": "models/" + model, "name": name,
-                           "displayName": req["batch"].get("display_name", ""),
+                           "displayName": batch.get("displayName") or
+                           batch.get("display_name", ""),
                            "state": "BATCH_STATE_PENDING"}}
         with self.st.lock:
             self.st.batches[name] = op
@@ -527,9 +688,21 @@ class Handler(BaseHTTPRequestHandler):
         if not op.get("done"):
             if time.monotonic() < op["_ready"]:
                 op["metadata"]["state"] = "BATCH_STATE_RUNNING"
+            elif op["_fault"] in ("expire", "fail"):
+                op["metadata"]["state"] = ("BATCH_STATE_EXPIRED" if op["_fault"] == "expire"
+                                           else "BATCH_STATE_FAILED")
+                op["done"] = True
+                op["error"] = {"code": 4 if op["_fault"] == "expire" else 3,
+                               "message": "injected: the batch " +
+                                          ("expired" if op["_fault"] == "expire"
+                                           else "failed validation")}
             else:
                 responses = []
                 for item in op["_items"]:
+                    if self.st.next_fault() == "500":
+                        responses.append({"error": {"code": 13, "message": "injected 500"},
+                                          "metadata": item.get("metadata") or {}})
+                        continue
                     system, user, n, model = self.api_request("gemini", item["request"],
                                                                 op["_model"])
                     sha, texts = self.st.answer_texts(system, user, n, workload_of(user))
@@ -563,6 +736,15 @@ def main():
     ap.add_argument("--reasoning-tokens", type=int, default=16)
     ap.add_argument("--batch-ms", type=float, default=200.0,
                     help="how long a batch stays in progress")
+    ap.add_argument("--drop-system", action="store_true",
+                    help="drop the system message, as some chat templates do")
+    ap.add_argument("--cache-min-tokens", type=int, default=1024,
+                    help="implicit prompt caching from this many shared prefix tokens; 0 off")
+    ap.add_argument("--usd-per-window", type=float, default=0.0,
+                    help="refuse (429) requests beyond this spend per --window-s")
+    ap.add_argument("--window-s", type=float, default=600.0)
+    ap.add_argument("--price-in", type=float, default=0.5, help="$ per 1M prompt tokens")
+    ap.add_argument("--price-out", type=float, default=3.0, help="$ per 1M output tokens")
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True

@@ -27,6 +27,29 @@ ChatRequest request() { return testing::kernel_request(); }
 
 HttpResponse ok(const json& body) { return testing::http_ok(body); }
 
+TEST(GeminiProviderTest, FoldedSystemTextOpensTheUserTurnAndSeedIsSent) {
+  auto c = config();
+  c.fold_system_prompt = true;
+  ChatRequest r = request();
+  r.seed = 9;
+  r.sample_index = 4;
+  json body = json::parse(make_gemini_provider(c)->build_request(r, 1).body);
+  EXPECT_FALSE(body.contains("systemInstruction"));
+  EXPECT_EQ(body["contents"][0]["parts"][0]["text"], r.system_prompt + "\n\n" + r.user_prompt);
+  EXPECT_EQ(body["generationConfig"]["seed"], request_seed(9, 4));
+}
+
+TEST(GeminiProviderTest, CachedContentTokensAreRead) {
+  json body = {{"candidates", {{{"content", {{"parts", {{{"text", "x"}}}}}}, {"finishReason", "STOP"}}}},
+               {"usageMetadata",
+                {{"promptTokenCount", 5000},
+                 {"candidatesTokenCount", 10},
+                 {"cachedContentTokenCount", 4096}}}};
+  CallResult r = make_gemini_provider(config())->parse_response(ok(body));
+  EXPECT_EQ(r.usage.cached_prompt_tokens, 4096);
+  EXPECT_EQ(r.usage.prompt_tokens, 5000);
+}
+
 TEST(GeminiProviderTest, RequestCarriesSystemInstructionAndGenerationConfig) {
   HttpRequest http = make_gemini_provider(config())->build_request(request(), 2);
   EXPECT_EQ(http.url,

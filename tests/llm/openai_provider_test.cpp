@@ -166,6 +166,60 @@ TEST(OpenAiProviderTest, RateLimitCarriesRetryAfter) {
   }
 }
 
+TEST(OpenAiProviderTest, FoldedSystemTextOpensTheOneUserMessage) {
+  auto c = config();
+  c.fold_system_prompt = true;
+  json body = json::parse(make_openai_provider(c)->build_request(request(), 1).body);
+  ASSERT_EQ(body["messages"].size(), 1u);
+  EXPECT_EQ(body["messages"][0]["role"], "user");
+  EXPECT_EQ(body["messages"][0]["content"],
+            request().system_prompt + "\n\n" + request().user_prompt);
+}
+
+TEST(OpenAiProviderTest, SeedFollowsTheSearchSeedAndFirstSampleAndCanBeOff) {
+  ChatRequest a = request();
+  a.seed = 3;
+  a.sample_index = 0;
+  ChatRequest b = a;
+  b.sample_index = 1;
+  auto p = make_openai_provider(config());
+  const json ja = json::parse(p->build_request(a, 1).body);
+  EXPECT_EQ(ja["seed"], request_seed(3, 0));
+  EXPECT_EQ(json::parse(p->build_request(a, 1).body)["seed"], ja["seed"]);  // reproducible
+  EXPECT_NE(json::parse(p->build_request(b, 1).body)["seed"], ja["seed"]);
+  EXPECT_GE(request_seed(~0ULL, 7), 0);
+  EXPECT_LT(request_seed(~0ULL, 7), int64_t{1} << 31);
+  auto c = config();
+  c.send_seed = false;
+  EXPECT_FALSE(json::parse(make_openai_provider(c)->build_request(a, 1).body).contains("seed"));
+}
+
+TEST(OpenAiProviderTest, CachedPromptTokensAreRead) {
+  json body = {{"choices", {{{"index", 0}, {"message", {{"content", "x"}}}, {"finish_reason", "stop"}}}},
+               {"usage",
+                {{"prompt_tokens", 2000},
+                 {"completion_tokens", 10},
+                 {"prompt_tokens_details", {{"cached_tokens", 1536}}}}}};
+  CallResult r = make_openai_provider(config())->parse_response(ok(body));
+  EXPECT_EQ(r.usage.prompt_tokens, 2000);
+  EXPECT_EQ(r.usage.cached_prompt_tokens, 1536);
+}
+
+TEST(OpenAiProviderTest, AnAnswerPastTheLimitSwitchesToMaxTokens) {
+  auto p = make_openai_provider(config());  // max_completion_tokens 4096
+  EXPECT_TRUE(json::parse(p->build_request(request(), 1).body).contains("max_completion_tokens"));
+  auto answer = [](int64_t completion) {
+    return json{{"choices", {{{"index", 0}, {"message", {{"content", "x"}}}, {"finish_reason", "length"}}}},
+                {"usage", {{"prompt_tokens", 5}, {"completion_tokens", completion}}}};
+  };
+  p->parse_response(ok(answer(4096)));  // at the limit: the server honoured it
+  EXPECT_TRUE(json::parse(p->build_request(request(), 1).body).contains("max_completion_tokens"));
+  p->parse_response(ok(answer(30000)));  // far past it: the field was ignored
+  json body = json::parse(p->build_request(request(), 1).body);
+  EXPECT_FALSE(body.contains("max_completion_tokens"));
+  EXPECT_EQ(body["max_tokens"], 4096);
+}
+
 // -- against the local server, over real HTTP ----------------------------------------------
 
 class OpenAiLoopbackTest : public ::testing::Test {
@@ -239,6 +293,20 @@ TEST_F(OpenAiLoopbackTest, SlowAnswerHitsTheTimeout) {
   } catch (const ProviderError& e) {
     EXPECT_EQ(e.code(), Errc::deadline_exceeded);
   }
+}
+
+TEST(OpenAiCacheLoopbackTest, ARepeatedPrefixIsReportedCached) {
+  testing::FakeLlmServer server({"--cache-min-tokens", "256"});
+  auto transport = make_curl_transport();
+  auto p = make_openai_provider(config(server.openai_base_url()));
+  ChatRequest a = request();
+  a.system_prompt = std::string(4000, 's');  // 1000 tokens of stable prefix
+  ChatRequest b = a;
+  b.user_prompt += " and the feedback of sample 0";
+  CallResult first = p->parse_response(testing::http_sync(*transport, p->build_request(a, 1)));
+  CallResult second = p->parse_response(testing::http_sync(*transport, p->build_request(b, 1)));
+  EXPECT_EQ(first.usage.cached_prompt_tokens, 0);
+  EXPECT_EQ(second.usage.cached_prompt_tokens, 896);  // 1000 tokens, whole 128-token blocks
 }
 
 }  // namespace

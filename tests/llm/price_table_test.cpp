@@ -13,6 +13,9 @@ prices:
     output_per_mtok: 3.0
     batch_input_per_mtok: 0.25
     batch_output_per_mtok: 1.5
+    cached_input_per_mtok: 0.05
+    cached_as_of: "2026-12-03"
+    cached_source: https://ai.google.dev/gemini-api/docs/pricing
     as_of: "2026-12-01"
     source: https://ai.google.dev/gemini-api/docs/pricing
   - provider: openai
@@ -28,6 +31,45 @@ prices:
     as_of: "2026-12-01"
     source: https://openai.com/api/pricing
 )";
+
+TEST(PriceTableTest, CachedPromptTokensCostTheCachedRateAndTheSavingIsTheDifference) {
+  auto t = PriceTable::parse(kTable, "prices.yaml");
+  const Price p = *t.find("gemini", "gemini-3-flash-preview");
+  EXPECT_EQ(p.cached_as_of, "2026-12-03");
+  Usage u;
+  u.prompt_tokens = 1000000;
+  u.cached_prompt_tokens = 800000;
+  u.completion_tokens = 0;
+  // 200k fresh at $0.50/M + 800k cached at $0.05/M.
+  EXPECT_NEAR(cost_usd(p, u), 0.10 + 0.04, 1e-12);
+  EXPECT_NEAR(cache_savings_usd(p, u), 0.40 - 0.04, 1e-12);
+  // Under batch the cached rate takes the batch discount too.
+  EXPECT_NEAR(cost_usd(p, u, true), 0.05 + 0.02, 1e-12);
+  // An entry with no cached price bills cached tokens as input.
+  const Price q = *t.find("openai", "gpt-5-2025");
+  EXPECT_NEAR(cost_usd(q, u), 1.25, 1e-12);
+  EXPECT_NEAR(cache_savings_usd(q, u), 0.0, 1e-12);
+}
+
+TEST(PriceTableTest, ACachedPriceNeedsItsOwnDateAndSource) {
+  const char* bad = R"(
+prices:
+  - provider: openai
+    model: gpt-x
+    input_per_mtok: 1
+    output_per_mtok: 2
+    cached_input_per_mtok: 0.1
+    as_of: "2026-12-01"
+    source: s
+)";
+  try {
+    PriceTable::parse(bad, "p.yaml");
+    FAIL();
+  } catch (const PriceTableError& e) {
+    EXPECT_NE(std::string(e.what()).find("prices[0].cached_as_of: is required"), std::string::npos)
+        << e.what();
+  }
+}
 
 TEST(PriceTableTest, ExactThenLongestPrefix) {
   auto t = PriceTable::parse(kTable, "prices.yaml");

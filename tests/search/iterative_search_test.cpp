@@ -273,6 +273,21 @@ TEST(IterativeSearchTest, LongErrorIsTruncatedKeepingItsTail) {
   EXPECT_LT(p.size(), 2 * kMaxFeedbackErrorChars + 2000);
 }
 
+TEST(IterativeSearchTest, ACutOffAnswerIsNamedInTheNextPromptOnly) {
+  IterativeSearch s(gemm_brief(), Budget(3));
+  next(s);
+  Observation cut = fake_observation(0);
+  cut.truncated = true;
+  s.observe(0, cut);
+  auto after_cut = next(s);
+  ASSERT_TRUE(after_cut.has_value());
+  EXPECT_NE(after_cut->user_prompt.find("Your previous answer was cut off"), std::string::npos);
+  s.observe(1, fake_observation(1));
+  auto after_whole = next(s);
+  ASSERT_TRUE(after_whole.has_value());
+  EXPECT_EQ(after_whole->user_prompt.find("cut off"), std::string::npos);
+}
+
 TEST(IterativeSearchTest, SameHistoryGivesIdenticalRequests) {
   IterativeSearch a(gemm_brief(), Budget(3));
   IterativeSearch b(gemm_brief(), Budget(3));

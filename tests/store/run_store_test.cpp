@@ -686,6 +686,50 @@ TEST(RunStoreTest, ACallIsStoredWithItsAnswersOrNotAtAll) {
   EXPECT_FALSE(store->find_response(response("B").key()).has_value());
 }
 
+TEST(RunStoreTest, AttributionChargesACachedAnswerToTheRunThatPaidAndCountsCutOffAnswers) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const int64_t first = store->begin_or_resume_run("cell a", "ca");
+  const int64_t second = store->begin_or_resume_run("cell b", "cb");
+  LlmCallRecord call;
+  call.run_id = first;
+  call.provider = "openai";
+  call.model = "gpt-x";
+  LlmResponseRecord cut = response("user 1", 1);
+  cut.finish_reason = "length";
+  cut.cached_prompt_tokens = 768;
+  const auto put = store->put_answered_call(call, {response("user 0"), cut});
+  // Cell a asked both; cell b asks sample 0's prompt again and reuses the stored answer.
+  for (int k = 0; k < 2; ++k) {
+    SampleRecord s = sample(first, k);
+    s.prompt_user = "user " + std::to_string(k);
+    s.response_id = put.responses[static_cast<size_t>(k)].id;
+    store->put_sample(s);
+  }
+  SampleRecord reuse = sample(second, 0);
+  reuse.prompt_user = "user 0";
+  reuse.response_id = put.responses[0].id;
+  store->put_sample(reuse);
+
+  const auto a = store->llm_attribution(first);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].workload, "8p");
+  EXPECT_EQ(a[0].paid_answers, 2);
+  EXPECT_EQ(a[0].reused_answers, 0);
+  EXPECT_EQ(a[0].paid_prompt_tokens, 2000);
+  EXPECT_EQ(a[0].paid_output_tokens, 500);
+  EXPECT_NEAR(a[0].paid_usd, 0.0084, 1e-12);
+  EXPECT_EQ(a[0].cached_prompt_tokens, 768);
+  EXPECT_EQ(a[0].truncated, 1);
+  const auto b = store->llm_attribution(second);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].paid_answers, 0);
+  EXPECT_EQ(b[0].reused_answers, 1);
+  EXPECT_EQ(b[0].reused_prompt_tokens, 1000);
+  EXPECT_NEAR(b[0].reused_usd, 0.0042, 1e-12);  // what it would have cost alone
+  EXPECT_DOUBLE_EQ(b[0].paid_usd, 0.0);
+}
+
 TEST(RunStoreTest, TheResponseCacheIsKeyedByWhatDeterminesAnAnswer) {
   TempDb tmp;
   auto store = RunStore::open(tmp.path());

@@ -66,5 +66,41 @@ TEST(LlmConfig, BadSyntheticOptionsNameTheKey) {
             std::string::npos);
 }
 
+TEST(LlmConfig, GovernorDeadlineAndRealServerKeys) {
+  auto c = parse_run_config(
+      "name: q\nworkloads: [8p]\nllm: {provider: openai, model: gpt-5-mini, max_usd_per_10min: "
+      "10, call_deadline_s: 900, fold_system_prompt: true, send_seed: false, prompt_shortfall: "
+      "warn, adaptive_concurrency: false}\n",
+      "t");
+  ASSERT_TRUE(c.llm.max_usd_per_window);
+  EXPECT_DOUBLE_EQ(*c.llm.max_usd_per_window, 10.0);
+  EXPECT_DOUBLE_EQ(c.llm.spend_window_s, 600.0);
+  ASSERT_TRUE(c.llm.call_deadline_s);
+  EXPECT_DOUBLE_EQ(*c.llm.call_deadline_s, 900.0);
+  EXPECT_TRUE(c.llm.fold_system_prompt);
+  EXPECT_FALSE(c.llm.send_seed);
+  EXPECT_EQ(c.llm.prompt_shortfall, "warn");
+  EXPECT_FALSE(c.llm.adaptive_concurrency);
+  auto w = parse_run_config(
+      "name: q\nworkloads: [8p]\nllm: {provider: gemini, model: gemini-2.5-flash, "
+      "max_usd_per_window: 200, spend_window_s: 60}\n",
+      "t");
+  EXPECT_DOUBLE_EQ(*w.llm.max_usd_per_window, 200.0);
+  EXPECT_DOUBLE_EQ(w.llm.spend_window_s, 60.0);
+}
+
+TEST(LlmConfig, BadGovernorKeysNameTheKey) {
+  const std::string both = error_of(
+      "name: q\nworkloads: [8p]\nllm: {provider: openai, model: m, max_usd_per_10min: 1, "
+      "max_usd_per_window: 1}\n");
+  EXPECT_NE(both.find("llm.max_usd_per_10min"), std::string::npos) << both;
+  const std::string shortfall = error_of(
+      "name: q\nworkloads: [8p]\nllm: {provider: openai, model: m, prompt_shortfall: maybe}\n");
+  EXPECT_NE(shortfall.find("llm.prompt_shortfall"), std::string::npos) << shortfall;
+  const std::string deadline = error_of(
+      "name: q\nworkloads: [8p]\nllm: {provider: openai, model: m, call_deadline_s: 0}\n");
+  EXPECT_NE(deadline.find("llm.call_deadline_s"), std::string::npos) << deadline;
+}
+
 }  // namespace
 }  // namespace palladium

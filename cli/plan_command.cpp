@@ -1,0 +1,244 @@
+// `palladium plan CONFIG|SWEEP`: before anything is spent, how many calls and tokens a run
+// config (or every cell of a sweep) will make, what they cost online and in batch mode, how
+// long the run will take under the account's limits and the TPU chips, which limit binds,
+// and what would relax it.
+//
+// The counts are the dry run's (cli/dry_run.hpp: every search driven to the end of its budget
+// by the offline synthetic model, no verdict ever correct, so the most the config can issue);
+// the time model is llm/throughput_plan.hpp. The assumptions are flags with defaults:
+//   --latency-s 40      seconds per LLM call (Gemini 3 Flash at ~4k in / 8-9k out: 37-41 s)
+//   --eval-s 10         seconds of one chip per candidate evaluation
+//   --cached-share 0    share of input tokens the provider's prompt cache serves
+//   --output-tokens N   output tokens per call (default: the dry run's, but at least half of
+//                       llm.max_output_tokens: the synthetic model's answers are short)
+//   --chips 1           TPU chips evaluating in parallel
+//   --tier-limits rpm=1000,tpm=1000000,usd_per_window=10,window_s=600,concurrency=64
+//                       the account's limits (any subset; the config's llm.* limits are the
+//                       defaults; "gemini-tier1" and "gemini-tier2" name the public tables)
+// A run's report later gives the measured latency, tokens and evaluation time.
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "cli/commands.hpp"
+#include "cli/dry_run.hpp"
+#include "cli/run_config.hpp"
+#include "cli/run_setup.hpp"
+#include "cli/sweep_config.hpp"
+#include "llm/synthetic_family.hpp"
+#include "llm/synthetic_provider.hpp"
+#include "llm/throughput_plan.hpp"
+#include "search/budget.hpp"
+#include "search/method_config.hpp"
+
+namespace palladium {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kUsage =
+    "usage: palladium plan CONFIG|SWEEP [--chips N] [--tier-limits LIST] [--latency-s S]\n"
+    "                      [--eval-s S] [--cached-share F] [--output-tokens N]\n"
+    "  --tier-limits  comma-separated rpm=, tpm=, usd_per_window=, window_s=, concurrency=,\n"
+    "                 or gemini-tier1 (1000 rpm, 1M tpm, $10 per 600 s) / gemini-tier2\n"
+    "                 (2000 rpm, 3M tpm, $200 per 600 s); default: the config's llm limits\n";
+
+bool parse_number(const std::string& text, double& out) {
+  char* end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return end && *end == '\0' && !text.empty() && out >= 0;
+}
+
+// Applies "key=value,..." (or a named tier) to `l`; "" on success, else what was wrong.
+std::string apply_tier_limits(const std::string& spec, PlanLimits& l) {
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item == "gemini-tier1") {
+      l.requests_per_minute = 1000, l.tokens_per_minute = 1e6, l.usd_per_window = 10,
+      l.window_s = 600;
+      continue;
+    }
+    if (item == "gemini-tier2") {
+      l.requests_per_minute = 2000, l.tokens_per_minute = 3e6, l.usd_per_window = 200,
+      l.window_s = 600;
+      continue;
+    }
+    const auto eq = item.find('=');
+    double v = 0;
+    if (eq == std::string::npos || !parse_number(item.substr(eq + 1), v))
+      return "'" + item + "' is not key=number";
+    const std::string key = item.substr(0, eq);
+    if (key == "rpm") l.requests_per_minute = v;
+    else if (key == "tpm") l.tokens_per_minute = v;
+    else if (key == "usd_per_window") l.usd_per_window = v;
+    else if (key == "window_s") l.window_s = v;
+    else if (key == "concurrency") l.max_concurrent = static_cast<int>(v);
+    else return "unknown limit '" + key + "' (rpm, tpm, usd_per_window, window_s, concurrency)";
+  }
+  return "";
+}
+
+PlanDemand demand_of(const RunConfig& config, const std::string& origin, const fs::path& home,
+                     std::optional<double> output_per_call) {
+  const auto searches = search_specs(config, origin, home);
+  const auto synthetic_dir = home / "llm" / "synthetic";
+  const auto covered = synthetic_workloads(synthetic_dir);
+  auto model = make_synthetic_provider(synthetic_dir);
+  PlanDemand d;
+  for (const auto& spec : searches) {
+    auto strategy = make_strategy(spec.method, spec.brief, Budget(spec.budget, spec.method.counts),
+                                  spec.menus, spec.seed);
+    const bool covers = std::find(covered.begin(), covered.end(), spec.brief.id) != covered.end();
+    DryRunSearch s = dry_run_search(*strategy, spec.brief.id, spec.seed, *model, covers);
+    d.calls += s.calls();
+    d.samples += s.calls();
+    d.input_tokens += static_cast<double>(s.usage.prompt_tokens);
+    // The synthetic model's answers are short: a real model may write up to the limit.
+    d.output_tokens += static_cast<double>(s.calls()) *
+                       output_per_call.value_or(std::max<double>(
+                           static_cast<double>(s.usage.output_tokens()) / std::max(1, s.calls()),
+                           config.llm.sampling.max_output_tokens * 0.5));
+    for (const auto& [role, n] : s.samples)
+      if (is_candidate_role(role)) d.candidates += n;
+    d.longest_chain = std::max(d.longest_chain, static_cast<double>(s.rounds));
+  }
+  return d;
+}
+
+std::string hours(double s) {
+  char buf[64];
+  if (s < 120) std::snprintf(buf, sizeof buf, "%.0f s", s);
+  else if (s < 7200) std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
+  else std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+  return buf;
+}
+
+}  // namespace
+
+int plan_command(const std::vector<std::string>& args) {
+  std::string path, tiers;
+  PlanAssumptions a;
+  int chips = 1;
+  std::optional<double> output_per_call;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto value = [&](double& out) {
+      return i + 1 < args.size() && parse_number(args[++i], out);
+    };
+    double v = 0;
+    if (args[i] == "--help" || args[i] == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else if (args[i] == "--chips") {
+      if (!value(v) || v < 1) return std::cerr << "palladium plan: --chips needs N >= 1\n" << kUsage, 2;
+      chips = static_cast<int>(v);
+    } else if (args[i] == "--tier-limits" && i + 1 < args.size()) {
+      tiers = args[++i];
+    } else if (args[i] == "--latency-s") {
+      if (!value(a.latency_s)) return std::cerr << kUsage, 2;
+    } else if (args[i] == "--eval-s") {
+      if (!value(a.eval_s)) return std::cerr << kUsage, 2;
+    } else if (args[i] == "--output-tokens") {
+      if (!value(v)) return std::cerr << kUsage, 2;
+      output_per_call = v;
+    } else if (args[i] == "--cached-share") {
+      if (!value(a.cached_share) || a.cached_share > 1) return std::cerr << kUsage, 2;
+    } else if (path.empty() && args[i].rfind("--", 0) != 0) {
+      path = args[i];
+    } else {
+      std::cerr << "palladium plan: unexpected argument '" << args[i] << "'\n" << kUsage;
+      return 2;
+    }
+  }
+  if (path.empty()) return std::cerr << "palladium plan: CONFIG or SWEEP is required\n" << kUsage, 2;
+  const fs::path home = palladium_home();
+  std::vector<std::pair<std::string, RunConfig>> runs;
+  try {
+    const YAML::Node root = YAML::LoadFile(path);
+    if (root.IsMap() && root["grid"]) {
+      const SweepConfig sweep = load_sweep_config(path);
+      for (const auto& cell : sweep.cells) runs.push_back({cell.key, cell.config});
+    } else {
+      runs.push_back({"", load_run_config(path)});
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "palladium plan: " << e.what() << "\n";
+    return 2;
+  }
+  PlanDemand total;
+  const LlmConfig& llm = runs.front().second.llm;
+  bool batch = false;
+  try {
+    for (const auto& [key, config] : runs) {
+      const PlanDemand d = demand_of(config, path, home, output_per_call);
+      total.calls += d.calls;
+      total.samples += d.samples;
+      total.input_tokens += d.input_tokens;
+      total.output_tokens += d.output_tokens;
+      total.candidates += d.candidates;
+      total.longest_chain = std::max(total.longest_chain, d.longest_chain);
+      batch = batch || config.llm.mode == "batch";
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "palladium plan: " << path << ": " << e.what() << "\n";
+    return 1;
+  }
+  PlanLimits l;
+  l.max_concurrent = llm.max_concurrent;
+  l.requests_per_minute = llm.requests_per_minute;
+  l.tokens_per_minute = llm.tokens_per_minute;
+  l.usd_per_window = llm.max_usd_per_window;
+  l.window_s = llm.spend_window_s;
+  l.chips = chips;
+  if (!tiers.empty()) {
+    const std::string err = apply_tier_limits(tiers, l);
+    if (!err.empty()) return std::cerr << "palladium plan: --tier-limits: " << err << "\n", 2;
+  }
+  std::optional<Price> price;
+  std::string label = "llm.provider " + llm.provider + " (offline: costs nothing)";
+  if (llm.remote()) {
+    label = llm.provider + " " + llm.model;
+    try {
+      price = PriceTable::load((home / llm.prices).string()).find(llm.provider, llm.model);
+    } catch (const std::exception& e) {
+      std::cerr << "palladium plan: " << e.what() << "\n";
+      return 2;
+    }
+    if (!price) label += " (no price in " + llm.prices + ")";
+  }
+  const PlanEstimate e = estimate_plan(total, l, a, price);
+  std::printf("plan of %s: %zu run%s, %s\n", path.c_str(), runs.size(), runs.size() == 1 ? "" : "s",
+              label.c_str());
+  std::printf("  calls %.0f  candidates %.0f  longest chain of dependent calls %.0f\n", total.calls,
+              total.candidates, total.longest_chain);
+  std::printf("  input tokens %.0f (cached %.0f)  output tokens %.0f%s\n", total.input_tokens,
+              e.cached_tokens, total.output_tokens,
+              output_per_call ? "" : " (at least half of llm.max_output_tokens per call)");
+  if (price)
+    std::printf(e.usd_online < 1 ? "  dollars: online $%.5f, batch $%.5f%s\n"
+                                 : "  dollars: online $%.2f, batch $%.2f%s\n",
+                e.usd_online, e.usd_batch,
+                batch ? " (this config runs in batch mode)" : "");
+  std::printf("  assumptions: %g s per call, %g s per evaluation, %d chip%s, cached share %.2f\n",
+              a.latency_s, a.eval_s, chips, chips == 1 ? "" : "s", a.cached_share);
+  std::printf("  time under each limit (the largest binds):\n");
+  for (const auto& t : e.limits)
+    std::printf("    %-17s %10s%s\n", t.limit.c_str(), hours(t.seconds).c_str(),
+                t.limit == e.binding ? "   <- binds" : "");
+  std::printf("  predicted wall time %s, bound by %s; to relax it: %s", hours(e.wall_s).c_str(),
+              e.binding.c_str(), e.limits.front().relax.c_str());
+  if (e.limits.size() > 1)
+    std::printf(" (then %s binds at %s)", e.limits[1].limit.c_str(), hours(e.next_s).c_str());
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace palladium
