@@ -146,9 +146,16 @@ TEST(SweepReport, MarkdownAndCsvSayWhatTheNumbersAre) {
   auto md = sweep_report_markdown(r);
   EXPECT_NE(md.find("NOT TPU speedups"), std::string::npos);
   EXPECT_NE(md.find("model: synthetic"), std::string::npos);
-  EXPECT_NE(md.find("| method=a | synthetic | 2 | 7 | 45.8% [25.0%, 66.7%] | 1.50 [1.00, 2.00] / 2 |"),
+  // Intervals are columns of their own.
+  EXPECT_NE(md.find("| method=a | synthetic | 2 | 7 | 45.8% | [25.0%, 66.7%] | 1.50 / 2 | "
+                    "[1.00, 2.00] |"),
             std::string::npos)
       << md;
+  // One seed: no interval, and the warning says why.
+  EXPECT_NE(md.find("| method=b | synthetic | 1 | 2 | 0.0% | - | 0.00 / 2 | - |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("**Warning:** intervals here rest on 1 seed(s)"), std::string::npos);
+  EXPECT_NE(md.find("Reading: method=b is behind method=a on speed by"), std::string::npos) << md;
   EXPECT_NE(md.find(">= $0.2500 (some calls unpriced)"), std::string::npos);
   EXPECT_NE(md.find("12p ignores scale"), std::string::npos);
   EXPECT_EQ(md.find("DESIGN.md"), std::string::npos);
@@ -158,6 +165,57 @@ TEST(SweepReport, MarkdownAndCsvSayWhatTheNumbersAre) {
   EXPECT_EQ(std::count(t2.begin(), t2.end(), '\n'), 3) << t2;  // header + 2 conditions
   EXPECT_NE(t2.find("cpu-wall,synthetic,method=a,2,7,3,2,"), std::string::npos) << t2;
   EXPECT_NE(csv["budget_curves.csv"].find("cpu-wall,synthetic,method=a,1,1,"), std::string::npos);
+}
+
+TEST(SweepReport, NoComparableHandTunedTimeShowsNoPercentage) {
+  auto in = two_methods_two_seeds();
+  in.hand_tuned["8p"].verdict = Verdict::compile_error;
+  in.hand_tuned["8p"].speedup.reset();
+  auto r = sweep_report_json(in);
+  const auto& t3 = r["groups"][0]["table3"];
+  EXPECT_FALSE(t3["hand_tuned_ran"].get<bool>());
+  EXPECT_TRUE(t3["rows"][0]["percent_of_hand_tuned"].is_null());
+  auto md = sweep_report_markdown(r);
+  EXPECT_EQ(md.find("| 100% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| hand-tuned reference | no hand-tuned run | - | no hand-tuned run |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 3.000 | no hand-tuned run |"), std::string::npos) << md;
+  // With a comparable reference the row is stated as before.
+  EXPECT_NE(sweep_report_markdown(sweep_report_json(two_methods_two_seeds())).find("| 100% |"),
+            std::string::npos);
+}
+
+TEST(SweepReport, ConditionsCarryPassAtKFastPAndAComparison) {
+  auto r = sweep_report_json(two_methods_two_seeds());
+  const auto& g = r["groups"][0];
+  const auto& a = g["conditions"][0];
+  // Runs of a: seed 0 {8p: 1 of 2 correct, 2.0x; 12p: 0 of 2}, seed 1 {8p: 1 of 2, 4.0x;
+  // 12p: 1 of 1, 0.5x}. Seed 1's 12p run has one candidate, so pass@k exists for k = 1 only.
+  ASSERT_EQ(a["pass_at_k"].size(), 1u);
+  EXPECT_EQ(a["pass_at_k"][0]["k"], 1);
+  EXPECT_DOUBLE_EQ(a["pass_at_k"][0]["estimate"]["value"].get<double>(),
+                   ((0.5 + 0.5) / 2 + (0.0 + 1.0) / 2) / 2);
+  ASSERT_EQ(a["fast_p"].size(), 5u);
+  EXPECT_DOUBLE_EQ(a["fast_p"][0]["estimate"]["value"].get<double>(), (1.0 + 0.5) / 2);  // p=0
+  EXPECT_DOUBLE_EQ(a["fast_p"][1]["estimate"]["value"].get<double>(), (1.0 + 0.0) / 2);  // p=1
+  EXPECT_DOUBLE_EQ(a["table2"]["iqm_speedup"]["value"].get<double>(), 1.5);  // 1, 1, 2, 4
+  ASSERT_EQ(g["comparisons"].size(), 1u);
+  const auto& c = g["comparisons"][0];
+  EXPECT_EQ(c["a"], "method=b");
+  EXPECT_EQ(c["b"], "method=a");
+  EXPECT_EQ(c["axis"], "method");
+  EXPECT_FALSE(c["paired"].get<bool>());  // b ran seed 0 only
+  EXPECT_TRUE(c["few_seeds"].get<bool>());
+  EXPECT_NE(c["warning"].get<std::string>().find("fewer than 5"), std::string::npos);
+  // b solved nothing; a's geomean over workloads and seeds is exp((ln2 + ln4) / 2 / 2).
+  EXPECT_NEAR(c["geomean_speedup"]["diff"].get<double>(), 1.0 - std::pow(2.0, 0.75), 1e-12);
+  auto csv = sweep_report_csv(r);
+  EXPECT_NE(csv["comparisons.csv"].find("cpu-wall,method=b,method=a,method,2,1,2,0,geomean_speedup,"),
+            std::string::npos)
+      << csv["comparisons.csv"];
+  EXPECT_NE(csv["fast_p.csv"].find("cpu-wall,synthetic,method=a,1.2,"), std::string::npos)
+      << csv["fast_p.csv"];
 }
 
 TEST(SweepReport, EmptyInputGivesAnEmptyReport) {
