@@ -8,8 +8,9 @@
 
 #include "search/metrics.hpp"
 #include "search/paired_comparison.hpp"
-#include "search/pass_at_k.hpp"
 #include "search/fast_p.hpp"
+#include "search/pass_at_k.hpp"
+#include "search/plausibility.hpp"
 #include "search/policy_replay.hpp"
 #include "search/roofline.hpp"
 #include "search/score_grid.hpp"
@@ -63,6 +64,24 @@ std::string timing_of(const std::vector<const ReportCandidate*>& cands) {
 }
 
 bool is_seed_axis(const std::string& axis) { return axis == "seed" || axis == "seeds"; }
+
+ordered band_json(const ReportCandidate& k) {
+  if (!k.kernel_ms_low || !k.kernel_ms_high) return nullptr;
+  return ordered::array({*k.kernel_ms_low, *k.kernel_ms_high});
+}
+
+// The next-fastest correct kernel, and whether its kernel-time band overlaps the best's.
+ordered runner_up_json(const ReportCandidate& best, const ReportCandidate* next) {
+  if (!next) return nullptr;
+  ordered overlap = nullptr;
+  if (best.kernel_ms_high && next->kernel_ms_low)
+    overlap = *best.kernel_ms_high >= *next->kernel_ms_low;
+  return {{"candidate_id", next->id},
+          {"speedup", next->speedup ? ordered(*next->speedup) : ordered()},
+          {"kernel_ms", next->kernel_ms ? ordered(*next->kernel_ms) : ordered()},
+          {"kernel_ms_band", band_json(*next)},
+          {"bands_overlap", overlap}};
+}
 
 // The best kernel's and the baseline's share of the v6e roofline; null without
 // a cost or a time. Only a TPU time is measured on the chip the peaks are of.
@@ -639,6 +658,23 @@ std::string budget_markdown(const ordered& g, const std::string& sfx) {
         "condition's cells. CSV: `budget_curves.csv`.\n\n";
   return md;
 }
+
+std::string spread_text(const ordered& b) {
+  std::string s = num_or_dash(b["kernel_ms"], "%.4g") + " ms";
+  const auto& band = b["kernel_ms_band"];
+  if (band.is_array())
+    s += " [" + fmt("%.4g", band[0].get<double>()) + ", " + fmt("%.4g", band[1].get<double>()) +
+         "], " + std::to_string(b["timing_runs"].get<int>()) + " runs";
+  else
+    s += ", timed once";
+  const auto& ru = b["runner_up"];
+  if (ru.is_object() && ru["bands_overlap"].is_boolean())
+    s += ru["bands_overlap"].get<bool>()
+             ? "; overlaps the runner-up (" + num_or_dash(ru["speedup"], "%.3fx") + ")"
+             : "; clear of the runner-up (" + num_or_dash(ru["speedup"], "%.3fx") + ")";
+  if (b["plausibility"] == "implausible_speed") s += "; **implausible_speed**";
+  return s;
+}
 }  // namespace
 
 std::vector<ReportCondition> report_conditions(const SweepReportInput& input) {
@@ -688,6 +724,8 @@ nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
   std::set<std::string> models;
   ordered groups = ordered::array();
   std::map<std::string, std::pair<const ReportCandidate*, const ReportCell*>> best_by;  // timing|w
+  std::map<std::string, const ReportCandidate*> runner_up;  // timing|w
+  ordered suspect = ordered::array();
   for (const auto& t : timings) {
     std::vector<ReportCondition> mine;
     std::set<std::string> group_models;
@@ -712,7 +750,32 @@ nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
         for (const auto& k : cell->candidates) {
           if (k.verdict != Verdict::correct || !k.speedup) continue;
           auto& slot = best_by[t + "|" + k.workload];
-          if (!slot.first || *k.speedup > *slot.first->speedup) slot = {&k, cell};
+          auto& second = runner_up[t + "|" + k.workload];
+          if (!slot.first || *k.speedup > *slot.first->speedup) {
+            second = slot.first;
+            slot = {&k, cell};
+          } else if (!second || *k.speedup > *second->speedup) {
+            second = &k;
+          }
+          auto cost = input.costs.find(k.workload);
+          TimingCheck check;
+          if (k.kernel_ms && *k.kernel_ms > 0 && *k.speedup > 0)
+            check = check_timing(*k.speedup, *k.kernel_ms, t,
+                                 cost == input.costs.end() ? std::nullopt
+                                                           : std::optional<WorkloadCost>(cost->second));
+          const bool flagged = k.plausibility == "implausible_speed" || k.plausibility == "retimed";
+          if (!flagged && !check.suspect) continue;
+          ordered retiming = ordered::parse(k.retiming_json, nullptr, false);
+          suspect.push_back({{"candidate_id", k.id},
+                             {"workload", k.workload},
+                             {"cell", cell->key},
+                             {"timing", t},
+                             {"speedup", *k.speedup},
+                             {"kernel_ms", k.kernel_ms ? ordered(*k.kernel_ms) : ordered()},
+                             {"plausibility", k.plausibility},
+                             {"reason", check.suspect ? check.reason
+                                                      : std::string("flagged by the judge")},
+                             {"retiming", retiming.is_discarded() ? ordered::object() : retiming}});
         }
   }
 
@@ -742,6 +805,10 @@ nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
                       {"kernel_ms", k->kernel_ms ? ordered(*k->kernel_ms) : ordered()},
                       {"baseline_ms", k->baseline_ms ? ordered(*k->baseline_ms) : ordered()},
                       {"roofline", roofline_json(input.costs, w, t, k->kernel_ms, k->baseline_ms)},
+                      {"timing_runs", k->timing_runs},
+                      {"kernel_ms_band", band_json(*k)},
+                      {"plausibility", k->plausibility},
+                      {"runner_up", runner_up_json(*k, runner_up[t + "|" + w])},
                       {"file", "kernels/" + w + suffix + ".py"},
                       {"history", "kernels/" + w + ".history.csv"}});
     }
@@ -759,6 +826,7 @@ nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
                  {"timings", timings},
                  {"groups", groups},
                  {"cells", cells},
+                 {"suspect_timings", suspect},
                  {"workloads", workloads}};
 }
 
@@ -813,13 +881,14 @@ std::string sweep_report_markdown(const nlohmann::ordered_json& r) {
   }
   md += "\nCSV: `cells.csv`. Per-workload rows of every cell are in `report.json`.\n\n";
 
-  md += "## Best kernel per workload\n\n| workload | best | cell | timing | roofline fraction "
-        "(baseline's) | file |\n|---|---|---|---|---|---|\n";
+  md += "## Best kernel per workload\n\n| workload | best | cell | timing | kernel time "
+        "[interquartile band] | roofline fraction (baseline's) | file |\n"
+        "|---|---|---|---|---|---|---|\n";
   bool any_cpu_roof = false;
   for (const auto& w : r["workloads"]) {
     std::string id = w["id"].get<std::string>() + (w["degenerate"].get<bool>() ? "*" : "");
     if (w["best"].empty()) {
-      md += "| " + id + " | no correct kernel | - | - | - | history: `kernels/" + w["id"].get<std::string>() + ".history.csv` |\n";
+      md += "| " + id + " | no correct kernel | - | - | - | - | history: `kernels/" + w["id"].get<std::string>() + ".history.csv` |\n";
       continue;
     }
     for (const auto& b : w["best"]) {
@@ -838,7 +907,8 @@ std::string sweep_report_markdown(const nlohmann::ordered_json& r) {
       md += "| " + id + " | " + fmt("%.3fx", b["speedup"].get<double>()) + " | " +
             b["cell"].get<std::string>() + " (seed " + std::to_string(b["seed"].get<int64_t>()) +
             ", sample " + std::to_string(b["sample_index"].get<int>()) + ") | " +
-            b["timing"].get<std::string>() + " | " + roof + " | `" + b["file"].get<std::string>() +
+            b["timing"].get<std::string>() + " | " + spread_text(b) + " | " + roof + " | `" +
+            b["file"].get<std::string>() +
             "`, history `" + b["history"].get<std::string>() + "` |\n";
     }
   }
@@ -846,10 +916,35 @@ std::string sweep_report_markdown(const nlohmann::ordered_json& r) {
         "the workload's FLOPs and the bytes of its inputs and output at full shapes "
         "(workloads/workload_costs.json) and TPU v6e's peaks (workloads/context/hardware.md); "
         "above 100% is impossible for a kernel that does the work.";
+  md += " Kernel time: the median of the timed calls with their interquartile band; \"timed "
+        "once\" when the judge recorded no spread. When the best kernel's band overlaps its "
+        "runner-up's, the two are not ranked by this timing.";
   if (any_cpu_roof)
     md += " Times measured on a CPU host (cpu-wall, reduced shapes in interpret mode) give a "
           "fraction that is not meaningful, so none is shown for them.";
   md += "\n";
+  if (!r["suspect_timings"].empty()) {
+    md += "\n## Timings to look at\n\nSpeeds that are hard to believe (above the " +
+          fmt("%.0fx", kDefaultSpeedupCeiling) + " ceiling, or above the v6e roofline for a TPU "
+          "time), or that the judge re-timed on another slot. implausible_speed: the re-timing "
+          "held, so the speed is kept and flagged; retimed: the re-timing replaced the first "
+          "timing.\n\n| candidate | workload | cell | timing | speedup | flag | why | both "
+          "timings |\n|---|---|---|---|---|---|---|---|\n";
+    for (const auto& x : r["suspect_timings"]) {
+      std::string both = "-";
+      const auto& rt = x["retiming"];
+      if (rt.contains("first") && rt.contains("second"))
+        both = "first " + num_or_dash(rt["first"].value("kernel_ms", ordered()), "%.4g") +
+               " ms, second " + num_or_dash(rt["second"].value("kernel_ms", ordered()), "%.4g") +
+               " ms";
+      md += "| " + std::to_string(x["candidate_id"].get<int64_t>()) + " | " +
+            x["workload"].get<std::string>() + " | " + x["cell"].get<std::string>() + " | " +
+            x["timing"].get<std::string>() + " | " + fmt("%.3fx", x["speedup"].get<double>()) +
+            " | " + (x["plausibility"].get<std::string>().empty() ? "not checked by the judge"
+                                                                  : x["plausibility"].get<std::string>()) +
+            " | " + x["reason"].get<std::string>() + " | " + both + " |\n";
+    }
+  }
   if (!degenerate.empty()) {
     md += "\n\\* Degenerate workloads (their reference ignores an input; docs/verification.md): ";
     for (const auto& w : r["workloads"]) {

@@ -53,11 +53,16 @@
 //               "workloads", "geomean_speedup", "llm": {"calls", "prompt_tokens",
 //               "completion_tokens", "thinking_tokens", "cost_usd", "cost_complete"},
 //               "per_workload": [{"id", "candidates", "correct", "best_speedup", "verdicts"}]}],
+//    "suspect_timings": [{"candidate_id", "workload", "cell", "timing", "speedup", "kernel_ms",
+//                         "plausibility", "reason", "retiming"}],
 //    "workloads": [{"id", "degenerate", "insensitive_inputs",
 //                   "best": [{"timing", "candidate_id", "cell", "model", "seed",
 //                             "sample_index", "speedup", "kernel_ms", "baseline_ms",
 //                             "roofline": null | {"fraction", "baseline_fraction", "bound",
 //                                                 "floor_ms", "peaks", "meaningful"},
+//                             "timing_runs", "kernel_ms_band": null | [low, high],
+//                             "plausibility", "runner_up": null | {"candidate_id", "speedup",
+//                               "kernel_ms", "kernel_ms_band", "bands_overlap": null | bool},
 //                             "file", "history"}]}]}
 // ("best" holds one entry per timing group with a correct, timed candidate.)
 // where MI = {"mean", "low", "high", "n"} and E = {"value", "low", "high"}.
@@ -70,6 +75,14 @@
 // a comparable time; percent_of_hand_tuned is then null. "roofline" is the
 // share of TPU v6e's roofline (search/roofline.hpp) from workloads' costs;
 // "meaningful" is false for cpu-wall times, which reports keep out of headlines.
+//
+// "suspect_timings" lists, for a person to look at, every correct candidate the
+// judge flagged implausible_speed or re-timed, and every one the report's own
+// check (search/plausibility.hpp, default ceiling) finds suspect. A best
+// kernel's runner-up is the next-fastest correct candidate of its workload and
+// timing kind; "bands_overlap" says whether their interquartile bands of
+// kernel time overlap (null when either was timed once): the ranking of two
+// overlapping kernels is not settled.
 //
 // Errors: none for any input (empty cells give empty groups).
 
@@ -106,6 +119,11 @@ struct ReportCandidate {
   std::optional<double> kernel_ms;
   std::optional<double> baseline_ms;
   std::string timing_kind;
+  // The spread of a repeated timing (interquartile band of kernel_ms; unset: timed once).
+  int timing_runs = 1;
+  std::optional<double> kernel_ms_low, kernel_ms_high;
+  std::string plausibility;        // "", "plausible", "retimed", "implausible_speed"
+  std::string retiming_json = "{}";  // both timings of a re-timed candidate
 };
 
 struct ReportUsage {

@@ -218,6 +218,57 @@ TEST(SweepReport, ConditionsCarryPassAtKFastPAndAComparison) {
       << csv["fast_p.csv"];
 }
 
+TEST(SweepReport, SuspectTimingsAreListedAndBandsComparedWithTheRunnerUp) {
+  auto in = two_methods_two_seeds();
+  // The judge re-timed candidate 5 (8p, 4.0x) on another slot and the speed held.
+  auto& held = in.cells[1].candidates[0];
+  ASSERT_EQ(held.id, 5);
+  held.plausibility = "implausible_speed";
+  held.retiming_json = R"({"first":{"kernel_ms":1.0},"second":{"kernel_ms":1.05}})";
+  held.timing_runs = 5;
+  held.kernel_ms_low = 0.9;
+  held.kernel_ms_high = 1.2;
+  // Its runner-up, candidate 2 (2.0x, 1 ms by the fixture), with a band that overlaps.
+  auto& next = in.cells[0].candidates[1];
+  ASSERT_EQ(next.id, 2);
+  next.kernel_ms_low = 1.1;
+  next.kernel_ms_high = 1.4;
+  // A TPU time far below the v6e roofline, which no judge flagged: the report's own check.
+  in.cells[2].candidates.push_back(cand(11, "8p", 0, 1, Verdict::correct, 3.0, "tpu-profiler"));
+  in.costs["8p"] = {918e9, 0.82e9};  // a 1 ms floor; the fixture's kernel time is 1 ms
+  in.cells[2].candidates.back().kernel_ms = 0.25;
+  auto r = sweep_report_json(in);
+  const auto& sus = r["suspect_timings"];
+  ASSERT_EQ(sus.size(), 2u) << sus.dump();
+  EXPECT_EQ(sus[0]["candidate_id"], 11);
+  EXPECT_NE(sus[0]["reason"].get<std::string>().find("4.00x the v6e compute roofline"),
+            std::string::npos)
+      << sus[0]["reason"];
+  EXPECT_EQ(sus[1]["candidate_id"], 5);
+  EXPECT_EQ(sus[1]["plausibility"], "implausible_speed");
+  EXPECT_EQ(sus[1]["retiming"]["second"]["kernel_ms"], 1.05);
+  const auto& cpu_best = r["workloads"][0]["best"][1];
+  ASSERT_EQ(cpu_best["candidate_id"], 5);
+  EXPECT_EQ(cpu_best["kernel_ms_band"], nlohmann::ordered_json::array({0.9, 1.2}));
+  EXPECT_EQ(cpu_best["runner_up"]["candidate_id"], 2);
+  EXPECT_TRUE(cpu_best["runner_up"]["bands_overlap"].get<bool>());
+  auto md = sweep_report_markdown(r);
+  EXPECT_NE(md.find("## Timings to look at"), std::string::npos);
+  EXPECT_NE(md.find("| 5 | 8p | method=a,seed=1 | cpu-wall | 4.000x | implausible_speed | flagged "
+                    "by the judge | first 1 ms, second 1.05 ms |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("1 ms [0.9, 1.2], 5 runs; overlaps the runner-up (2.000x); "
+                    "**implausible_speed**"),
+            std::string::npos)
+      << md;
+  // Ten times faster than the baseline on a CPU: the ceiling applies to every backend.
+  auto plain = two_methods_two_seeds();
+  plain.cells[1].candidates[0].speedup = 12.0;
+  EXPECT_EQ(sweep_report_json(plain)["suspect_timings"].size(), 1u);
+  EXPECT_TRUE(sweep_report_json(two_methods_two_seeds())["suspect_timings"].empty());
+}
+
 TEST(SweepReport, EmptyInputGivesAnEmptyReport) {
   auto r = sweep_report_json(SweepReportInput{});
   EXPECT_TRUE(r["groups"].empty());
