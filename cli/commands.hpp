@@ -19,6 +19,7 @@ int bench_command(const std::vector<std::string>& args);
 int synthetic_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int policy_eval_command(const std::vector<std::string>& args);
+int compare_command(const std::vector<std::string>& args);
 int status_command(const std::vector<std::string>& args);
 int plan_command(const std::vector<std::string>& args);
 

@@ -22,6 +22,7 @@ commands:
   report DB [--format json]     per-workload rows and suite metrics of a run database
   report DB --out DIR           Table 2/3, Figure 4, budget curves, best kernels: MD, CSV, JSON, PNG
   policy-eval DB --policy SPEC  what another budget policy would have achieved, from the recordings
+  compare DB --a SPEC --b SPEC  paired comparison of two conditions, with bootstrap intervals
   status DB [--live]            cells, agents, queue, samples and dollars, best so far
   plan CONFIG|SWEEP [--chips N] calls, tokens, dollars, wall time and the binding limit
   eval --workload ID FILE       evaluate one kernel file through an agent and its sidecar
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
     if (cmd == "report") return palladium::report_command(args);
     if (cmd == "sweep") return palladium::sweep_command(args);
     if (cmd == "policy-eval") return palladium::policy_eval_command(args);
+    if (cmd == "compare") return palladium::compare_command(args);
     if (cmd == "status") return palladium::status_command(args);
     if (cmd == "plan") return palladium::plan_command(args);
     if (cmd == "eval") return palladium::eval_command(args);

@@ -24,6 +24,7 @@ int write_sweep_report(const std::string& db, const std::string& out_dir, int64_
     auto input = collect_report_input(
         *store, sweep_id ? std::optional<int64_t>(sweep_id) : std::nullopt,
         load_input_sensitivity(palladium_home() / "workloads" / "input_sensitivity.json"));
+    input.costs = load_workload_costs(palladium_home() / "workloads" / "workload_costs.json");
     auto report = sweep_report_json(input);
     auto files = write_report_files(out_dir, input, report, [&](int64_t id) {
       auto s = store->find_sample(id);

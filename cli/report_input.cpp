@@ -64,6 +64,11 @@ void fill_run(const RunStore& store, const RunRecord& run, const std::string& or
       c.kernel_ms = e.kernel_ms;
       c.baseline_ms = e.baseline_ms;
       c.timing_kind = e.timing_kind;
+      c.timing_runs = e.timing_runs;
+      c.kernel_ms_low = e.kernel_ms_low;
+      c.kernel_ms_high = e.kernel_ms_high;
+      c.plausibility = e.plausibility;
+      c.retiming_json = e.retiming_json;
     }
     cell.candidates.push_back(std::move(c));
   }

@@ -265,6 +265,7 @@ int sweep_command(const std::vector<std::string>& args) {
       auto reader = RunStore::open(db_path, RunStore::Mode::read_only);
       auto input = collect_report_input(
           *reader, sweep_id, load_input_sensitivity(home / "workloads" / "input_sensitivity.json"));
+      input.costs = load_workload_costs(home / "workloads" / "workload_costs.json");
       auto report = sweep_report_json(input);
       write_report_files(out_dir, input, report, [&](int64_t id) {
         auto s = reader->find_sample(id);

@@ -8,7 +8,9 @@
 #include <set>
 #include <unordered_map>
 
+#include "search/fast_p.hpp"
 #include "search/metrics.hpp"
+#include "search/pass_at_k.hpp"
 
 namespace palladium {
 
@@ -25,7 +27,9 @@ constexpr const char* kMetricDefinitions =
     "candidates (no extractable code counts as generated and wrong); solved "
     "= workloads with >= 1 correct candidate; speedup(w) = baseline time / "
     "best correct time, 1.0 when none is correct; suite speedup = geomean "
-    "over all workloads of max(speedup(w), 1.0).";
+    "over all workloads of max(speedup(w), 1.0); pass@k = mean over workloads of "
+    "1 - C(n-c, k) / C(n, k); fast_p = share of workloads whose best correct kernel is more than "
+    "p times faster than the baseline.";
 
 constexpr const char* kCpuWarning =
     "WARNING: timing is cpu-wall: speedups are CPU interpret-mode wall-clock "
@@ -186,6 +190,26 @@ std::string phase_cell(const std::map<std::string, PhaseSummary>& phases, const 
   return cell;
 }
 
+
+// {"1": pass@1, "5": ..., "10": ...}; null where some workload has fewer candidates than k. Over
+// the run's pooled candidates of each workload (all methods and seeds).
+nlohmann::json pass_at_k_json(const std::vector<WorkloadSummary>& workloads) {
+  std::vector<PassCount> counts;
+  for (const auto& w : workloads) counts.push_back({w.candidates, w.correct});
+  nlohmann::json out = nlohmann::json::object();
+  for (int k : kPassAtK) {
+    auto v = suite_pass_at_k(counts, k);
+    out[std::to_string(k)] = v ? nlohmann::json(*v) : nlohmann::json();
+  }
+  return out;
+}
+
+// {"0": fast_0, "1.0": ..., "2.0": ...}.
+nlohmann::json fast_p_json(const std::vector<WorkloadSummary>& workloads) {
+  nlohmann::json out = nlohmann::json::object();
+  for (double p : kFastP) out[fmt(p == 0.0 ? "%.0f" : "%.1f", p)] = fast_p(workloads, p);
+  return out;
+}
 }  // namespace
 
 InputSensitivity load_input_sensitivity(const std::filesystem::path& path) {
@@ -244,7 +268,9 @@ nlohmann::json report_json(const RunStore& store, int64_t run_id,
         {"timing", d.timing},
         {"correct_cpu_branch_only", d.correct_cpu_branch_only},
         {"correct_reduced_shapes_only", d.correct_reduced_shapes_only},
-        {"degenerate_workloads", degenerate}}},
+        {"degenerate_workloads", degenerate},
+        {"pass_at_k", pass_at_k_json(d.workloads)},
+        {"fast_p", fast_p_json(d.workloads)}}},
       {"workloads", workloads},
   };
 }
@@ -310,6 +336,20 @@ std::string report_text(const RunStore& store, int64_t run_id,
          std::to_string(s.workloads) + "\n";
   out += "  geomean speedup         " + fmt("%.3fx", s.geomean_speedup) +
          " (timing: " + d.timing + ")\n";
+  {
+    std::vector<PassCount> counts;
+    for (const auto& w : d.workloads) counts.push_back({w.candidates, w.correct});
+    std::string pass;
+    for (int k : kPassAtK)
+      if (auto v = suite_pass_at_k(counts, k))
+        pass += (pass.empty() ? "" : ", ") + ("pass@" + std::to_string(k)) + " " + fmt("%.3f", *v);
+    if (!pass.empty()) out += "  pass@k                  " + pass + "\n";
+    std::string fast;
+    for (double p : kFastP)
+      fast += (fast.empty() ? "" : ", ") + fmt(p == 0.0 ? "fast_%.0f" : "fast_%.1f", p) + " " +
+              fmt("%.3f", fast_p(d.workloads, p));
+    out += "  fast_p                  " + fast + "\n";
+  }
   if (d.correct_cpu_branch_only > 0) {
     out += "  of the correct, " + std::to_string(d.correct_cpu_branch_only) +
            " were checked by their CPU branch alone (the judge could not interpret their "

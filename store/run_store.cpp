@@ -188,6 +188,23 @@ constexpr const char* kEvaluationColumns =
     "e.jax_version, e.libtpu_version, e.attempts, e.input_seeds_json, "
     "e.outside_pallas_flops_share, e.structure_json, e.created_at, e.numerics_path";
 
+// Columns added after databases were written without them, with the value such a row reads: a
+// read-only open never migrates (add_missing_columns), so its SELECT names what is there.
+constexpr std::pair<const char*, const char*> kLaterEvaluationColumns[] = {
+    {"timing_runs", "1"},        {"kernel_ms_low", "NULL"},    {"kernel_ms_high", "NULL"},
+    {"baseline_ms_low", "NULL"}, {"baseline_ms_high", "NULL"}, {"plausibility", "''"},
+    {"retiming_json", "'{}'"}};
+
+std::string evaluation_columns(const sqlite::Db& db) {
+  std::set<std::string> have;
+  sqlite::Statement cols(db, "SELECT name FROM pragma_table_info('evaluations')");
+  while (cols.step()) have.insert(cols.text(0));
+  std::string out = kEvaluationColumns;
+  for (const auto& [column, value] : kLaterEvaluationColumns)
+    out += std::string(", ") + (have.count(column) ? std::string("e.") + column : value);
+  return out;
+}
+
 EvaluationRecord read_evaluation(const sqlite::Db& db, const sqlite::Statement& st) {
   EvaluationRecord e;
   e.id = st.int64(0);
@@ -227,6 +244,13 @@ EvaluationRecord read_evaluation(const sqlite::Db& db, const sqlite::Statement& 
   e.structure_json = st.text(24);
   e.created_at = st.text(25);
   e.numerics_path = st.text(26);
+  e.timing_runs = static_cast<int>(st.int64(27));
+  e.kernel_ms_low = st.opt_double(28);
+  e.kernel_ms_high = st.opt_double(29);
+  e.baseline_ms_low = st.opt_double(30);
+  e.baseline_ms_high = st.opt_double(31);
+  e.plausibility = st.text(32);
+  e.retiming_json = st.text(33);
   return e;
 }
 
@@ -437,7 +461,17 @@ std::unique_ptr<RunStore> RunStore::open(const std::string& path, const Options&
 }
 
 RunStore::RunStore(std::unique_ptr<sqlite::Db> db, std::shared_ptr<RunLock> lock)
-    : db_(std::move(db)), lock_(std::move(lock)) {}
+    : db_(std::move(db)), lock_(std::move(lock)) {
+  const std::string select = "SELECT " + evaluation_columns(*db_);
+  sql_search_evaluations_ = select +
+                            " FROM evaluations e JOIN samples s ON s.id = e.candidate_id "
+                            "WHERE s.run_id = ?1 AND s.workload = ?2 AND s.method = ?3 AND "
+                            "s.seed = ?4 AND s.superseded = 0 ORDER BY e.id";
+  sql_find_evaluation_ = select + " FROM evaluations e WHERE e.candidate_id = ?1";
+  sql_run_evaluations_ = select +
+                         " FROM evaluations e JOIN samples s ON s.id = e.candidate_id "
+                         "WHERE s.run_id = ?1 AND s.superseded = 0 ORDER BY e.id";
+}
 
 RunStore::~RunStore() {
   // An unfinished batch is not committed: its senders were never answered.
@@ -762,11 +796,7 @@ StoredSearch RunStore::search_samples(const SampleKey& k) const {
     st->bind_int64(1, k.run_id).bind_text(2, k.workload).bind_text(3, k.method).bind_int64(4, k.seed);
     while (st->step()) out.samples.push_back(read_sample(*db_, *st));
   }
-  static const std::string sql = std::string("SELECT ") + kEvaluationColumns +
-                                 " FROM evaluations e JOIN samples s ON s.id = e.candidate_id "
-                                 "WHERE s.run_id = ?1 AND s.workload = ?2 AND s.method = ?3 AND "
-                                 "s.seed = ?4 AND s.superseded = 0 ORDER BY e.id";
-  sqlite::CachedUse st(*db_, sql.c_str());
+  sqlite::CachedUse st(*db_, sql_search_evaluations_.c_str());
   st->bind_int64(1, k.run_id).bind_text(2, k.workload).bind_text(3, k.method).bind_int64(4, k.seed);
   while (st->step()) out.evaluations.push_back(read_evaluation(*db_, *st));
   return out;
@@ -837,9 +867,12 @@ bool RunStore::put_evaluation(const EvaluationRecord& e) {
       "INSERT INTO evaluations (candidate_id, verdict, stage, error_text, error_signature, "
       "stdout, stderr, stage_ms_json, max_abs_err, max_rel_err, kernel_ms, baseline_ms, speedup, "
       "timing_kind, agent_id, agent_key, backend, device_kind, jax_version, libtpu_version, "
-      "attempts, input_seeds_json, outside_pallas_flops_share, structure_json, numerics_path) "
+      "attempts, input_seeds_json, outside_pallas_flops_share, structure_json, numerics_path, "
+      "timing_runs, kernel_ms_low, kernel_ms_high, baseline_ms_low, baseline_ms_high, "
+      "plausibility, retiming_json) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-      "?19, ?20, ?21, ?22, ?23, ?24, ?25) ON CONFLICT (candidate_id) DO NOTHING");
+      "?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32) "
+      "ON CONFLICT (candidate_id) DO NOTHING");
   st->bind_int64(1, e.candidate_id)
       .bind_text(2, to_string(e.verdict))
       .bind_text(3, e.stage)
@@ -864,7 +897,14 @@ bool RunStore::put_evaluation(const EvaluationRecord& e) {
       .bind_text(22, nlohmann::json(e.input_seeds).dump())
       .bind_opt_double(23, e.outside_pallas_flops_share)
       .bind_text(24, e.structure_json)
-      .bind_text(25, e.numerics_path);
+      .bind_text(25, e.numerics_path)
+      .bind_int64(26, e.timing_runs)
+      .bind_opt_double(27, e.kernel_ms_low)
+      .bind_opt_double(28, e.kernel_ms_high)
+      .bind_opt_double(29, e.baseline_ms_low)
+      .bind_opt_double(30, e.baseline_ms_high)
+      .bind_text(31, e.plausibility)
+      .bind_text(32, e.retiming_json);
   st->run();
   const bool inserted = changes(*db_) == 1;
   w.commit();
@@ -872,19 +912,14 @@ bool RunStore::put_evaluation(const EvaluationRecord& e) {
 }
 
 std::optional<EvaluationRecord> RunStore::find_evaluation(int64_t candidate_id) const {
-  static const std::string sql =
-      std::string("SELECT ") + kEvaluationColumns + " FROM evaluations e WHERE e.candidate_id = ?1";
-  sqlite::CachedUse st(*db_, sql.c_str());
+  sqlite::CachedUse st(*db_, sql_find_evaluation_.c_str());
   st->bind_int64(1, candidate_id);
   if (!st->step()) return std::nullopt;
   return read_evaluation(*db_, *st);
 }
 
 std::vector<EvaluationRecord> RunStore::evaluations(int64_t run_id) const {
-  static const std::string sql = std::string("SELECT ") + kEvaluationColumns +
-                                 " FROM evaluations e JOIN samples s ON s.id = e.candidate_id "
-                                 "WHERE s.run_id = ?1 AND s.superseded = 0 ORDER BY e.id";
-  sqlite::CachedUse st(*db_, sql.c_str());
+  sqlite::CachedUse st(*db_, sql_run_evaluations_.c_str());
   st->bind_int64(1, run_id);
   std::vector<EvaluationRecord> out;
   while (st->step()) out.push_back(read_evaluation(*db_, *st));

@@ -182,6 +182,14 @@ struct EvaluationRecord {
   // or "" (not reached, or not reported); protocol/taxonomy.json says what each means.
   std::string numerics_path;
   std::string created_at;  // store
+  // Repeated timing: kernel_ms / baseline_ms are medians of timing_runs calls, these the
+  // interquartile band (unset when timed once).
+  int timing_runs = 1;
+  std::optional<double> kernel_ms_low, kernel_ms_high, baseline_ms_low, baseline_ms_high;
+  // The plausibility gate: "", "plausible", "retimed" or "implausible_speed"; retiming_json
+  // holds both timings of a re-timed candidate ("{}" otherwise).
+  std::string plausibility;
+  std::string retiming_json = "{}";
 };
 
 // Everything stored for one search: its live samples (with texts) in
@@ -456,6 +464,9 @@ class RunStore {
   std::unique_ptr<sqlite::Db> db_;
   std::shared_ptr<RunLock> lock_;  // null when read-only or in memory
   bool batch_open_ = false;
+  // The evaluation queries, naming the columns this database has (built once, so the
+  // statement cache keys on stable text).
+  std::string sql_search_evaluations_, sql_find_evaluation_, sql_run_evaluations_;
 };
 
 }  // namespace palladium

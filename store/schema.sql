@@ -197,6 +197,21 @@ CREATE TABLE IF NOT EXISTS evaluations (
   -- how the numerics were checked: 'tpu', 'mosaic_interpreter' (the judge interpreted the
   -- kernels' Mosaic bodies too), 'cpu_branch_only' (the candidate-built CPU branch alone), ''
   numerics_path      TEXT NOT NULL DEFAULT '',
+  -- The spread of a repeated timing (warm-up, then timing_runs timed calls): kernel_ms and
+  -- baseline_ms are medians, the *_low/*_high columns the interquartile band; NULL when the
+  -- judge timed once.
+  timing_runs        INTEGER NOT NULL DEFAULT 1,
+  kernel_ms_low      REAL,
+  kernel_ms_high     REAL,
+  baseline_ms_low    REAL,
+  baseline_ms_high   REAL,
+  -- The plausibility gate (search/plausibility.hpp): '' not checked, 'plausible',
+  -- 'retimed' (a doubted timing that the re-timing on another slot replaced) or
+  -- 'implausible_speed' (the re-timing held: kept and flagged for a person to look at).
+  plausibility       TEXT NOT NULL DEFAULT '',
+  -- both timings of a re-timed candidate: {"first": {"kernel_ms", "baseline_ms", "agent_id"},
+  -- "second": {...}, "reason": "..."}; {} when not re-timed
+  retiming_json      TEXT NOT NULL DEFAULT '{}',
   created_at         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );
 

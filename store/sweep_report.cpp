@@ -7,7 +7,14 @@
 #include <set>
 
 #include "search/metrics.hpp"
+#include "search/paired_comparison.hpp"
+#include "search/fast_p.hpp"
+#include "search/pass_at_k.hpp"
+#include "search/plausibility.hpp"
 #include "search/policy_replay.hpp"
+#include "search/roofline.hpp"
+#include "search/score_grid.hpp"
+#include "store/sweep_report_compare.hpp"
 
 namespace palladium {
 
@@ -17,7 +24,11 @@ const char* const kSweepMetricDefinitions =
     "solved = workloads with >= 1 correct candidate; speedup(w) = baseline time / best correct "
     "time, 1.0 when none is correct; suite speedup = geomean over all workloads of "
     "max(speedup(w), 1.0); % of hand-tuned = suite speedup / hand-tuned suite speedup on the same "
-    "workloads.";
+    "workloads. IQM speedup = interquartile mean of max(speedup(w), 1) over (workload, seed) runs; "
+    "pass@k = mean over runs of 1 - C(n-c, k) / C(n, k); fast_p = share of workloads whose best "
+    "correct kernel is more than p times faster than the baseline; P(A>B) = probability that a "
+    "run of A is faster than a run of B on the same workload; roofline fraction = the v6e "
+    "roofline's floor time / measured time (not meaningful for cpu-wall times).";
 
 namespace {
 
@@ -26,6 +37,13 @@ using ordered = nlohmann::ordered_json;
 const std::string kCpuWall(to_string(TimingKind::cpu_wall));
 const std::string kTpuProfiler(to_string(TimingKind::tpu_profiler));
 const std::string kTpuWallFallback(to_string(TimingKind::tpu_wall_fallback));
+
+// {"value", "low", "high"}, all null when there is nothing to estimate.
+ordered estimate_json(const std::optional<Estimate>& e) {
+  auto num = [](double v) { return std::isnan(v) ? ordered() : ordered(v); };
+  if (!e) return {{"value", nullptr}, {"low", nullptr}, {"high", nullptr}};
+  return {{"value", num(e->value)}, {"low", num(e->low)}, {"high", num(e->high)}};
+}
 
 ordered mi_json(const MeanInterval& m) {
   auto num = [](double v) { return std::isnan(v) ? ordered() : ordered(v); };
@@ -46,6 +64,39 @@ std::string timing_of(const std::vector<const ReportCandidate*>& cands) {
 }
 
 bool is_seed_axis(const std::string& axis) { return axis == "seed" || axis == "seeds"; }
+
+ordered band_json(const ReportCandidate& k) {
+  if (!k.kernel_ms_low || !k.kernel_ms_high) return nullptr;
+  return ordered::array({*k.kernel_ms_low, *k.kernel_ms_high});
+}
+
+// The next-fastest correct kernel, and whether its kernel-time band overlaps the best's.
+ordered runner_up_json(const ReportCandidate& best, const ReportCandidate* next) {
+  if (!next) return nullptr;
+  ordered overlap = nullptr;
+  if (best.kernel_ms_high && next->kernel_ms_low)
+    overlap = *best.kernel_ms_high >= *next->kernel_ms_low;
+  return {{"candidate_id", next->id},
+          {"speedup", next->speedup ? ordered(*next->speedup) : ordered()},
+          {"kernel_ms", next->kernel_ms ? ordered(*next->kernel_ms) : ordered()},
+          {"kernel_ms_band", band_json(*next)},
+          {"bands_overlap", overlap}};
+}
+
+// The best kernel's and the baseline's share of the v6e roofline; null without
+// a cost or a time. Only a TPU time is measured on the chip the peaks are of.
+ordered roofline_json(const WorkloadCosts& costs, const std::string& w, const std::string& timing,
+                      const std::optional<double>& kernel_ms,
+                      const std::optional<double>& baseline_ms) {
+  auto cost = costs.find(w);
+  if (cost == costs.end() || !kernel_ms || !(*kernel_ms > 0)) return nullptr;
+  auto k = roofline_fraction(cost->second, *kernel_ms);
+  ordered base = nullptr;
+  if (baseline_ms && *baseline_ms > 0) base = roofline_fraction(cost->second, *baseline_ms).fraction;
+  return {{"fraction", k.fraction},     {"baseline_fraction", base},
+          {"bound", k.bound},           {"floor_ms", k.floor_ms},
+          {"peaks", kTpuV6e.name},      {"meaningful", timing != kCpuWall}};
+}
 
 }  // namespace
 
@@ -111,6 +162,25 @@ ordered condition_json(const ReportCondition& c) {
     for (const char* m : {"per_sample_correctness", "solved", "geomean_speedup"})
       table2[m] = mi_json(bootstrap_mean({}));
   }
+  ordered pass = ordered::array(), fast = ordered::array(), iqm = estimate_json(std::nullopt);
+  if (!seeds.empty()) {
+    const ScoreGrid grid = score_grid(seeds);
+    iqm = estimate_json(stratified_interval(grid, grid_iqm));
+    for (int k : kPassAtK)
+      if (pass_at_k_defined(grid, k))
+        pass.push_back({{"k", k},
+                        {"estimate", estimate_json(stratified_interval(
+                                         grid, [k](const ScoreGrid& g, const Selection& s) {
+                                           return grid_pass_at_k(g, s, k);
+                                         }))}});
+    for (double p : kFastP)
+      fast.push_back({{"p", p},
+                      {"estimate", estimate_json(stratified_interval(
+                                       grid, [p](const ScoreGrid& g, const Selection& s) {
+                                         return grid_fast_p(g, s, p);
+                                       }))}});
+  }
+  table2["iqm_speedup"] = iqm;
   ordered outcomes = ordered::object();
   for (Verdict v : all_verdicts()) {
     int count = 0;
@@ -121,8 +191,8 @@ ordered condition_json(const ReportCondition& c) {
   for (const auto& [k, v] : c.params) params[k] = v;
   return {{"key", c.key},     {"label", c.label},   {"method", c.method},
           {"model", c.model}, {"params", params}, {"cells", cells},
-          {"seeds", seed_ids}, {"table2", table2},  {"outcomes", outcomes},
-          {"curve", curve}};
+          {"seeds", seed_ids}, {"table2", table2},  {"pass_at_k", pass},
+          {"fast_p", fast},   {"outcomes", outcomes}, {"curve", curve}};
 }
 
 double geomean_clipped(const std::vector<double>& v) {
@@ -165,6 +235,9 @@ ordered table3_json(const std::vector<ReportCondition>& conds, const std::string
   }
   std::vector<double> all_ref;
   for (const auto& w : columns) all_ref.push_back(ref_speedup[w]);
+  // With no comparable hand-tuned time the reference row is all 1.0 by
+  // convention; a percentage of that would read as a result.
+  const bool ran = not_comparable.size() < columns.size();
 
   ordered rows = ordered::array();
   for (const auto& c : conds) {
@@ -198,7 +271,8 @@ ordered table3_json(const std::vector<ReportCondition>& conds, const std::string
                     {"speedups", speedups},
                     {"suite", suite},
                     {"hand_tuned_suite", ref_suite},
-                    {"percent_of_hand_tuned", 100.0 * suite / ref_suite}});
+                    {"percent_of_hand_tuned",
+                     ran ? ordered(100.0 * suite / ref_suite) : ordered()}});
   }
   std::string note =
       "Hand-tuned: the upstream Pallas kernels of workloads/hand_tuned/, evaluated as candidates "
@@ -213,6 +287,7 @@ ordered table3_json(const std::vector<ReportCondition>& conds, const std::string
           {"hand_tuned", ref},
           {"hand_tuned_verdicts", ref_verdicts},
           {"hand_tuned_suite", geomean_clipped(all_ref)},
+          {"hand_tuned_ran", ran},
           {"rows", rows},
           {"note", note}};
 }
@@ -310,6 +385,296 @@ std::string warning_for(const std::string& timing) {
   return "**Timing: tpu-profiler** (TPU device time from the profiler).";
 }
 
+
+// "1.234" and "[1.100, 1.310]" (or "-" when there is no interval: one seed).
+std::string value_text(const ordered& v, const char* f, double scale = 1.0) {
+  return v.is_number() ? fmt(f, scale * v.get<double>()) : "-";
+}
+
+std::string interval_text(const ordered& low, const ordered& high, const char* f,
+                          double scale = 1.0, bool show = true) {
+  if (!show || !low.is_number() || !high.is_number()) return "-";
+  return "[" + fmt(f, scale * low.get<double>()) + ", " + fmt(f, scale * high.get<double>()) + "]";
+}
+
+int min_seeds(const ordered& g) {
+  int n = -1;
+  for (const auto& c : g["conditions"]) {
+    int s = static_cast<int>(c["seeds"].size());
+    if (n < 0 || s < n) n = s;
+  }
+  return n < 0 ? 0 : n;
+}
+
+std::string few_seeds_line(const ordered& g) {
+  int n = min_seeds(g);
+  if (n >= kFewSeeds) return "";
+  return "**Warning:** intervals here rest on " + std::to_string(n) + " seed(s) per workload "
+         "(fewer than " + std::to_string(kFewSeeds) + "); they are rough, and with one seed there "
+         "is none.\n\n";
+}
+
+// The comparison to quote under Table 2: the first along the method axis, else the first.
+const ordered* headline_comparison(const ordered& g) {
+  for (const auto& c : g["comparisons"])
+    if (c["axis"] == "method") return &c;
+  return g["comparisons"].empty() ? nullptr : &g["comparisons"][0];
+}
+
+std::string table2_markdown(const ordered& g, const std::string& sfx) {
+  std::string md = "### Table 2: methods compared\n\n";
+  const ordered* head = headline_comparison(g);
+  md += "Reading: " + (head ? (*head)["reading"].get<std::string>()
+                            : std::string("one condition only; nothing to compare.")) + "\n\n";
+  md += "| condition | model | seeds | candidates | per-sample correctness | 95% interval | "
+        "solved | 95% interval | geomean speedup | 95% interval | IQM speedup | 95% interval "
+        "|\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& c : g["conditions"]) {
+    const auto& t = c["table2"];
+    const bool several = c["seeds"].size() > 1;
+    const auto &pc = t["per_sample_correctness"], &sv = t["solved"], &gm = t["geomean_speedup"],
+               &iq = t["iqm_speedup"];
+    md += "| " + c["label"].get<std::string>() + " | " + c["model"].get<std::string>() + " | " +
+          std::to_string(c["seeds"].size()) + " | " + std::to_string(t["candidates"].get<int>()) +
+          " | " + value_text(pc["mean"], "%.1f%%", 100) + " | " +
+          interval_text(pc["low"], pc["high"], "%.1f%%", 100, several) + " | " +
+          value_text(sv["mean"], "%.2f") + " / " + std::to_string(t["workloads"].get<int>()) +
+          " | " + interval_text(sv["low"], sv["high"], "%.2f", 1, several) + " | " +
+          value_text(gm["mean"], "%.3fx") + " | " +
+          interval_text(gm["low"], gm["high"], "%.3f", 1, several) + " | " +
+          value_text(iq["value"], "%.3fx") + " | " +
+          interval_text(iq["low"], iq["high"], "%.3f", 1, several) + " |\n";
+  }
+  md += "\n" + few_seeds_line(g) +
+        "Definitions: per-sample correctness = correct / generated candidates; solved = "
+        "workloads with a correct candidate; geomean speedup = geomean over workloads of "
+        "max(speedup(w), 1); IQM speedup = interquartile mean of max(speedup(w), 1) over all "
+        "(workload, seed) runs (rliable). Each a mean over seeds with a 95% percentile-bootstrap "
+        "interval over seeds (IQM: stratified bootstrap within workloads). ![Table 2](table2" +
+        sfx + ".png) CSV: `table2.csv`.\n\n";
+  return md;
+}
+
+std::string pass_fast_markdown(const ordered& g, const std::string& sfx) {
+  std::string md = "### pass@k and fast_p\n\n";
+  // Reading: the condition with the most workloads correct and faster than the baseline.
+  const ordered* best = nullptr;
+  double best_fast = -1;
+  for (const auto& c : g["conditions"])
+    for (const auto& f : c["fast_p"])
+      if (f["p"].get<double>() == 1.0 && f["estimate"]["value"].is_number() &&
+          f["estimate"]["value"].get<double>() > best_fast) {
+        best_fast = f["estimate"]["value"].get<double>();
+        best = &c;
+      }
+  if (best) {
+    const auto* f1 = &(*best)["fast_p"][0];
+    for (const auto& f : (*best)["fast_p"])
+      if (f["p"].get<double>() == 1.0) f1 = &f;
+    const auto& e = (*f1)["estimate"];
+    md += "Reading: " + (*best)["label"].get<std::string>() + " has the most workloads with a "
+          "correct kernel faster than the baseline: fast_1.0 = " + value_text(e["value"], "%.2f") +
+          " " + interval_text(e["low"], e["high"], "%.2f") + ".\n\n";
+  }
+  std::vector<int> ks;
+  for (const auto& c : g["conditions"])
+    for (const auto& p : c["pass_at_k"])
+      if (!std::count(ks.begin(), ks.end(), p["k"].get<int>())) ks.push_back(p["k"].get<int>());
+  std::sort(ks.begin(), ks.end());
+  md += "| condition |";
+  std::string rule = "|---|";
+  for (int k : ks) {
+    md += " pass@" + std::to_string(k) + " | 95% interval |";
+    rule += "---|---|";
+  }
+  for (double p : kFastP) {
+    md += " fast_" + fmt("%.1f", p) + " | 95% interval |";
+    rule += "---|---|";
+  }
+  md += "\n" + rule + "\n";
+  for (const auto& c : g["conditions"]) {
+    const bool several = c["seeds"].size() > 1;
+    md += "| " + c["label"].get<std::string>() + " |";
+    for (int k : ks) {
+      const ordered* hit = nullptr;
+      for (const auto& p : c["pass_at_k"])
+        if (p["k"].get<int>() == k) hit = &p;
+      if (!hit) {
+        md += " n too small | - |";
+        continue;
+      }
+      const auto& e = (*hit)["estimate"];
+      md += " " + value_text(e["value"], "%.3f") + " | " +
+            interval_text(e["low"], e["high"], "%.3f", 1, several) + " |";
+    }
+    for (const auto& f : c["fast_p"]) {
+      const auto& e = f["estimate"];
+      md += " " + value_text(e["value"], "%.3f") + " | " +
+            interval_text(e["low"], e["high"], "%.3f", 1, several) + " |";
+    }
+    md += "\n";
+  }
+  md += "\n" + few_seeds_line(g) +
+        "Definitions: pass@k = mean over (workload, seed) runs of 1 - C(n-c, k) / C(n, k) "
+        "(n candidates of the run, c correct; shown for the k every run allows); fast_p = share "
+        "of workloads whose best correct kernel is more than p times faster than the baseline "
+        "(fast_0 = solved share), mean over seeds. 95% stratified bootstrap intervals (seeds "
+        "resampled within workloads). ![fast_p](fast_p" + sfx + ".png) CSV: `pass_at_k.csv`, "
+        "`fast_p.csv`.\n\n";
+  return md;
+}
+
+std::string comparisons_markdown(const ordered& g) {
+  std::string md = "### Paired comparisons\n\n";
+  if (g["comparisons"].empty())
+    return md + "No two conditions here differ in exactly one axis; `palladium compare DB --a "
+                "SPEC --b SPEC` compares any two.\n\n";
+  for (const auto& c : g["comparisons"]) {
+    md += "- " + c["reading"].get<std::string>();
+    if (!c["warning"].get<std::string>().empty()) md += " *" + c["warning"].get<std::string>() + "*";
+    md += "\n";
+  }
+  md += "\n| A | B | differs in | speed A - B | 95% interval | IQM A - B | 95% interval | solved "
+        "A - B | 95% interval | correctness A - B | 95% interval | P(A>B) | 95% interval "
+        "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& c : g["comparisons"]) {
+    auto d = [&](const char* m, const char* f, double scale) {
+      const auto& x = c[m];
+      return fmt(f, scale * x["diff"].get<double>()) + " | " +
+             interval_text(x["low"], x["high"], f, scale);
+    };
+    const auto& p = c["p_improvement"];
+    md += "| " + c["a"].get<std::string>() + " | " + c["b"].get<std::string>() + " | " +
+          c["axis"].get<std::string>() + " | " + d("geomean_speedup", "%+.3f", 1) + " | " +
+          d("iqm_speedup", "%+.3f", 1) + " | " + d("solved", "%+.2f", 1) + " | " +
+          d("per_sample_correctness", "%+.1f", 100) + " | " + fmt("%.2f", p["value"].get<double>()) +
+          " | " + interval_text(p["low"], p["high"], "%.2f") + " |\n";
+  }
+  md += "\nDefinitions: " + std::string(kComparisonDefinitions) + " CSV: `comparisons.csv`.\n\n";
+  return md;
+}
+
+std::string table3_markdown(const ordered& g, const std::string& sfx) {
+  const auto& t3 = g["table3"];
+  std::string md = "### Table 3: priority workloads against the hand-tuned references\n\n";
+  if (t3["workloads"].empty())
+    return md + "No priority workload (one with a hand-tuned reference) is in these suites.\n\n";
+  const bool ran = t3["hand_tuned_ran"].get<bool>();
+  if (!ran) {
+    md += "Reading: no hand-tuned reference has a comparable time here (no hand-tuned run), so "
+          "no condition is stated as a share of it.\n\n";
+  } else {
+    const ordered* best = nullptr;
+    for (const auto& row : t3["rows"])
+      if (!best || row["percent_of_hand_tuned"].get<double>() >
+                       (*best)["percent_of_hand_tuned"].get<double>())
+        best = &row;
+    if (best)
+      md += "Reading: " + (*best)["label"].get<std::string>() + " reaches " +
+            fmt("%.0f%%", (*best)["percent_of_hand_tuned"].get<double>()) +
+            " of the hand-tuned suite speedup on the priority workloads (" +
+            fmt("%.3fx", (*best)["suite"].get<double>()) + " against " +
+            fmt("%.3fx", (*best)["hand_tuned_suite"].get<double>()) + ").\n\n";
+  }
+  md += "| condition |";
+  for (const auto& w : t3["workloads"]) md += " " + w.get<std::string>() + " |";
+  md += " suite | % of hand-tuned |\n|---|";
+  for (size_t i = 0; i < t3["workloads"].size() + 2; ++i) md += "---|";
+  md += "\n| hand-tuned reference |";
+  for (const auto& w : t3["workloads"]) {
+    const std::string verdict = t3["hand_tuned_verdicts"][w.get<std::string>()];
+    const bool timed = verdict == "correct";
+    md += " " + (timed ? fmt("%.3f", t3["hand_tuned"][w.get<std::string>()].get<double>())
+                       : std::string("no hand-tuned run")) + " |";
+  }
+  md += " " + (ran ? fmt("%.3f", t3["hand_tuned_suite"].get<double>()) : std::string("-")) +
+        " | " + (ran ? "100%" : "no hand-tuned run") + " |\n";
+  for (const auto& row : t3["rows"]) {
+    md += "| " + row["label"].get<std::string>() + " |";
+    for (const auto& w : t3["workloads"]) md += " " + num_or_dash(row["speedups"][w.get<std::string>()], "%.3f") + " |";
+    md += " " + fmt("%.3f", row["suite"].get<double>()) + " | " +
+          (row["percent_of_hand_tuned"].is_number()
+               ? fmt("%.0f%%", row["percent_of_hand_tuned"].get<double>())
+               : std::string("no hand-tuned run")) + " |\n";
+  }
+  md += "\nDefinitions: " + t3["note"].get<std::string>() + " % of hand-tuned = suite speedup / "
+        "hand-tuned suite speedup over the same workloads. ![Table 3](table3" + sfx +
+        ".png) CSV: `table3.csv`.\n\n";
+  return md;
+}
+
+std::string figure4_markdown(const ordered& g, const std::string& sfx) {
+  std::string md = "### Figure 4: outcome classes\n\n";
+  std::string reading;
+  for (const auto& c : g["conditions"]) {
+    int total = 0, top = 0;
+    std::string top_v;
+    for (auto& [v, n] : c["outcomes"].items()) {
+      total += n.get<int>();
+      if (v != "correct" && n.get<int>() > top) top = n.get<int>(), top_v = v;
+    }
+    if (!total) continue;
+    int correct = c["outcomes"].contains("correct") ? c["outcomes"]["correct"].get<int>() : 0;
+    reading += (reading.empty() ? "" : "; ") + c["label"].get<std::string>() + " " +
+               fmt("%.0f%%", 100.0 * correct / total) + " correct" +
+               (top ? ", most often failing as " + top_v + " (" + fmt("%.0f%%", 100.0 * top / total) + ")"
+                    : std::string());
+  }
+  if (!reading.empty()) md += "Reading: " + reading + ".\n\n";
+  md += "![Figure 4](figure4" + sfx + ".png) ![Outcomes per workload](outcome_heatmap" + sfx +
+        ".png)\n\n| condition | candidates | outcomes |\n|---|---|---|\n";
+  for (const auto& c : g["conditions"]) {
+    std::string o;
+    int total = 0;
+    for (auto& [v, n] : c["outcomes"].items()) total += n.get<int>();
+    for (auto& [v, n] : c["outcomes"].items())
+      o += (o.empty() ? "" : ", ") + v + " " + std::to_string(n.get<int>()) + " (" +
+           fmt("%.0f%%", total ? 100.0 * n.get<int>() / total : 0.0) + ")";
+    md += "| " + c["label"].get<std::string>() + " | " + std::to_string(total) + " | " + o + " |\n";
+  }
+  md += "\nDefinitions: outcome classes are the verdicts of docs/verification.md, in pipeline "
+        "order; the heatmap shows each workload's most advanced verdict per condition (correct "
+        "beats any failure). CSV: `figure4.csv`.\n\n";
+  return md;
+}
+
+std::string budget_markdown(const ordered& g, const std::string& sfx) {
+  std::string md = "### Budget curves\n\n";
+  std::string reading;
+  for (const auto& c : g["conditions"]) {
+    if (c["curve"].empty()) continue;
+    const auto& last = c["curve"].back();
+    reading += (reading.empty() ? "" : "; ") + c["label"].get<std::string>() + " at " +
+               std::to_string(last["samples_per_workload"].get<int>()) + " per workload: " +
+               value_text(last["solved"]["mean"], "%.2f") + " solved, " +
+               value_text(last["geomean_speedup"]["mean"], "%.3fx");
+  }
+  if (!reading.empty()) md += "Reading: " + reading + ".\n\n";
+  md += "![Budget curves](budget_curves" + sfx + ".png) ![One curve per method](budget_methods" +
+        sfx + ".png) ![Cost against solved](cost_solved" + sfx + ".png)\n\n" + few_seeds_line(g) +
+        "Definitions: solved and geomean speedup of the first k candidates of every workload "
+        "(prefixes of the recorded searches), mean over seeds with 95% bootstrap bands; one "
+        "curve per method uses each method's longest recording; cost is the LLM dollars of the "
+        "condition's cells. CSV: `budget_curves.csv`.\n\n";
+  return md;
+}
+
+std::string spread_text(const ordered& b) {
+  std::string s = num_or_dash(b["kernel_ms"], "%.4g") + " ms";
+  const auto& band = b["kernel_ms_band"];
+  if (band.is_array())
+    s += " [" + fmt("%.4g", band[0].get<double>()) + ", " + fmt("%.4g", band[1].get<double>()) +
+         "], " + std::to_string(b["timing_runs"].get<int>()) + " runs";
+  else
+    s += ", timed once";
+  const auto& ru = b["runner_up"];
+  if (ru.is_object() && ru["bands_overlap"].is_boolean())
+    s += ru["bands_overlap"].get<bool>()
+             ? "; overlaps the runner-up (" + num_or_dash(ru["speedup"], "%.3fx") + ")"
+             : "; clear of the runner-up (" + num_or_dash(ru["speedup"], "%.3fx") + ")";
+  if (b["plausibility"] == "implausible_speed") s += "; **implausible_speed**";
+  return s;
+}
 }  // namespace
 
 std::vector<ReportCondition> report_conditions(const SweepReportInput& input) {
@@ -359,6 +724,8 @@ nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
   std::set<std::string> models;
   ordered groups = ordered::array();
   std::map<std::string, std::pair<const ReportCandidate*, const ReportCell*>> best_by;  // timing|w
+  std::map<std::string, const ReportCandidate*> runner_up;  // timing|w
+  ordered suspect = ordered::array();
   for (const auto& t : timings) {
     std::vector<ReportCondition> mine;
     std::set<std::string> group_models;
@@ -376,13 +743,39 @@ nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
                       {"model", model},
                       {"suffix", timings.size() > 1 ? "_" + t : ""},
                       {"conditions", cj},
+                      {"comparisons", axis_comparisons(mine)},
                       {"table3", table3_json(mine, t, input.hand_tuned)}});
     for (const auto& c : mine)
       for (const auto* cell : c.cells)
         for (const auto& k : cell->candidates) {
           if (k.verdict != Verdict::correct || !k.speedup) continue;
           auto& slot = best_by[t + "|" + k.workload];
-          if (!slot.first || *k.speedup > *slot.first->speedup) slot = {&k, cell};
+          auto& second = runner_up[t + "|" + k.workload];
+          if (!slot.first || *k.speedup > *slot.first->speedup) {
+            second = slot.first;
+            slot = {&k, cell};
+          } else if (!second || *k.speedup > *second->speedup) {
+            second = &k;
+          }
+          auto cost = input.costs.find(k.workload);
+          TimingCheck check;
+          if (k.kernel_ms && *k.kernel_ms > 0 && *k.speedup > 0)
+            check = check_timing(*k.speedup, *k.kernel_ms, t,
+                                 cost == input.costs.end() ? std::nullopt
+                                                           : std::optional<WorkloadCost>(cost->second));
+          const bool flagged = k.plausibility == "implausible_speed" || k.plausibility == "retimed";
+          if (!flagged && !check.suspect) continue;
+          ordered retiming = ordered::parse(k.retiming_json, nullptr, false);
+          suspect.push_back({{"candidate_id", k.id},
+                             {"workload", k.workload},
+                             {"cell", cell->key},
+                             {"timing", t},
+                             {"speedup", *k.speedup},
+                             {"kernel_ms", k.kernel_ms ? ordered(*k.kernel_ms) : ordered()},
+                             {"plausibility", k.plausibility},
+                             {"reason", check.suspect ? check.reason
+                                                      : std::string("flagged by the judge")},
+                             {"retiming", retiming.is_discarded() ? ordered::object() : retiming}});
         }
   }
 
@@ -411,6 +804,11 @@ nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
                       {"speedup", *k->speedup},
                       {"kernel_ms", k->kernel_ms ? ordered(*k->kernel_ms) : ordered()},
                       {"baseline_ms", k->baseline_ms ? ordered(*k->baseline_ms) : ordered()},
+                      {"roofline", roofline_json(input.costs, w, t, k->kernel_ms, k->baseline_ms)},
+                      {"timing_runs", k->timing_runs},
+                      {"kernel_ms_band", band_json(*k)},
+                      {"plausibility", k->plausibility},
+                      {"runner_up", runner_up_json(*k, runner_up[t + "|" + w])},
                       {"file", "kernels/" + w + suffix + ".py"},
                       {"history", "kernels/" + w + ".history.csv"}});
     }
@@ -428,6 +826,7 @@ nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
                  {"timings", timings},
                  {"groups", groups},
                  {"cells", cells},
+                 {"suspect_timings", suspect},
                  {"workloads", workloads}};
 }
 
@@ -449,60 +848,12 @@ std::string sweep_report_markdown(const nlohmann::ordered_json& r) {
     const std::string timing = g["timing"], sfx = g["suffix"];
     md += "## Timing " + timing + "\n\n" + warning_for(timing) + " Model: " +
           g["model"].get<std::string>() + ".\n\n";
-    md += "### Table 2: methods compared\n\n";
-    md += "| condition | model | seeds | candidates | per-sample correctness | solved | geomean "
-          "speedup |\n|---|---|---|---|---|---|---|\n";
-    for (const auto& c : g["conditions"]) {
-      const auto& t = c["table2"];
-      md += "| " + c["label"].get<std::string>() + " | " + c["model"].get<std::string>() + " | " +
-            std::to_string(c["seeds"].size()) + " | " + std::to_string(t["candidates"].get<int>()) +
-            " | " + mi_text(t["per_sample_correctness"], true) + " | " +
-            mi_text(t["solved"], false, "%.2f") + " / " + std::to_string(t["workloads"].get<int>()) +
-            " | " + mi_text(t["geomean_speedup"], false) + "x |\n";
-    }
-    md += "\nMean over seeds [95% bootstrap interval over seeds]. ![Table 2](table2" + sfx +
-          ".png) CSV: `table2.csv`.\n\n";
-
-    const auto& t3 = g["table3"];
-    md += "### Table 3: priority workloads against the hand-tuned references\n\n";
-    if (t3["workloads"].empty()) {
-      md += "No priority workload (one with a hand-tuned reference) is in these suites.\n\n";
-    } else {
-      md += "| condition |";
-      for (const auto& w : t3["workloads"]) md += " " + w.get<std::string>() + " |";
-      md += " suite | % of hand-tuned |\n|---|";
-      for (size_t i = 0; i < t3["workloads"].size() + 2; ++i) md += "---|";
-      md += "\n| hand-tuned reference |";
-      for (const auto& w : t3["workloads"]) md += " " + fmt("%.3f", t3["hand_tuned"][w.get<std::string>()].get<double>()) + " |";
-      md += " " + fmt("%.3f", t3["hand_tuned_suite"].get<double>()) + " | 100% |\n";
-      for (const auto& row : t3["rows"]) {
-        md += "| " + row["label"].get<std::string>() + " |";
-        for (const auto& w : t3["workloads"]) {
-          auto& v = row["speedups"][w.get<std::string>()];
-          md += " " + num_or_dash(v, "%.3f") + " |";
-        }
-        md += " " + fmt("%.3f", row["suite"].get<double>()) + " | " +
-              fmt("%.0f%%", row["percent_of_hand_tuned"].get<double>()) + " |\n";
-      }
-      md += "\n" + t3["note"].get<std::string>() + " ![Table 3](table3" + sfx +
-            ".png) CSV: `table3.csv`.\n\n";
-    }
-
-    md += "### Figure 4: outcome classes\n\n![Figure 4](figure4" + sfx + ".png)\n\n";
-    md += "| condition | candidates | outcomes |\n|---|---|---|\n";
-    for (const auto& c : g["conditions"]) {
-      std::string o;
-      int total = 0;
-      for (auto& [v, n] : c["outcomes"].items()) total += n.get<int>();
-      for (auto& [v, n] : c["outcomes"].items())
-        o += (o.empty() ? "" : ", ") + v + " " + std::to_string(n.get<int>()) + " (" +
-             fmt("%.0f%%", total ? 100.0 * n.get<int>() / total : 0.0) + ")";
-      md += "| " + c["label"].get<std::string>() + " | " + std::to_string(total) + " | " + o + " |\n";
-    }
-    md += "\nCSV: `figure4.csv`.\n\n### Budget curves\n\n![Budget curves](budget_curves" + sfx +
-          ".png)\n\nSolved and geomean speedup of the first k candidates of every workload "
-          "(prefixes of the recorded searches), mean over seeds with 95% bootstrap bands. CSV: "
-          "`budget_curves.csv`.\n\n";
+    md += table2_markdown(g, sfx);
+    md += pass_fast_markdown(g, sfx);
+    md += comparisons_markdown(g);
+    md += table3_markdown(g, sfx);
+    md += figure4_markdown(g, sfx);
+    md += budget_markdown(g, sfx);
   }
 
   md += "## Cells\n\n| cell | status | model | timing | seeds | candidates | correct | solved | "
@@ -530,19 +881,69 @@ std::string sweep_report_markdown(const nlohmann::ordered_json& r) {
   }
   md += "\nCSV: `cells.csv`. Per-workload rows of every cell are in `report.json`.\n\n";
 
-  md += "## Best kernel per workload\n\n| workload | best | cell | timing | file |\n|---|---|---|---|---|\n";
+  md += "## Best kernel per workload\n\n| workload | best | cell | timing | kernel time "
+        "[interquartile band] | roofline fraction (baseline's) | file |\n"
+        "|---|---|---|---|---|---|---|\n";
+  bool any_cpu_roof = false;
   for (const auto& w : r["workloads"]) {
     std::string id = w["id"].get<std::string>() + (w["degenerate"].get<bool>() ? "*" : "");
     if (w["best"].empty()) {
-      md += "| " + id + " | no correct kernel | - | - | history: `kernels/" + w["id"].get<std::string>() + ".history.csv` |\n";
+      md += "| " + id + " | no correct kernel | - | - | - | - | history: `kernels/" + w["id"].get<std::string>() + ".history.csv` |\n";
       continue;
     }
-    for (const auto& b : w["best"])
+    for (const auto& b : w["best"]) {
+      std::string roof = "-";
+      const auto& rf = b["roofline"];
+      if (rf.is_object() && !rf["meaningful"].get<bool>()) {
+        roof = "not meaningful (CPU host)";
+        any_cpu_roof = true;
+      } else if (rf.is_object()) {
+        roof = fmt("%.1f%%", 100 * rf["fraction"].get<double>()) + " " +
+               rf["bound"].get<std::string>() + "-bound" +
+               (rf["baseline_fraction"].is_number()
+                    ? " (" + fmt("%.1f%%", 100 * rf["baseline_fraction"].get<double>()) + ")"
+                    : std::string());
+      }
       md += "| " + id + " | " + fmt("%.3fx", b["speedup"].get<double>()) + " | " +
             b["cell"].get<std::string>() + " (seed " + std::to_string(b["seed"].get<int64_t>()) +
             ", sample " + std::to_string(b["sample_index"].get<int>()) + ") | " +
-            b["timing"].get<std::string>() + " | `" + b["file"].get<std::string>() +
+            b["timing"].get<std::string>() + " | " + spread_text(b) + " | " + roof + " | `" +
+            b["file"].get<std::string>() +
             "`, history `" + b["history"].get<std::string>() + "` |\n";
+    }
+  }
+  md += "\nRoofline fraction: max(FLOPs / 918 TFLOP/s, bytes / 1.64 TB/s) / measured time, with "
+        "the workload's FLOPs and the bytes of its inputs and output at full shapes "
+        "(workloads/workload_costs.json) and TPU v6e's peaks (workloads/context/hardware.md); "
+        "above 100% is impossible for a kernel that does the work.";
+  md += " Kernel time: the median of the timed calls with their interquartile band; \"timed "
+        "once\" when the judge recorded no spread. When the best kernel's band overlaps its "
+        "runner-up's, the two are not ranked by this timing.";
+  if (any_cpu_roof)
+    md += " Times measured on a CPU host (cpu-wall, reduced shapes in interpret mode) give a "
+          "fraction that is not meaningful, so none is shown for them.";
+  md += "\n";
+  if (!r["suspect_timings"].empty()) {
+    md += "\n## Timings to look at\n\nSpeeds that are hard to believe (above the " +
+          fmt("%.0fx", kDefaultSpeedupCeiling) + " ceiling, or above the v6e roofline for a TPU "
+          "time), or that the judge re-timed on another slot. implausible_speed: the re-timing "
+          "held, so the speed is kept and flagged; retimed: the re-timing replaced the first "
+          "timing.\n\n| candidate | workload | cell | timing | speedup | flag | why | both "
+          "timings |\n|---|---|---|---|---|---|---|---|\n";
+    for (const auto& x : r["suspect_timings"]) {
+      std::string both = "-";
+      const auto& rt = x["retiming"];
+      if (rt.contains("first") && rt.contains("second"))
+        both = "first " + num_or_dash(rt["first"].value("kernel_ms", ordered()), "%.4g") +
+               " ms, second " + num_or_dash(rt["second"].value("kernel_ms", ordered()), "%.4g") +
+               " ms";
+      md += "| " + std::to_string(x["candidate_id"].get<int64_t>()) + " | " +
+            x["workload"].get<std::string>() + " | " + x["cell"].get<std::string>() + " | " +
+            x["timing"].get<std::string>() + " | " + fmt("%.3fx", x["speedup"].get<double>()) +
+            " | " + (x["plausibility"].get<std::string>().empty() ? "not checked by the judge"
+                                                                  : x["plausibility"].get<std::string>()) +
+            " | " + x["reason"].get<std::string>() + " | " + both + " |\n";
+    }
   }
   if (!degenerate.empty()) {
     md += "\n\\* Degenerate workloads (their reference ignores an input; docs/verification.md): ";
@@ -562,7 +963,12 @@ std::map<std::string, std::string> sweep_report_csv(const nlohmann::ordered_json
   std::string t2 =
       "timing,model,condition,seeds,candidates,correct,workloads,pooled_per_sample_correctness,"
       "per_sample_correctness,per_sample_correctness_low,per_sample_correctness_high,solved,"
-      "solved_low,solved_high,geomean_speedup,geomean_speedup_low,geomean_speedup_high\n";
+      "solved_low,solved_high,geomean_speedup,geomean_speedup_low,geomean_speedup_high,iqm_speedup,"
+      "iqm_speedup_low,iqm_speedup_high\n";
+  std::string pk = "timing,model,condition,k,pass_at_k,low,high,seeds\n";
+  std::string fp = "timing,model,condition,p,fast_p,low,high,seeds\n";
+  std::string cmp =
+      "timing,a,b,axis,workloads,seeds_a,seeds_b,paired,metric,a_value,b_value,diff,low,high\n";
   std::string t3 = "timing,condition,workload,speedup,hand_tuned_speedup,suite,hand_tuned_suite,percent_of_hand_tuned\n";
   std::string f4 = "timing,model,condition,verdict,count,share\n";
   std::string bc =
@@ -578,7 +984,17 @@ std::map<std::string, std::string> sweep_report_csv(const nlohmann::ordered_json
             "," + csv_num(t["pooled_per_sample_correctness"]);
       for (const char* m : {"per_sample_correctness", "solved", "geomean_speedup"})
         t2 += "," + csv_num(t[m]["mean"]) + "," + csv_num(t[m]["low"]) + "," + csv_num(t[m]["high"]);
-      t2 += "\n";
+      t2 += "," + csv_num(t["iqm_speedup"]["value"]) + "," + csv_num(t["iqm_speedup"]["low"]) + "," +
+            csv_num(t["iqm_speedup"]["high"]) + "\n";
+      const std::string nseeds = std::to_string(c["seeds"].size());
+      for (const auto& p : c["pass_at_k"])
+        pk += pre + "," + std::to_string(p["k"].get<int>()) + "," + csv_num(p["estimate"]["value"]) +
+              "," + csv_num(p["estimate"]["low"]) + "," + csv_num(p["estimate"]["high"]) + "," +
+              nseeds + "\n";
+      for (const auto& p : c["fast_p"])
+        fp += pre + "," + csv_num(p["p"]) + "," + csv_num(p["estimate"]["value"]) + "," +
+              csv_num(p["estimate"]["low"]) + "," + csv_num(p["estimate"]["high"]) + "," + nseeds +
+              "\n";
       int total = 0;
       for (auto& [v, n] : c["outcomes"].items()) total += n.get<int>();
       for (auto& [v, n] : c["outcomes"].items())
@@ -590,6 +1006,21 @@ std::map<std::string, std::string> sweep_report_csv(const nlohmann::ordered_json
               csv_num(p["solved"]["high"]) + "," + csv_num(p["geomean_speedup"]["mean"]) + "," +
               csv_num(p["geomean_speedup"]["low"]) + "," + csv_num(p["geomean_speedup"]["high"]) +
               "," + std::to_string(p["solved"]["n"].get<int>()) + "\n";
+    }
+    for (const auto& c : g["comparisons"]) {
+      const std::string pre = timing + "," + csv_field(c["a"]) + "," + csv_field(c["b"]) + "," +
+                              csv_field(c["axis"]) + "," + std::to_string(c["workloads"].size()) +
+                              "," + std::to_string(c["seeds_a"].get<int>()) + "," +
+                              std::to_string(c["seeds_b"].get<int>()) + "," +
+                              (c["paired"].get<bool>() ? "1" : "0");
+      for (const char* m : {"geomean_speedup", "iqm_speedup", "solved", "per_sample_correctness"}) {
+        const auto& d = c[m];
+        cmp += pre + "," + m + "," + csv_num(d["a"]) + "," + csv_num(d["b"]) + "," +
+               csv_num(d["diff"]) + "," + csv_num(d["low"]) + "," + csv_num(d["high"]) + "\n";
+      }
+      const auto& p = c["p_improvement"];
+      cmp += pre + ",p_improvement,,," + csv_num(p["value"]) + "," + csv_num(p["low"]) + "," +
+             csv_num(p["high"]) + "\n";
     }
     const auto& tt = g["table3"];
     for (const auto& row : tt["rows"])
@@ -617,8 +1048,9 @@ std::map<std::string, std::string> sweep_report_csv(const nlohmann::ordered_json
              std::to_string(u["thinking_tokens"].get<int64_t>()) + "," + csv_num(u["cost_usd"]) + "," +
              (u["cost_complete"].get<bool>() ? "1" : "0") + "\n";
   }
-  return {{"table2.csv", t2}, {"table3.csv", t3}, {"figure4.csv", f4},
-          {"budget_curves.csv", bc}, {"cells.csv", cells}};
+  return {{"table2.csv", t2},      {"table3.csv", t3},   {"figure4.csv", f4},
+          {"budget_curves.csv", bc}, {"cells.csv", cells}, {"pass_at_k.csv", pk},
+          {"fast_p.csv", fp},        {"comparisons.csv", cmp}};
 }
 
 }  // namespace palladium

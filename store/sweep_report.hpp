@@ -38,10 +38,13 @@
 //    "groups": [{"timing", "model", "suffix",
 //      "conditions": [{"key", "label", "method", "model", "params", "cells", "seeds",
 //        "table2": {"candidates", "correct", "workloads", "pooled_per_sample_correctness",
-//                   "per_sample_correctness": MI, "solved": MI, "geomean_speedup": MI},
+//                   "per_sample_correctness": MI, "solved": MI, "geomean_speedup": MI,
+//                   "iqm_speedup": E},
+//        "pass_at_k": [{"k", "estimate": E}], "fast_p": [{"p", "estimate": E}],
 //        "outcomes": {verdict: count}, "curve": [{"samples_per_workload", "solved": MI,
 //                                                 "geomean_speedup": MI}]}],
-//      "table3": {"workloads", "hand_tuned": {w: x}, "hand_tuned_suite",
+//      "comparisons": [see store/sweep_report_compare.hpp],
+//      "table3": {"workloads", "hand_tuned": {w: x}, "hand_tuned_suite", "hand_tuned_ran",
 //                 "hand_tuned_verdicts": {w: verdict}, "rows": [{"key", "label",
 //                 "speedups": {w: x}, "suite", "hand_tuned_suite", "percent_of_hand_tuned"}],
 //                 "note"}}],
@@ -50,12 +53,36 @@
 //               "workloads", "geomean_speedup", "llm": {"calls", "prompt_tokens",
 //               "completion_tokens", "thinking_tokens", "cost_usd", "cost_complete"},
 //               "per_workload": [{"id", "candidates", "correct", "best_speedup", "verdicts"}]}],
+//    "suspect_timings": [{"candidate_id", "workload", "cell", "timing", "speedup", "kernel_ms",
+//                         "plausibility", "reason", "retiming"}],
 //    "workloads": [{"id", "degenerate", "insensitive_inputs",
 //                   "best": [{"timing", "candidate_id", "cell", "model", "seed",
 //                             "sample_index", "speedup", "kernel_ms", "baseline_ms",
+//                             "roofline": null | {"fraction", "baseline_fraction", "bound",
+//                                                 "floor_ms", "peaks", "meaningful"},
+//                             "timing_runs", "kernel_ms_band": null | [low, high],
+//                             "plausibility", "runner_up": null | {"candidate_id", "speedup",
+//                               "kernel_ms", "kernel_ms_band", "bands_overlap": null | bool},
 //                             "file", "history"}]}]}
 // ("best" holds one entry per timing group with a correct, timed candidate.)
-// where MI = {"mean", "low", "high", "n"}.
+// where MI = {"mean", "low", "high", "n"} and E = {"value", "low", "high"}.
+//
+// pass@k, fast_p and the IQM (search/score_grid.hpp) are over the condition's
+// (workload, seed) runs with 95% stratified bootstrap intervals
+// (search/paired_comparison.hpp); pass@k is listed only for the k every run
+// allows. "comparisons" pairs the conditions of a group that differ in exactly
+// one non-seed axis. "hand_tuned_ran" is false when no hand-tuned reference has
+// a comparable time; percent_of_hand_tuned is then null. "roofline" is the
+// share of TPU v6e's roofline (search/roofline.hpp) from workloads' costs;
+// "meaningful" is false for cpu-wall times, which reports keep out of headlines.
+//
+// "suspect_timings" lists, for a person to look at, every correct candidate the
+// judge flagged implausible_speed or re-timed, and every one the report's own
+// check (search/plausibility.hpp, default ceiling) finds suspect. A best
+// kernel's runner-up is the next-fastest correct candidate of its workload and
+// timing kind; "bands_overlap" says whether their interquartile bands of
+// kernel time overlap (null when either was timed once): the ranking of two
+// overlapping kernels is not settled.
 //
 // Errors: none for any input (empty cells give empty groups).
 
@@ -74,6 +101,7 @@
 #include "search/trajectory.hpp"
 #include "search/verdict.hpp"
 #include "store/run_report.hpp"
+#include "store/sweep_report_costs.hpp"
 
 namespace palladium {
 
@@ -91,6 +119,11 @@ struct ReportCandidate {
   std::optional<double> kernel_ms;
   std::optional<double> baseline_ms;
   std::string timing_kind;
+  // The spread of a repeated timing (interquartile band of kernel_ms; unset: timed once).
+  int timing_runs = 1;
+  std::optional<double> kernel_ms_low, kernel_ms_high;
+  std::string plausibility;        // "", "plausible", "retimed", "implausible_speed"
+  std::string retiming_json = "{}";  // both timings of a re-timed candidate
 };
 
 struct ReportUsage {
@@ -123,6 +156,7 @@ struct SweepReportInput {
   // Priority workload -> its hand-tuned reference's evaluation here.
   std::map<std::string, ReportCandidate> hand_tuned;
   InputSensitivity sensitivity;
+  WorkloadCosts costs;  // for roofline fractions; empty: none shown
 };
 
 // Cells that differ only by their seed axis, as one condition.
@@ -154,7 +188,8 @@ nlohmann::ordered_json sweep_report_json(const SweepReportInput& input);
 // The Markdown report; links the PNGs and CSVs by their file names.
 std::string sweep_report_markdown(const nlohmann::ordered_json& report);
 
-// CSV files by name: table2.csv, table3.csv, figure4.csv, budget_curves.csv,
+// CSV files by name: table2.csv, table3.csv, figure4.csv, budget_curves.csv, pass_at_k.csv,
+// fast_p.csv, comparisons.csv,
 // cells.csv. Each row carries its timing kind and model.
 std::map<std::string, std::string> sweep_report_csv(const nlohmann::ordered_json& report);
 

@@ -95,8 +95,9 @@ TEST_F(ReportFilesTest, PlotsEveryFigureFromTheJson) {
   auto report = sweep_report_json(in);
   write_report_files(dir_, in, report, [](int64_t) { return std::string("x = 1\n"); });
   auto pngs = plot_report(dir_, PALLADIUM_SOURCE_DIR);
-  ASSERT_EQ(pngs.size(), 4u);
-  for (const char* f : {"table2.png", "table3.png", "figure4.png", "budget_curves.png"}) {
+  ASSERT_EQ(pngs.size(), 8u);
+  for (const char* f : {"table2.png", "table3.png", "figure4.png", "outcome_heatmap.png",
+                        "budget_curves.png", "budget_methods.png", "fast_p.png", "cost_solved.png"}) {
     ASSERT_TRUE(fs::exists(dir_ / f)) << f;
     EXPECT_GT(fs::file_size(dir_ / f), 5000u) << f;
     EXPECT_EQ(slurp(dir_ / f).substr(1, 3), "PNG");

@@ -99,7 +99,16 @@ TEST_F(RunReportTest, JsonNumbersEqualWhatWasInserted) {
   EXPECT_EQ(r["run"].size(), 4u);  // id, name, status, models
   EXPECT_EQ(s["correct_cpu_branch_only"], 0);
   // the seven + degenerate_workloads, correct_cpu_branch_only, correct_reduced_shapes_only
-  EXPECT_EQ(s.size(), 10u);
+  EXPECT_EQ(s.size(), 12u);  // + pass_at_k, fast_p
+  // pass@1 = mean of 1 - C(n-c,1)/C(n,1): 8p 2/3, 9p 1/2, 12p (no candidates) 0; no workload
+  // has 5 candidates.
+  EXPECT_DOUBLE_EQ(s["pass_at_k"]["1"].get<double>(), (2.0 / 3 + 0.5 + 0.0) / 3);
+  EXPECT_TRUE(s["pass_at_k"]["5"].is_null());
+  EXPECT_DOUBLE_EQ(s["fast_p"]["0"].get<double>(), 2.0 / 3);    // 8p, 9p solved
+  EXPECT_DOUBLE_EQ(s["fast_p"]["1.0"].get<double>(), 1.0 / 3);  // 9p's 0.8x is not faster
+  EXPECT_DOUBLE_EQ(s["fast_p"]["2.0"].get<double>(), 1.0 / 3);
+  EXPECT_NE(report_text(*store_, run_, {"8p", "9p", "12p"}).find("pass@1 0.389"),
+            std::string::npos);
   EXPECT_EQ(ws[0].size(), 7u);  // the five + degenerate, insensitive_inputs
 }
 

@@ -852,6 +852,70 @@ TEST(RunStoreTest, AColumnAddedToTheSchemaReachesAnExistingDatabase) {
   EXPECT_EQ(back->numerics_path, "tpu");
 }
 
+TEST(RunStoreTest, TimingSpreadAndPlausibilityRoundTripAndDefaultForOlderRows) {
+  TempDb tmp;
+  RunStore::open(tmp.path())->begin_or_resume_run("r", "c");
+  {
+    // A database written before the timing spread and the plausibility gate existed.
+    Raw raw(tmp.path(), SQLITE_OPEN_READWRITE);
+    for (const char* c : {"timing_runs", "kernel_ms_low", "kernel_ms_high", "baseline_ms_low",
+                          "baseline_ms_high", "plausibility", "retiming_json"})
+      raw.exec(std::string("ALTER TABLE evaluations DROP COLUMN ") + c);
+  }
+  int64_t plain = 0;
+  {
+    // Written by the older build, before any newer build opened the file read-write.
+    Raw raw(tmp.path(), SQLITE_OPEN_READWRITE);
+    raw.exec("INSERT INTO blobs VALUES ('" + sha256_hex("") + "', 0, '')");
+    raw.exec("INSERT INTO samples (run_id, workload, method, seed, sample_index, role, phase, "
+             "generation, plan_hash, prompt_hash, system_hash, user_hash, response_hash, "
+             "code_hash) VALUES (1, '8p', 'iterative', 0, 9, 'code', 'iterate', 1, '" +
+             sha256_hex("") + "', 'p', '" + sha256_hex("") + "', '" + sha256_hex("") + "', '" +
+             sha256_hex("") + "', '" + sha256_hex("") + "')");
+    raw.exec("INSERT INTO evaluations (candidate_id, verdict, stage, error_text, "
+             "error_signature, stdout, stderr, stage_ms_json, timing_kind, agent_id, backend, "
+             "attempts) SELECT max(id), 'correct', 'done', '', '', '', '', '{}', 'cpu-wall', 'a', "
+             "'interpret', 1 FROM samples");
+  }
+  {
+    // A report opens it read-only, which never migrates: the new columns read their defaults.
+    auto reader = RunStore::open(tmp.path(), RunStore::Mode::read_only);
+    auto old = reader->evaluations(1);
+    ASSERT_EQ(old.size(), 1u);
+    EXPECT_EQ(old[0].timing_runs, 1);
+    EXPECT_FALSE(old[0].kernel_ms_high.has_value());
+    EXPECT_EQ(old[0].plausibility, "");
+    EXPECT_EQ(old[0].retiming_json, "{}");
+  }
+  auto store = RunStore::open(tmp.path());
+  plain = store->put_sample(sample(1, 0)).id;
+  ASSERT_TRUE(store->put_evaluation(evaluation(plain, Verdict::correct)));
+  auto back = store->find_evaluation(plain);
+  EXPECT_EQ(back->timing_runs, 1);
+  EXPECT_FALSE(back->kernel_ms_low.has_value());
+  EXPECT_EQ(back->plausibility, "");
+  EXPECT_EQ(back->retiming_json, "{}");
+
+  const int64_t cid = store->put_sample(sample(1, 1)).id;
+  EvaluationRecord e = evaluation(cid, Verdict::correct);
+  e.timing_runs = 7;
+  e.kernel_ms_low = 1.9;
+  e.kernel_ms_high = 2.2;
+  e.baseline_ms_low = 2.8;
+  e.baseline_ms_high = 3.3;
+  e.plausibility = "implausible_speed";
+  e.retiming_json = R"({"first":{"kernel_ms":2.0},"second":{"kernel_ms":2.1}})";
+  ASSERT_TRUE(store->put_evaluation(e));
+  back = store->find_evaluation(cid);
+  EXPECT_EQ(back->timing_runs, 7);
+  EXPECT_EQ(back->kernel_ms_low, 1.9);
+  EXPECT_EQ(back->kernel_ms_high, 2.2);
+  EXPECT_EQ(back->baseline_ms_low, 2.8);
+  EXPECT_EQ(back->baseline_ms_high, 3.3);
+  EXPECT_EQ(back->plausibility, "implausible_speed");
+  EXPECT_EQ(back->retiming_json, e.retiming_json);
+}
+
 TEST(RunStoreTest, ReopenAfterCloseKeepsEverything) {
   TempDb tmp;
   int64_t run = 0;

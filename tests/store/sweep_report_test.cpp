@@ -146,9 +146,16 @@ TEST(SweepReport, MarkdownAndCsvSayWhatTheNumbersAre) {
   auto md = sweep_report_markdown(r);
   EXPECT_NE(md.find("NOT TPU speedups"), std::string::npos);
   EXPECT_NE(md.find("model: synthetic"), std::string::npos);
-  EXPECT_NE(md.find("| method=a | synthetic | 2 | 7 | 45.8% [25.0%, 66.7%] | 1.50 [1.00, 2.00] / 2 |"),
+  // Intervals are columns of their own.
+  EXPECT_NE(md.find("| method=a | synthetic | 2 | 7 | 45.8% | [25.0%, 66.7%] | 1.50 / 2 | "
+                    "[1.00, 2.00] |"),
             std::string::npos)
       << md;
+  // One seed: no interval, and the warning says why.
+  EXPECT_NE(md.find("| method=b | synthetic | 1 | 2 | 0.0% | - | 0.00 / 2 | - |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("**Warning:** intervals here rest on 1 seed(s)"), std::string::npos);
+  EXPECT_NE(md.find("Reading: method=b is behind method=a on speed by"), std::string::npos) << md;
   EXPECT_NE(md.find(">= $0.2500 (some calls unpriced)"), std::string::npos);
   EXPECT_NE(md.find("12p ignores scale"), std::string::npos);
   EXPECT_EQ(md.find("DESIGN.md"), std::string::npos);
@@ -158,6 +165,108 @@ TEST(SweepReport, MarkdownAndCsvSayWhatTheNumbersAre) {
   EXPECT_EQ(std::count(t2.begin(), t2.end(), '\n'), 3) << t2;  // header + 2 conditions
   EXPECT_NE(t2.find("cpu-wall,synthetic,method=a,2,7,3,2,"), std::string::npos) << t2;
   EXPECT_NE(csv["budget_curves.csv"].find("cpu-wall,synthetic,method=a,1,1,"), std::string::npos);
+}
+
+TEST(SweepReport, NoComparableHandTunedTimeShowsNoPercentage) {
+  auto in = two_methods_two_seeds();
+  in.hand_tuned["8p"].verdict = Verdict::compile_error;
+  in.hand_tuned["8p"].speedup.reset();
+  auto r = sweep_report_json(in);
+  const auto& t3 = r["groups"][0]["table3"];
+  EXPECT_FALSE(t3["hand_tuned_ran"].get<bool>());
+  EXPECT_TRUE(t3["rows"][0]["percent_of_hand_tuned"].is_null());
+  auto md = sweep_report_markdown(r);
+  EXPECT_EQ(md.find("| 100% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| hand-tuned reference | no hand-tuned run | - | no hand-tuned run |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 3.000 | no hand-tuned run |"), std::string::npos) << md;
+  // With a comparable reference the row is stated as before.
+  EXPECT_NE(sweep_report_markdown(sweep_report_json(two_methods_two_seeds())).find("| 100% |"),
+            std::string::npos);
+}
+
+TEST(SweepReport, ConditionsCarryPassAtKFastPAndAComparison) {
+  auto r = sweep_report_json(two_methods_two_seeds());
+  const auto& g = r["groups"][0];
+  const auto& a = g["conditions"][0];
+  // Runs of a: seed 0 {8p: 1 of 2 correct, 2.0x; 12p: 0 of 2}, seed 1 {8p: 1 of 2, 4.0x;
+  // 12p: 1 of 1, 0.5x}. Seed 1's 12p run has one candidate, so pass@k exists for k = 1 only.
+  ASSERT_EQ(a["pass_at_k"].size(), 1u);
+  EXPECT_EQ(a["pass_at_k"][0]["k"], 1);
+  EXPECT_DOUBLE_EQ(a["pass_at_k"][0]["estimate"]["value"].get<double>(),
+                   ((0.5 + 0.5) / 2 + (0.0 + 1.0) / 2) / 2);
+  ASSERT_EQ(a["fast_p"].size(), 5u);
+  EXPECT_DOUBLE_EQ(a["fast_p"][0]["estimate"]["value"].get<double>(), (1.0 + 0.5) / 2);  // p=0
+  EXPECT_DOUBLE_EQ(a["fast_p"][1]["estimate"]["value"].get<double>(), (1.0 + 0.0) / 2);  // p=1
+  EXPECT_DOUBLE_EQ(a["table2"]["iqm_speedup"]["value"].get<double>(), 1.5);  // 1, 1, 2, 4
+  ASSERT_EQ(g["comparisons"].size(), 1u);
+  const auto& c = g["comparisons"][0];
+  EXPECT_EQ(c["a"], "method=b");
+  EXPECT_EQ(c["b"], "method=a");
+  EXPECT_EQ(c["axis"], "method");
+  EXPECT_FALSE(c["paired"].get<bool>());  // b ran seed 0 only
+  EXPECT_TRUE(c["few_seeds"].get<bool>());
+  EXPECT_NE(c["warning"].get<std::string>().find("fewer than 5"), std::string::npos);
+  // b solved nothing; a's geomean over workloads and seeds is exp((ln2 + ln4) / 2 / 2).
+  EXPECT_NEAR(c["geomean_speedup"]["diff"].get<double>(), 1.0 - std::pow(2.0, 0.75), 1e-12);
+  auto csv = sweep_report_csv(r);
+  EXPECT_NE(csv["comparisons.csv"].find("cpu-wall,method=b,method=a,method,2,1,2,0,geomean_speedup,"),
+            std::string::npos)
+      << csv["comparisons.csv"];
+  EXPECT_NE(csv["fast_p.csv"].find("cpu-wall,synthetic,method=a,1.2,"), std::string::npos)
+      << csv["fast_p.csv"];
+}
+
+TEST(SweepReport, SuspectTimingsAreListedAndBandsComparedWithTheRunnerUp) {
+  auto in = two_methods_two_seeds();
+  // The judge re-timed candidate 5 (8p, 4.0x) on another slot and the speed held.
+  auto& held = in.cells[1].candidates[0];
+  ASSERT_EQ(held.id, 5);
+  held.plausibility = "implausible_speed";
+  held.retiming_json = R"({"first":{"kernel_ms":1.0},"second":{"kernel_ms":1.05}})";
+  held.timing_runs = 5;
+  held.kernel_ms_low = 0.9;
+  held.kernel_ms_high = 1.2;
+  // Its runner-up, candidate 2 (2.0x, 1 ms by the fixture), with a band that overlaps.
+  auto& next = in.cells[0].candidates[1];
+  ASSERT_EQ(next.id, 2);
+  next.kernel_ms_low = 1.1;
+  next.kernel_ms_high = 1.4;
+  // A TPU time far below the v6e roofline, which no judge flagged: the report's own check.
+  in.cells[2].candidates.push_back(cand(11, "8p", 0, 1, Verdict::correct, 3.0, "tpu-profiler"));
+  in.costs["8p"] = {918e9, 0.82e9};  // a 1 ms floor; the fixture's kernel time is 1 ms
+  in.cells[2].candidates.back().kernel_ms = 0.25;
+  auto r = sweep_report_json(in);
+  const auto& sus = r["suspect_timings"];
+  ASSERT_EQ(sus.size(), 2u) << sus.dump();
+  EXPECT_EQ(sus[0]["candidate_id"], 11);
+  EXPECT_NE(sus[0]["reason"].get<std::string>().find("4.00x the v6e compute roofline"),
+            std::string::npos)
+      << sus[0]["reason"];
+  EXPECT_EQ(sus[1]["candidate_id"], 5);
+  EXPECT_EQ(sus[1]["plausibility"], "implausible_speed");
+  EXPECT_EQ(sus[1]["retiming"]["second"]["kernel_ms"], 1.05);
+  const auto& cpu_best = r["workloads"][0]["best"][1];
+  ASSERT_EQ(cpu_best["candidate_id"], 5);
+  EXPECT_EQ(cpu_best["kernel_ms_band"], nlohmann::ordered_json::array({0.9, 1.2}));
+  EXPECT_EQ(cpu_best["runner_up"]["candidate_id"], 2);
+  EXPECT_TRUE(cpu_best["runner_up"]["bands_overlap"].get<bool>());
+  auto md = sweep_report_markdown(r);
+  EXPECT_NE(md.find("## Timings to look at"), std::string::npos);
+  EXPECT_NE(md.find("| 5 | 8p | method=a,seed=1 | cpu-wall | 4.000x | implausible_speed | flagged "
+                    "by the judge | first 1 ms, second 1.05 ms |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("1 ms [0.9, 1.2], 5 runs; overlaps the runner-up (2.000x); "
+                    "**implausible_speed**"),
+            std::string::npos)
+      << md;
+  // Ten times faster than the baseline on a CPU: the ceiling applies to every backend.
+  auto plain = two_methods_two_seeds();
+  plain.cells[1].candidates[0].speedup = 12.0;
+  EXPECT_EQ(sweep_report_json(plain)["suspect_timings"].size(), 1u);
+  EXPECT_TRUE(sweep_report_json(two_methods_two_seeds())["suspect_timings"].empty());
 }
 
 TEST(SweepReport, EmptyInputGivesAnEmptyReport) {
