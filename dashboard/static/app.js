@@ -18,7 +18,7 @@ function el(tag, attrs, ...children) {
     if (k === "href") e.setAttribute("href", safeHref(v));
     else e.setAttribute(k, String(v));
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
     e.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -184,19 +184,28 @@ function curveSvg(curves) {
   const W = 520, H = 220, L = 48, B = 28, T = 12, R = 12;
   const pts = curves.flatMap(c => c.points).filter(p => p[1] !== null);
   const xmax = Math.max(1, ...curves.map(c => c.points.length));
-  const ymax = Math.max(1.0, ...pts.map(p => p[1])) * 1.1;
-  const x = v => L + (W - L - R) * (v / xmax), y = v => H - B - (H - B - T) * (v / ymax);
+  // The range holds 1.0x (the baseline) and every point, with a margin.
+  const ylo = Math.min(1.0, ...pts.map(p => p[1])) * 0.9, yhi = Math.max(1.0, ...pts.map(p => p[1])) * 1.1;
+  const x = v => L + (W - L - R) * (v / xmax), y = v => H - B - (H - B - T) * ((v - ylo) / (yhi - ylo));
   const svg = svgEl("svg", {width: W, height: H, viewBox: "0 0 " + W + " " + H, id: "curve"});
   svg.appendChild(svgEl("line", {x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#333"}));
   svg.appendChild(svgEl("line", {x1: L, y1: T, x2: L, y2: H - B, stroke: "#333"}));
   svg.appendChild(svgEl("line", {x1: L, y1: y(1), x2: W - R, y2: y(1), stroke: "#bbb", "stroke-dasharray": "4 3"}));
   svg.appendChild(svgEl("text", {x: L - 4, y: y(1) + 4, "text-anchor": "end"}, "1.0x"));
-  svg.appendChild(svgEl("text", {x: L - 4, y: T + 8, "text-anchor": "end"}, ymax.toFixed(2) + "x"));
-  svg.appendChild(svgEl("text", {x: (L + W) / 2, y: H - 6, "text-anchor": "middle"}, "candidates spent (of " + xmax + ")"));
+  for (const v of [ylo, yhi]) {
+    if (Math.abs(y(v) - y(1)) > 14) svg.appendChild(svgEl("text", {x: L - 4, y: y(v) + 4, "text-anchor": "end"}, v.toFixed(2) + "x"));
+  }
+  for (let i = 1; i <= xmax; i += Math.max(1, Math.ceil(xmax / 10))) {
+    svg.appendChild(svgEl("text", {x: x(i), y: H - B + 12, "text-anchor": "middle"}, i));
+  }
+  svg.appendChild(svgEl("text", {x: (L + W) / 2, y: H - 3, "text-anchor": "middle"}, "candidates spent (of " + xmax + ")"));
   const colours = ["#3b7dd8", "#d8703b", "#2f9e5a", "#9b3bd8", "#c9a227"];
   curves.forEach((c, i) => {
     const p = c.points.filter(q => q[1] !== null).map(q => x(q[0]) + "," + y(q[1])).join(" ");
     if (p) svg.appendChild(svgEl("polyline", {points: p, fill: "none", stroke: colours[i % colours.length], "stroke-width": 2}));
+    for (const q of c.points) {
+      if (q[1] !== null) svg.appendChild(svgEl("circle", {cx: x(q[0]), cy: y(q[1]), r: 2.5, fill: colours[i % colours.length]}));
+    }
     svg.appendChild(svgEl("text", {x: W - R - 60, y: T + 12 + 13 * i, fill: colours[i % colours.length]}, "seed " + c.seed));
   });
   return svg;
