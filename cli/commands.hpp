@@ -20,6 +20,7 @@ int synthetic_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int policy_eval_command(const std::vector<std::string>& args);
 int status_command(const std::vector<std::string>& args);
+int serve_command(const std::vector<std::string>& args);
 
 // Where workloads/, tpu_agent/sidecar/ and llm/replay_corpus/ live:
 // $PALLADIUM_HOME, else the source tree this binary was built from.
