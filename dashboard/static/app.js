@@ -138,6 +138,13 @@ function drawOverview(d) {
       (c.utilisation !== null ? " (utilisation " + Math.round(100 * c.utilisation) + "%)" : "") +
       (c.queued !== null ? ", queue " + c.queued : ""),
       c.utilisation !== null ? bar(c.utilisation) : null));
+    if (c.llm_in_flight !== null && c.llm_in_flight !== undefined) {
+      view.push(el("p", {id: "llm-live"}, "LLM: " + c.llm_in_flight + " samples being answered, " +
+        c.llm_queued + " waiting for a call" + (c.llm_stopped ? "; no more calls: " + c.llm_stopped : "")));
+    }
+    const eta = estimateEta(s.cells, d.runs);
+    view.push(el("p", {id: "eta"}, eta === null ? "ETA: not known until a candidate of a running cell is judged"
+                                               : "ETA of the running cells: " + eta + " (from their observed rates)"));
   }
   if (s && s.dollars && s.dollars.cap !== null) view.push(el("p", {}, "dollar cap: $" + fmtNum(s.dollars.cap, 2)));
 
@@ -177,6 +184,23 @@ function drawOverview(d) {
       el("td", {class: "num"}, fmtInt(u.thinking_tokens)),
       el("td", {class: "num"}, "$" + fmtNum(u.cost_usd, 4) + (u.unpriced_calls ? " (" + u.unpriced_calls + " unpriced)" : ""))))));
   return view;
+}
+
+// Time left for the running cells: each cell's candidates still to judge at the rate it has
+// judged them since it started; the cells run side by side, so the slowest decides.
+function estimateEta(cells, runs) {
+  const started = Object.fromEntries(runs.map(r => [r.id, Date.parse(r.started_at)]));
+  let worst = null;
+  for (const c of cells) {
+    if (!String(c.status).startsWith("running") || c.run_id === null || !c.evaluated) continue;
+    const elapsed = (Date.now() - started[c.run_id]) / 1000;
+    if (!(elapsed > 0)) continue;
+    const left = Math.max(0, c.planned - c.evaluated) * elapsed / c.evaluated;
+    worst = worst === null ? left : Math.max(worst, left);
+  }
+  if (worst === null) return null;
+  const m = Math.floor(worst / 60), sec = Math.round(worst % 60);
+  return (m ? m + " min " : "") + sec + " s";
 }
 
 // ---- per workload ----
