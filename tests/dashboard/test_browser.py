@@ -12,6 +12,7 @@ scripts/setup.sh installs chromium, chromium-driver and selenium. Screenshots go
 $PALLADIUM_SCREENSHOT_DIR when set (dash-overview-live.png while the run runs, dash-overview.png
 after it, dash-transcript.png, dash-xss.png), else to the test's temporary directory.
 """
+import json
 import os
 import re
 import shutil
@@ -174,6 +175,13 @@ def test_dashboard_in_a_real_browser(tmp_path):
         while run.poll() is None and time.monotonic() - started < 240:
             v = text(driver, "count-evaluated")
             live = (text(driver, "coordinator") or "").startswith("live: pid")
+            if live and not live_seen:
+                # The terminal sees the same live coordinator: `status` of a run, not a sweep.
+                out = subprocess.run([str(palladium_bin()), "status", str(db), "--json"],
+                                     capture_output=True, text=True, timeout=60)
+                coordinator = json.loads(out.stdout)["coordinator"]
+                assert coordinator and coordinator["command"] == "run", out.stdout
+                assert isinstance(coordinator["slots"], int) and coordinator["llm_queued"] is not None
             live_seen = live_seen or live
             if v is not None and (not seen or seen[-1] != v):
                 seen.append(v)
