@@ -108,10 +108,11 @@ function drawOverview(d) {
     a.calls += u.calls; a.tokens += (u.prompt_tokens || 0) + (u.completion_tokens || 0) + (u.thinking_tokens || 0);
     a.cost += u.cost_usd || 0; a.unpriced += u.unpriced_calls || 0; return a;
   }, {calls: 0, tokens: 0, cost: 0, unpriced: 0});
+  // A workload counts once however many runs (sweep cells) searched it: solved by any of them.
   const totals = d.workloads.reduce((a, w) => {
     a.candidates += w.candidates; a.evaluated += w.evaluated; a.correct += w.correct;
-    if (w.correct > 0) a.solved += 1; a.workloads += 1; return a;
-  }, {candidates: 0, evaluated: 0, correct: 0, solved: 0, workloads: 0});
+    a.workloads.add(w.workload); if (w.correct > 0) a.solved.add(w.workload); return a;
+  }, {candidates: 0, evaluated: 0, correct: 0, solved: new Set(), workloads: new Set()});
   const view = [];
   view.push(el("h2", {}, s ? s.title : "Run database"));
   view.push(el("div", {class: "cards", id: "counts"},
@@ -119,7 +120,7 @@ function drawOverview(d) {
          fmtInt(totals.candidates), "count-generated"),
     card("evaluated", fmtInt(totals.evaluated), "count-evaluated"),
     card("correct", fmtInt(totals.correct), "count-correct"),
-    card("workloads solved", fmtInt(totals.solved) + " / " + fmtInt(totals.workloads), "count-solved"),
+    card("workloads solved (by any run)", fmtInt(totals.solved.size) + " / " + fmtInt(totals.workloads.size), "count-solved"),
     card("LLM calls paid", fmtInt(usage.calls), "count-calls"),
     card("tokens", fmtInt(usage.tokens), "count-tokens"),
     card("dollars" + (usage.unpriced ? " (" + usage.unpriced + " calls unpriced)" : ""),
@@ -334,7 +335,8 @@ function drawReport(r) {
   const v = [el("h2", {}, "Report (what `palladium report --out` writes)")];
   for (const f of r.figures) {
     v.push(el("h3", {}, f));
-    v.push(el("img", {class: "figure", src: "/api/report/file?name=" + encodeURIComponent(f), alt: f}));
+    const src = "/api/report/file?name=" + encodeURIComponent(f);
+    v.push(el("a", {href: src, title: "full size"}, el("img", {class: "figure", src: src, alt: f})));
   }
   if (r.tables.length) v.push(el("p", {}, "Tables as CSV: ", r.tables.map(t => [el("a", {href: "/api/report/file?name=" + encodeURIComponent(t)}, t), " "])));
   v.push(el("h3", {}, "report.md"));
