@@ -20,6 +20,7 @@ import json
 import socket
 import sys
 import threading
+from contextlib import closing
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -61,7 +62,7 @@ class Dashboard:
         self.scrub = scrubber or Scrubber()
 
     def overview(self):
-        with store.connect(self.db) as con:
+        with closing(store.connect(self.db)) as con:
             data = store.overview(con)
         try:
             data["status"] = self.palladium.status()
@@ -74,12 +75,12 @@ class Dashboard:
     def workload(self, query):
         run_id = _int_arg(query, "run")
         workload = _arg(query, "w")
-        with store.connect(self.db) as con:
+        with closing(store.connect(self.db)) as con:
             return store.workload_view(con, run_id, workload)
 
     def candidate(self, query):
         cid = _int_arg(query, "id")
-        with store.connect(self.db) as con:
+        with closing(store.connect(self.db)) as con:
             t = store.transcript(con, cid)
         if t is None:
             raise LookupError(f"no sample {cid} in {self.db}")
