@@ -213,6 +213,10 @@ int bench_command(const std::vector<std::string>& args) {
     return bench_llm_command(std::vector<std::string>(args.begin() + 1, args.end()));
   if (!args.empty() && args[0] == "store")
     return bench_store_command(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+    std::cout << kBenchUsage;
+    return 0;
+  }
   if (args.empty() || args[0] != "dispatch") {
     std::cerr << kBenchUsage;
     return 2;

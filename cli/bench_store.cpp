@@ -178,7 +178,7 @@ Result run_one(const Options& opt, const Config& config, const std::string& db) 
 
   caf::actor_system_config cfg;
   cfg.set("scheduler.max-threads", 2);
-  cfg.set("logger.console.verbosity", caf::atom("quiet"));
+  cfg.set("logger.console-verbosity", caf::atom("quiet"));
   Result result;
   {
     caf::actor_system sys{cfg};
@@ -210,11 +210,12 @@ Result run_one(const Options& opt, const Config& config, const std::string& db) 
   return result;
 }
 
-int usage() {
-  std::fprintf(stderr,
+// Asked for (--help) the usage is the answer: stdout, exit 0; after bad input, stderr and 2.
+int usage(bool asked = false) {
+  std::fprintf(asked ? stdout : stderr,
                "usage: palladium bench store [--candidates N] [--searches S] [--dir DIR] "
                "[--only-default]\n");
-  return 2;
+  return asked ? 0 : 2;
 }
 
 }  // namespace
@@ -244,6 +245,8 @@ int bench_store_command(const std::vector<std::string>& args) {
       if (opt.dir.empty()) return usage();
     } else if (a == "--only-default") {
       opt.only_default = true;
+    } else if (a == "--help" || a == "-h") {
+      return usage(true);
     } else {
       return usage();
     }

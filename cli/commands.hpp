@@ -22,6 +22,7 @@ int policy_eval_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
 int status_command(const std::vector<std::string>& args);
 int plan_command(const std::vector<std::string>& args);
+int serve_command(const std::vector<std::string>& args);
 
 // Where workloads/, judge/ and llm/replay_corpus/ live:
 // $PALLADIUM_HOME, else the source tree this binary was built from.

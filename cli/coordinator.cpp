@@ -49,7 +49,7 @@ Coordinator::Coordinator(CoordinatorOptions options) : options_(std::move(option
   config_ = std::make_unique<caf::actor_system_config>();
   register_error_category(*config_);
   configure_scheduler(*config_, options_.scheduler_threads);
-  config_->set("logger.console.verbosity", caf::atom("quiet"));
+  config_->set("logger.console-verbosity", caf::atom("quiet"));
   system_ = std::make_unique<caf::actor_system>(*config_);
   try {
     bridge_ = open_agent_link(options_.link);

@@ -37,6 +37,10 @@ int keys_command(const std::vector<std::string>& args) {
   }
   const std::string& verb = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {  // keys new --help
+    std::cout << kKeysUsage;
+    return 0;
+  }
   try {
     if (verb == "new") {
       std::string name, dir = ".";

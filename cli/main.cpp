@@ -1,4 +1,6 @@
 // palladium: LLM-written Pallas TPU kernels, searched and checked at scale.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -13,6 +15,9 @@
 
 namespace {
 
+// The release `palladium --version` prints.
+const char* kVersion = "0.1.0";
+
 const char* kUsage = R"(usage: palladium <command> [options]
 
 commands:
@@ -25,6 +30,7 @@ commands:
   compare DB --a SPEC --b SPEC  paired comparison of two conditions, with bootstrap intervals
   status DB [--live]            cells, agents, queue, samples and dollars, best so far
   plan CONFIG|SWEEP [--chips N] calls, tokens, dollars, wall time and the binding limit
+  serve DB [--port P]           a live web dashboard of a run database (http://127.0.0.1:8765/)
   eval --workload ID FILE       evaluate one kernel file through an agent and its sidecar
   context WORKLOAD [--sizes]    the context blocks a prompt carries for a workload
   keys new NAME [--dir DIR]     make a CURVE key pair for the authenticated agent link
@@ -33,7 +39,7 @@ commands:
   bench store                   the run store's cost per candidate, old and new write paths
   bench llm --base-url URL      the LLM gateway's samples/s and CPU per call (scripts/bench_llm.sh)
 
-'palladium <command> --help' shows a command's options.
+'palladium <command> --help' shows a command's options; 'palladium --version' the version.
 )";
 
 }  // namespace
@@ -50,7 +56,11 @@ std::filesystem::path palladium_home() {
 int main(int argc, char** argv) {
   // Logs go to stderr so that stdout carries only results (reports, --json).
   spdlog::set_default_logger(spdlog::stderr_color_mt("palladium"));
-  spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  // On a terminal `run` keeps a live progress line on stderr (rewritten with \r); a log line
+  // first erases it, so the log stands on its own line above the next redraw instead of being
+  // glued to the progress text.
+  spdlog::set_pattern(std::string(isatty(STDERR_FILENO) ? "\r\033[K" : "") +
+                      "[%H:%M:%S.%e] [%^%l%$] %v");
   spdlog::cfg::load_env_levels();  // SPDLOG_LEVEL=debug for more
   if (argc < 2) {
     std::cerr << "palladium: missing the command\n\n" << kUsage;
@@ -67,11 +77,16 @@ int main(int argc, char** argv) {
     if (cmd == "compare") return palladium::compare_command(args);
     if (cmd == "status") return palladium::status_command(args);
     if (cmd == "plan") return palladium::plan_command(args);
+    if (cmd == "serve") return palladium::serve_command(args);
     if (cmd == "eval") return palladium::eval_command(args);
     if (cmd == "context") return palladium::context_command(args);
     if (cmd == "keys") return palladium::keys_command(args);
     if (cmd == "bench") return palladium::bench_command(args);
     if (cmd == "synthetic") return palladium::synthetic_command(args);
+    if (cmd == "--version" || cmd == "-V" || cmd == "version") {
+      std::cout << "palladium " << kVersion << "\n";
+      return 0;
+    }
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       std::cout << kUsage;
       return 0;

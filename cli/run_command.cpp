@@ -17,6 +17,7 @@
 #include "cli/coordinator.hpp"
 #include "cli/dry_run.hpp"
 #include "cli/interrupt.hpp"
+#include "cli/live_status.hpp"
 #include "cli/run_config.hpp"
 #include "cli/run_setup.hpp"
 #include "store/run_report.hpp"
@@ -113,6 +114,7 @@ int run_command(const std::vector<std::string>& args) {
   coordinator->start_local_agents();
 
   RunPlan plan = run_plan(config, run_id, std::move(searches), !no_progress && isatty(STDERR_FILENO));
+  const int64_t sample_cap = static_cast<int64_t>(plan.searches.size()) * plan.budget_per_search;
   auto run = spawn_run(coordinator->system(), std::move(plan), coordinator->store(),
                        coordinator->llm_gateway(), coordinator->dispatcher());
 
@@ -127,9 +129,21 @@ int run_command(const std::vector<std::string>& args) {
         .receive([&](std::string& r) { s = r; }, [&](caf::error& e) { s = "failed: " + to_string(e); });
     return s;
   });
-  auto end = coordinator->wait(
-      [&] { return finished.wait_for(std::chrono::seconds(0)) == std::future_status::ready; },
-      Coordinator::AgentLoss::all);
+  Coordinator::WaitEnd end;
+  {
+    // The live half of `palladium status DB --live` and of `palladium serve` (DB.status.json).
+    // Its scoped actor must be gone before shutdown() (see sweep_command.cpp), hence the block.
+    LiveStatusWriter live(coordinator->system(), coordinator->dispatcher(),
+                          {coordinator->llm_gateway()}, status_file_path(db_path), "run",
+                          sample_cap);
+    end = coordinator->wait(
+        [&] {
+          if (finished.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return true;
+          live.maybe_write([&] { return std::vector<int64_t>{run_id}; });
+          return false;
+        },
+        Coordinator::AgentLoss::all);
+  }
   if (end != Coordinator::WaitEnd::ready) {
     // The run actor's searches are blocked on work that will not come now;
     // what they finished is stored, so the run is marked and left to resume.

@@ -98,7 +98,10 @@ nlohmann::ordered_json status_json(const std::string& db, const SweepReportInput
                    {"slots", live->slots < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(live->slots)},
                    {"in_flight", live->in_flight < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(live->in_flight)},
                    {"queued", live->queued < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(live->queued)},
-                   {"utilisation", util < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(util)}};
+                   {"utilisation", util < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(util)},
+                   {"llm_in_flight", live->llm_in_flight < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(live->llm_in_flight)},
+                   {"llm_queued", live->llm_queued < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(live->llm_queued)},
+                   {"llm_stopped", live->llm_stopped}};
   }
   return {{"database", db},
           {"title", in.title},
@@ -126,6 +129,11 @@ std::string status_text(const nlohmann::ordered_json& s) {
       out += ", " + std::to_string(c["in_flight"].get<int64_t>()) + " evaluating";
     if (c["utilisation"].is_number()) out += fmt(" (utilisation %.0f%%)", 100 * c["utilisation"].get<double>());
     if (c["queued"].is_number()) out += ", queue " + std::to_string(c["queued"].get<int64_t>());
+    if (c["llm_in_flight"].is_number())
+      out += "; LLM samples " + std::to_string(c["llm_in_flight"].get<int64_t>()) +
+             " in flight, " + std::to_string(c["llm_queued"].get<int64_t>()) + " queued";
+    if (!c["llm_stopped"].get<std::string>().empty())
+      out += " (no more calls: " + c["llm_stopped"].get<std::string>() + ")";
     out += "\n";
   }
   const auto& smp = s["samples"];

@@ -28,7 +28,12 @@ void write_status_file(const std::filesystem::path& path, const CoordinatorStatu
                      {"in_flight", optional_count(s.in_flight)}}},
                    {"running_runs", s.running_runs},
                    {"sample_cap", s.sample_cap},
-                   {"usd_cap", s.usd_cap ? nlohmann::json(*s.usd_cap) : nlohmann::json()}};
+                   {"usd_cap", s.usd_cap ? nlohmann::json(*s.usd_cap) : nlohmann::json()},
+                   {"llm",
+                    {{"in_flight", optional_count(s.llm_in_flight)},
+                     {"queued", optional_count(s.llm_queued)},
+                     {"committed_usd", s.llm_committed_usd},
+                     {"stopped", s.llm_stopped}}}};
   auto tmp = path;
   tmp += ".tmp";
   {
@@ -58,6 +63,13 @@ std::optional<CoordinatorStatus> read_status_file(const std::filesystem::path& p
     s.running_runs = j.at("running_runs").get<std::vector<int64_t>>();
     s.sample_cap = j.at("sample_cap").get<int64_t>();
     if (!j.at("usd_cap").is_null()) s.usd_cap = j.at("usd_cap").get<double>();
+    if (j.contains("llm")) {
+      const auto& l = j.at("llm");
+      s.llm_in_flight = count(l.at("in_flight"));
+      s.llm_queued = count(l.at("queued"));
+      s.llm_committed_usd = l.at("committed_usd").get<double>();
+      s.llm_stopped = l.at("stopped").get<std::string>();
+    }
     return s;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;

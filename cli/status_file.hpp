@@ -7,7 +7,8 @@
 // JSON:
 //   {"version": 1, "pid", "updated_unix_ms", "command": "run"|"sweep",
 //    "dispatcher": {"agents", "slots", "queued", "in_flight"},
-//    "running_runs": [run_id, ...], "sample_cap": int, "usd_cap": number|null}
+//    "running_runs": [run_id, ...], "sample_cap": int, "usd_cap": number|null,
+//    "llm": {"in_flight", "queued", "committed_usd", "stopped"}}  (llm: absent in older files)
 //
 // The file is replaced atomically (write, then rename). A reader treats it as
 // live only while its pid is alive and it is younger than a few seconds;
@@ -36,6 +37,12 @@ struct CoordinatorStatus {
   std::vector<int64_t> running_runs;
   int64_t sample_cap = 0;  // candidates the runs may spend in all
   std::optional<double> usd_cap;
+  // The LLM gateways' calls: samples being answered now and waiting for a call (a rate limit,
+  // the concurrency cap), the dollars committed, and why no more calls go out ("" running).
+  int64_t llm_in_flight = -1;  // -1: not reported
+  int64_t llm_queued = -1;
+  double llm_committed_usd = 0;
+  std::string llm_stopped;
 };
 
 std::filesystem::path status_file_path(const std::string& db_path);

@@ -21,6 +21,7 @@
 #include "cli/command_line.hpp"
 #include "cli/coordinator.hpp"
 #include "cli/interrupt.hpp"
+#include "cli/live_status.hpp"
 #include "cli/report_files.hpp"
 #include "cli/report_input.hpp"
 #include "cli/run_setup.hpp"
@@ -210,29 +211,14 @@ int sweep_command(const std::vector<std::string>& args) {
           .receive([&](std::vector<int64_t>& r) { ids = std::move(r); }, [](caf::error&) {});
       return ids;
     };
-    int64_t last_status = 0;
-    auto write_status = [&] {
-      CoordinatorStatus s;
-      s.pid = getpid();
-      s.updated_unix_ms = unix_ms_now();
-      s.command = "sweep";
-      asker->request(coordinator->dispatcher(), std::chrono::seconds(1), agents_atom::value)
-          .receive([&](int32_t n) { s.agents = n; }, [](caf::error&) {});
-      s.running_runs = running_runs();
-      s.sample_cap = sample_cap;
-      try {
-        write_status_file(status_path, s);
-      } catch (const std::exception& e) {
-        spdlog::warn("{}", e.what());
-      }
-    };
+    std::vector<caf::actor> gateway_list;
+    for (const auto& [name, gateway] : gateways) gateway_list.push_back(gateway);
+    LiveStatusWriter live(coordinator->system(), coordinator->dispatcher(), gateway_list,
+                          status_path, "sweep", sample_cap);
     auto end = coordinator->wait(
         [&] {
           if (finished.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return true;
-          if (unix_ms_now() - last_status >= 1000) {
-            write_status();
-            last_status = unix_ms_now();
-          }
+          live.maybe_write(running_runs);
           return false;
         },
         Coordinator::AgentLoss::all);

@@ -21,12 +21,13 @@
 # --gcloud CMD (default gcloud; tests put a fake one on PATH instead).
 set -euo pipefail
 
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+# usage [STATUS]: the header above; asked for (--help) it is the answer, exit 0; otherwise 2.
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 die() { echo "launch_tpu_agents: $*" >&2; exit 2; }
 
 [ $# -ge 1 ] || usage
 action="$1"; shift
-case "$action" in start|stop) ;; -h|--help) usage ;; *) die "unknown action '$action' (start or stop)";; esac
+case "$action" in start|stop) ;; -h|--help) usage 0 ;; *) die "unknown action '$action' (start or stop)";; esac
 
 coordinator="" server_key="" allow="" zone="" project="" worker="all" backend="tpu" slots=4
 palladium_remote="palladium" gcloud="${GCLOUD:-gcloud}"

@@ -12,6 +12,7 @@ apt_packages=(
   libsqlite3-dev sqlite3 libyaml-cpp-dev nlohmann-json3-dev
   libcurl4-openssl-dev libssl-dev
   bubblewrap libseccomp-dev iproute2
+  chromium chromium-driver    # the dashboard's browser test (tests/dashboard/test_browser.py)
 )
 missing=()
 for p in "${apt_packages[@]}"; do
