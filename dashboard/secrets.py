@@ -1,6 +1,6 @@
 """Secret values never reach the page.
 
-The agent scrubs secrets before anything is stored (tpu_agent/secret_scrubber.hpp) and the
+The agent scrubs secrets before anything is stored (agent/secret_scrubber.hpp) and the
 LLM key goes only into request headers. The dashboard scrubs again, because a database may
 come from an older build or another machine: the values of this process's credential-named
 environment variables (the agent's rule), and text shaped like the API keys the providers
