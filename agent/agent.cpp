@@ -24,6 +24,7 @@
 #include "protocol/endpoint.hpp"
 #include "protocol/wire_protocol.hpp"
 #include "agent/agent_log.hpp"
+#include "agent/error_headline.hpp"
 #include "agent/coordinator_link.hpp"
 #include "agent/secret_scrubber.hpp"
 #include "agent/sidecar_process.hpp"
@@ -418,9 +419,8 @@ void Agent::Impl::finish(Slot& s, wire::Result result) {
   if (result.verdict == "correct" || result.error.empty()) {
     log()->info("job {} {} -> {} in {} ms", job.job_id, job.workload_id, result.verdict, ms);
   } else {
-    std::string first_line = result.error.substr(0, result.error.find('\n'));
     log()->info("job {} {} -> {} in {} ms: {}", job.job_id, job.workload_id, result.verdict, ms,
-                first_line.substr(0, 160));
+                error_headline(result.error).substr(0, 160));
   }
   link_->send(result);
   s.job.reset();
