@@ -274,6 +274,34 @@ TEST_F(RunReportTest, NamesTheModelsAndSaysTheSyntheticOneIsNoLlm) {
   EXPECT_NE(text.find("\nmodel: replay (recorded responses"), std::string::npos);
 }
 
+TEST_F(RunReportTest, ARunServedFromTheCacheKeepsItsModelLabel) {
+  // Another run paid for the answer; this run's candidate reused it and made no call.
+  const int64_t other = store_->begin_or_resume_run("other", "workloads: [8p]");
+  LlmCallRecord call;
+  call.run_id = other;
+  call.provider = "synthetic";
+  call.model = "synthetic";
+  call.tokens_estimated = true;
+  LlmResponseRecord response;
+  response.provider = "synthetic";
+  response.model = "synthetic";
+  response.call_id = store_->put_llm_call(call);
+  response.prompt_system = "system";
+  response.prompt_user = "user";
+  response.text = "code";
+  const int64_t response_id = store_->put_response(response).id;
+  SampleRecord c;
+  c.run_id = run_;
+  c.workload = "8p";
+  c.method = "iterative";
+  c.code = "code";
+  c.response_id = response_id;
+  store_->put_sample(c);
+  ASSERT_TRUE(store_->llm_calls(run_).empty());
+  const nlohmann::json r = report_json(*store_, run_, {"8p"});
+  EXPECT_EQ(r["run"]["models"], (std::vector<std::string>{"synthetic"}));
+}
+
 TEST(InputSensitivityTable, LoadsTheStoredAuditAndRejectsContradictions) {
   auto dir = std::filesystem::temp_directory_path() / ("sens-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
