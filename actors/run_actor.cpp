@@ -8,6 +8,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "actors/eval_dispatcher.hpp"
+#include "actors/llm_gateway.hpp"
 #include "actors/messages.hpp"
 
 namespace palladium {
@@ -27,6 +29,10 @@ struct RunState {
   int cap = 0;
   int spent = 0, candidates = 0, reused = 0, evaluated = 0, correct = 0, other_calls = 0;
   int agents = 0, searches_failed = 0, total_units = 0;
+  // What the gateway and the dispatcher last said they hold, for the progress line (-1: not
+  // asked yet, or the peer does not answer stats).
+  int llm_in_flight = -1, llm_queued = -1;
+  int64_t evals_in_flight = -1, evals_queued = -1;
   std::chrono::steady_clock::time_point started, last_line;
   static inline const char* name = "run";
 };
@@ -37,13 +43,25 @@ void print_progress(Self self, bool final_line) {
   auto& st = self->state;
   auto now = std::chrono::steady_clock::now();
   auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - st.started).count();
-  char line[320];
-  std::snprintf(line, sizeof line,
+  char line[512];
+  int n = std::snprintf(line, sizeof line,
                 "[run %lld] agents %d | spent %d/%d | candidates %d (%d reused) | evaluated %d | "
                 "correct %d | other calls %d | %llds",
                 static_cast<long long>(st.plan.run_id), st.agents, st.spent, st.total_units,
                 st.candidates, st.reused, st.evaluated, st.correct, st.other_calls,
                 static_cast<long long>(secs));
+  auto append = [&](const char* fmt, auto... args) {
+    if (n >= 0 && static_cast<size_t>(n) < sizeof line)
+      n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), fmt, args...);
+  };
+  if (st.llm_in_flight >= 0)
+    append(" | LLM %d in flight, %d queued", st.llm_in_flight, st.llm_queued);
+  if (st.evals_in_flight >= 0)
+    append(" | evaluating %lld, %lld queued", static_cast<long long>(st.evals_in_flight),
+           static_cast<long long>(st.evals_queued));
+  // From the observed rate of spent units; none before the first one is spent.
+  if (!final_line && st.spent > 0 && st.total_units > st.spent && secs > 0)
+    append(" | ETA %llds", static_cast<long long>((st.total_units - st.spent) * secs / st.spent));
   if (st.plan.live_progress) {
     std::fprintf(stderr, "\r\033[K%s%s", line, final_line ? "\n" : "");
   } else if (final_line || now - st.last_line >= std::chrono::seconds(10)) {
@@ -210,6 +228,22 @@ caf::behavior run_actor(Self self, RunPlan plan, StoreActor store, caf::actor ll
               update_caps(self);
               if (!self->state.running.empty()) print_progress(self, false);
             });
+        // The gateway's and the dispatcher's queues, for the progress line. A peer that does
+        // not answer stats (a test's stand-in) leaves them out of it.
+        self->request(self->state.llm_gateway, std::chrono::seconds(5), stats_atom::value)
+            .then(
+                [=](const LlmGatewayStats& s) {
+                  self->state.llm_in_flight = s.calls.in_flight;
+                  self->state.llm_queued = s.calls.queued;
+                },
+                [=](caf::error&) { self->state.llm_in_flight = -1; });
+        self->request(self->state.dispatcher, std::chrono::seconds(5), stats_atom::value)
+            .then(
+                [=](const DispatcherStats& s) {
+                  self->state.evals_in_flight = s.in_flight;
+                  self->state.evals_queued = s.queued;
+                },
+                [=](caf::error&) { self->state.evals_in_flight = -1; });
         self->delayed_send(self, std::chrono::seconds(1), beat_atom::value);
       },
   };
