@@ -1,7 +1,7 @@
 // What an agent can evaluate, and what a job needs: the coordinator's capability matching.
 //
 // An agent's HELLO names its backend, device kind, JAX and libtpu versions and the stages its
-// sidecars run (protocol/wire_protocol.hpp). A job goes only to an agent whose Capabilities
+// judges run (protocol/wire_protocol.hpp). A job goes only to an agent whose Capabilities
 // satisfy the job's Requirement: same backend, the device kind and versions the run pins (an
 // empty field in a Requirement matches anything), and every stage the job needs. Agents with
 // equal Capabilities form one pool in the JobLedger, so matching costs a lookup per pool, not a

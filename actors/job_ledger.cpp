@@ -106,7 +106,7 @@ bool JobLedger::submit(const wire::Job& job, const Requirement& need) {
 void JobLedger::on_hello(const std::string& peer, const std::string& name,
                          const Capabilities& caps, int slots, TimePoint now) {
   if (agents_.count(peer)) {
-    // The agent restarted: whatever it was running is gone with its old sidecars.
+    // The agent restarted: whatever it was running is gone with its old judges.
     drop_agent(peer, "re-registered", nullptr);
   }
   auto a = std::make_unique<Agent>();

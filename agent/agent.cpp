@@ -27,7 +27,7 @@
 #include "agent/error_headline.hpp"
 #include "agent/coordinator_link.hpp"
 #include "agent/secret_scrubber.hpp"
-#include "agent/sidecar_process.hpp"
+#include "agent/judge_process.hpp"
 
 namespace palladium::agent {
 
@@ -50,7 +50,7 @@ std::string env_or(const char* name, const std::string& fallback) {
   return (v != nullptr && *v != '\0') ? std::string(v) : fallback;
 }
 
-// What a sidecar of `backend` runs when its ready frame does not say: the interpret backend
+// What a judge of `backend` runs when its ready frame does not say: the interpret backend
 // checks everything but the libtpu compile; a TPU host has libtpu and compiles too.
 std::vector<std::string> default_stages(const std::string& backend) {
   std::vector<std::string> stages{"extract", "lint", "import", "trace", "lower"};
@@ -75,7 +75,7 @@ AgentOptions with_defaults(AgentOptions o) {
     if (ec) tmp = "/tmp";
     o.log_dir = (tmp / ("palladium-agent-" + o.agent_id)).string();
   }
-  if (o.sidecar_module.empty()) o.sidecar_module = "judge";
+  if (o.judge_module.empty()) o.judge_module = "judge";
   return o;
 }
 
@@ -118,10 +118,10 @@ class Agent::Impl {
 
   struct Slot {
     int index = 0;
-    std::unique_ptr<SidecarProcess> proc;
+    std::unique_ptr<JudgeProcess> proc;
     SlotState state = SlotState::kDown;
     std::optional<wire::Job> job;
-    Clock::time_point started;   // job start, or sidecar spawn while kStarting
+    Clock::time_point started;   // job start, or judge spawn while kStarting
     Clock::time_point deadline;  // job timeout, or ready timeout while kStarting
     Clock::time_point restart_at;
     int restart_failures = 0;
@@ -141,7 +141,7 @@ class Agent::Impl {
   // (it runs in its own sandboxed process), so the job goes back to the front of the queue on a
   // fresh judge, up to kJudgeRetries times. Only a job that keeps killing its judge is charged.
   void judge_lost(Slot& s, const std::string& how, const std::string& log_tail);
-  void on_sidecar_events(Slot& s);
+  void on_judge_events(Slot& s);
   void on_timers(Clock::time_point now);
   Clock::time_point next_wakeup(Clock::time_point now) const;
   bool drain_stop_pipe();
@@ -177,7 +177,7 @@ std::string Agent::Impl::make_link() {
       std::string secret;
       if (opt_.key_fd >= 0) {
         // One line from the coordinator that started us; the pipe is closed at once so no
-        // sidecar inherits it.
+        // judge inherits it.
         char buf[128] = {0};
         ssize_t n = ::read(opt_.key_fd, buf, sizeof buf - 1);
         ::close(opt_.key_fd);
@@ -219,13 +219,13 @@ std::string Agent::Impl::validate() const {
 bool Agent::Impl::start_slot(Slot& s) {
   std::string err = s.proc->start();
   if (!err.empty()) {
-    log()->error("slot {}: cannot start sidecar: {}", s.index, err);
+    log()->error("slot {}: cannot start judge: {}", s.index, err);
     s.state = SlotState::kDown;
     return false;
   }
   s.state = SlotState::kStarting;
   s.started = Clock::now();
-  s.deadline = s.started + milliseconds(opt_.sidecar_start_timeout_ms);
+  s.deadline = s.started + milliseconds(opt_.judge_start_timeout_ms);
   return true;
 }
 
@@ -240,12 +240,12 @@ void Agent::Impl::restart_slot(Slot& s, Clock::time_point now) {
   ++s.restart_failures;
   s.state = SlotState::kDown;
   s.restart_at = now + milliseconds(delay);
-  log()->warn("slot {}: sidecar restart in {} ms", s.index, delay);
+  log()->warn("slot {}: judge restart in {} ms", s.index, delay);
 }
 
 int Agent::Impl::wait_all_ready() {
   for (Slot& s : slots_) {
-    if (!start_slot(s)) return kExitSidecarFailed;
+    if (!start_slot(s)) return kExitJudgeFailed;
   }
   auto all_ready = [&] {
     return std::all_of(slots_.begin(), slots_.end(),
@@ -269,14 +269,14 @@ int Agent::Impl::wait_all_ready() {
       if (s.state != SlotState::kStarting) continue;
       std::string failure;
       if (now > s.deadline) {
-        failure = "no ready within " + std::to_string(opt_.sidecar_start_timeout_ms) + " ms";
+        failure = "no ready within " + std::to_string(opt_.judge_start_timeout_ms) + " ms";
       } else {
-        for (SidecarEvent& ev : s.proc->read_available()) {
-          if (auto* ready = std::get_if<SidecarReady>(&ev)) {
+        for (JudgeEvent& ev : s.proc->read_available()) {
+          if (auto* ready = std::get_if<JudgeReady>(&ev)) {
             if (opt_.backend == "tpu" &&
                 (ready->backend != "tpu" || ready->device_kind.empty() ||
                  ready->device_kind == "cpu")) {
-              failure = "sidecar reports backend \"" + ready->backend + "\" device \"" +
+              failure = "judge reports backend \"" + ready->backend + "\" device \"" +
                         ready->device_kind + "\", not a TPU";
               break;
             }
@@ -285,16 +285,16 @@ int Agent::Impl::wait_all_ready() {
             device_kind_ = opt_.backend == "interpret" ? "cpu" : ready->device_kind;
             libtpu_version_ = ready->libtpu_version;
             stages_ = ready->stages.empty() ? default_stages(opt_.backend) : ready->stages;
-            log()->info("slot {}: sidecar pid {} ready in {} ms (jax {}, {})", s.index,
+            log()->info("slot {}: judge pid {} ready in {} ms (jax {}, {})", s.index,
                         s.proc->pid(), ms_between(s.started, now), ready->jax_version,
                         ready->device_kind);
-          } else if (std::holds_alternative<SidecarEof>(ev)) {
+          } else if (std::holds_alternative<JudgeEof>(ev)) {
             s.proc->kill();
-            failure = "sidecar exited before ready (" + s.proc->exit_description() + ")";
-          } else if (auto* pe = std::get_if<SidecarProtocolError>(&ev)) {
+            failure = "judge exited before ready (" + s.proc->exit_description() + ")";
+          } else if (auto* pe = std::get_if<JudgeProtocolError>(&ev)) {
             failure = pe->error;
           } else {
-            failure = "sidecar sent a result before ready";
+            failure = "judge sent a result before ready";
           }
         }
       }
@@ -303,13 +303,13 @@ int Agent::Impl::wait_all_ready() {
         std::string tail = s.proc->log_tail();
         if (opt_.backend == "tpu") {
           log()->critical(
-              "--backend tpu: the sidecar found no usable TPU device; refusing to start. "
+              "--backend tpu: the judge found no usable TPU device; refusing to start. "
               "slot {}: {}\n{}",
               s.index, failure, tail);
         } else {
-          log()->critical("slot {}: sidecar failed to start: {}\n{}", s.index, failure, tail);
+          log()->critical("slot {}: judge failed to start: {}\n{}", s.index, failure, tail);
         }
-        return kExitSidecarFailed;
+        return kExitJudgeFailed;
       }
     }
   }
@@ -355,7 +355,7 @@ void Agent::Impl::dispatch(wire::Job job) {
                 "locally ({} waiting)",
                 job.job_id, slots_.size(), queue_.size() + 1);
   } else {
-    log()->debug("job {} queued until a sidecar is ready", job.job_id);
+    log()->debug("job {} queued until a judge is ready", job.job_id);
   }
   queue_.push_back(std::move(job));
 }
@@ -427,14 +427,14 @@ void Agent::Impl::finish(Slot& s, wire::Result result) {
   if (s.state == SlotState::kBusy) s.state = SlotState::kIdle;
 }
 
-void Agent::Impl::on_sidecar_events(Slot& s) {
+void Agent::Impl::on_judge_events(Slot& s) {
   auto now = Clock::now();
-  for (SidecarEvent& ev : s.proc->read_available()) {
-    if (auto* ready = std::get_if<SidecarReady>(&ev)) {
+  for (JudgeEvent& ev : s.proc->read_available()) {
+    if (auto* ready = std::get_if<JudgeReady>(&ev)) {
       if (s.state == SlotState::kStarting) {
         s.state = SlotState::kIdle;
         s.restart_failures = 0;
-        log()->info("slot {}: sidecar pid {} ready in {} ms", s.index, ready->pid,
+        log()->info("slot {}: judge pid {} ready in {} ms", s.index, ready->pid,
                     ms_between(s.started, now));
       }
       continue;
@@ -448,10 +448,10 @@ void Agent::Impl::on_sidecar_events(Slot& s) {
       }
       continue;
     }
-    // EOF or a protocol error: the sidecar is done for.
-    std::string how = std::holds_alternative<SidecarEof>(ev)
-                          ? std::string("sidecar exited")
-                          : std::get<SidecarProtocolError>(ev).error;
+    // EOF or a protocol error: the judge is done for.
+    std::string how = std::holds_alternative<JudgeEof>(ev)
+                          ? std::string("judge exited")
+                          : std::get<JudgeProtocolError>(ev).error;
     s.proc->kill();
     how += " (" + s.proc->exit_description() + ")";
     std::string tail = s.proc->log_tail();
@@ -475,8 +475,8 @@ void Agent::Impl::on_timers(Clock::time_point now) {
                                     std::chrono::duration<double>(now - s.started).count()));
       restart_slot(s, now);
     } else if (s.state == SlotState::kStarting && now >= s.deadline) {
-      log()->error("slot {}: sidecar sent no ready within {} ms; killed", s.index,
-                   opt_.sidecar_start_timeout_ms);
+      log()->error("slot {}: judge sent no ready within {} ms; killed", s.index,
+                   opt_.judge_start_timeout_ms);
       ++s.restart_failures;
       restart_slot(s, now);
     } else if (s.state == SlotState::kDown && now >= s.restart_at) {
@@ -516,21 +516,21 @@ int Agent::Impl::run() {
     return kExitBadOptions;
   }
   for (int i = 0; i < opt_.slots; ++i) {
-    SidecarOptions so;
+    JudgeOptions so;
     so.python = opt_.python;
     so.home = opt_.home;
-    so.module = opt_.sidecar_module;
+    so.module = opt_.judge_module;
     so.backend = opt_.backend;
-    so.log_path = opt_.log_dir + "/sidecar-" + std::to_string(i) + ".log";
-    // One sidecar per chip: slot i owns chip i, so candidates never share a chip's timing.
+    so.log_path = opt_.log_dir + "/judge-" + std::to_string(i) + ".log";
+    // One judge per chip: slot i owns chip i, so candidates never share a chip's timing.
     if (opt_.backend == "tpu" && opt_.slots > 1) so.extra_env = one_chip_environment(i);
     Slot s;
     s.index = i;
-    s.proc = std::make_unique<SidecarProcess>(std::move(so));
+    s.proc = std::make_unique<JudgeProcess>(std::move(so));
     slots_.push_back(std::move(s));
   }
-  log()->info("agent {}: starting {} sidecar(s): {} -m {} --backend {} (logs in {})",
-              opt_.agent_id, opt_.slots, opt_.python, opt_.sidecar_module, opt_.backend,
+  log()->info("agent {}: starting {} judge(s): {} -m {} --backend {} (logs in {})",
+              opt_.agent_id, opt_.slots, opt_.python, opt_.judge_module, opt_.backend,
               opt_.log_dir);
   int rc = wait_all_ready();
   if (rc != kExitOk) {
@@ -580,7 +580,7 @@ int Agent::Impl::run() {
       ++next;
     }
     for (std::size_t i = 0; i < polled.size(); ++i) {
-      if (items[next + i].revents & (ZMQ_POLLIN | ZMQ_POLLERR)) on_sidecar_events(*polled[i]);
+      if (items[next + i].revents & (ZMQ_POLLIN | ZMQ_POLLERR)) on_judge_events(*polled[i]);
     }
     drain_queue();
     on_timers(Clock::now());
@@ -594,7 +594,7 @@ int Agent::Impl::run() {
   log()->info("agent {}: stopping ({})", opt_.agent_id, stop_reason_);
   link_->close(stop_reason_);
   for (Slot& s : slots_) {
-    // A busy sidecar would not read `shutdown` until its job ends; its job is abandoned
+    // A busy judge would not read `shutdown` until its job ends; its job is abandoned
     // (the coordinator requeues it on bye), so kill it outright.
     if (s.state == SlotState::kBusy) {
       s.proc->kill();

@@ -2,13 +2,13 @@
 //
 // One thread runs one zmq::poll loop over the coordinator link's DEALER socket
 // (agent/coordinator_link.hpp: hello, heartbeats, reconnect backoff, results kept while
-// disconnected), the response pipes of all sidecars and a stop pipe.
+// disconnected), the response pipes of all judges and a stop pipe.
 //
-// Jobs go to idle sidecars (one job per sidecar); a job arriving when all are busy is
+// Jobs go to idle judges (one job per judge); a job arriving when all are busy is
 // queued locally with a warning (the coordinator should not send more than `slots`). A job
-// with no result within its timeout_s gets verdict "timeout"; a sidecar that exits, closes
+// with no result within its timeout_s gets verdict "timeout"; a judge that exits, closes
 // its pipe or breaks the protocol mid-job gets "crash" (exit status and log tail in the
-// error). Either way the sidecar's process group is killed and a fresh sidecar started.
+// error). Either way the judge's process group is killed and a fresh judge started.
 // Malformed frames from the coordinator are logged and dropped.
 //
 // Logging: spdlog logger "agent" on stderr, one info line per job.
@@ -25,7 +25,7 @@ namespace palladium::agent {
 // Exit codes of run() / run_agent().
 constexpr int kExitOk = 0;             // stopped on request (bye sent)
 constexpr int kExitBadOptions = 1;     // invalid options
-constexpr int kExitSidecarFailed = 2;  // a sidecar did not become ready at startup
+constexpr int kExitJudgeFailed = 2;  // a judge did not become ready at startup
                                        // (for --backend tpu: no TPU device)
 
 class Agent {
@@ -37,8 +37,8 @@ class Agent {
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
-  // Starts the sidecars, waits for them to be ready, then serves the coordinator until
-  // request_stop(). On stop: sends `bye`, stops the sidecars, returns kExitOk. Returns
+  // Starts the judges, waits for them to be ready, then serves the coordinator until
+  // request_stop(). On stop: sends `bye`, stops the judges, returns kExitOk. Returns
   // another kExit* code on a fatal startup error (logged). Call at most once.
   int run();
 

@@ -19,13 +19,13 @@ int agent_command(const std::vector<std::string>& args) {
       "connect", po::value(&o.connect_endpoint), "coordinator endpoint")(
       "backend", po::value(&o.backend)->default_value(o.backend),
       "interpret (Pallas TPU interpret mode on CPU) or tpu (refuses to start without a TPU)")(
-      "slots", po::value(&o.slots)->default_value(o.slots), "sidecar processes (candidates at once)")(
+      "slots", po::value(&o.slots)->default_value(o.slots), "judge processes (candidates at once)")(
       "agent-id", po::value(&o.agent_id), "name shown to the coordinator (default host-pid)")(
-      "python", po::value(&o.python), "Python for sidecars (default .venv/bin/python)")(
+      "python", po::value(&o.python), "Python for judges (default .venv/bin/python)")(
       "heartbeat-ms", po::value(&o.heartbeat_ms)->default_value(o.heartbeat_ms), "heartbeat interval")(
       "liveness", po::value(&o.liveness)->default_value(o.liveness),
       "missed heartbeats before the coordinator counts as gone")(
-      "log-dir", po::value(&o.log_dir), "directory for sidecar logs (default: a temp dir)")(
+      "log-dir", po::value(&o.log_dir), "directory for judge logs (default: a temp dir)")(
       "server-key", po::value(&o.server_key),
       "the coordinator's public key: Z85 text or its .key file (enables CURVE)")(
       "key", po::value(&o.key_file), "this agent's secret certificate (.key_secret, mode 0600)")(

@@ -208,7 +208,7 @@ int bench_swarm_command(const std::vector<std::string>& args) {
       busy_us += std::chrono::duration_cast<std::chrono::microseconds>(now - a.started).count();
       ++jobs;
       if (!a.waiting.empty()) {
-        // The next one starts at once, as a real agent's next sidecar job would.
+        // The next one starts at once, as a real agent's next judge job would.
         a.busy = true;
         a.job.job_id = a.waiting.front().first;
         a.job.lease = a.waiting.front().second;

@@ -2,7 +2,7 @@
 //
 // Evaluates one kernel file by hand through exactly the path a run uses: a
 // dispatcher behind a ZeroMQ ROUTER, one local agent process, its sandboxed
-// sidecar. Exit status 0 whatever the verdict; 1 only when the evaluation
+// judge. Exit status 0 whatever the verdict; 1 only when the evaluation
 // itself could not run (the agent died or never answered); 2 for bad input.
 #include "cli/commands.hpp"
 
@@ -194,7 +194,7 @@ int eval_command(const std::vector<std::string>& args) {
     result = answer.get();
     if (!result) failure = "the dispatcher gave no result";
   } else {
-    failure = "the agent exited (" + agent_exit + ") before answering; its sidecar log is in " +
+    failure = "the agent exited (" + agent_exit + ") before answering; its judge log is in " +
               log_dir.string();
   }
   if (!result) {

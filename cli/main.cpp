@@ -31,7 +31,7 @@ commands:
   status DB [--live]            cells, agents, queue, samples and dollars, best so far
   plan CONFIG|SWEEP [--chips N] calls, tokens, dollars, wall time and the binding limit
   serve DB [--port P]           a live web dashboard of a run database (http://127.0.0.1:8765/)
-  eval --workload ID FILE       evaluate one kernel file through an agent and its sidecar
+  eval --workload ID FILE       evaluate one kernel file through an agent and its judge
   context WORKLOAD [--sizes]    the context blocks a prompt carries for a workload
   keys new NAME [--dir DIR]     make a CURVE key pair for the authenticated agent link
   bench dispatch --agents N     the dispatch path under N simulated agents (real ZeroMQ + CURVE)

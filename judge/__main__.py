@@ -22,7 +22,7 @@ from judge.server import log, serve  # noqa: E402
 def _die_with_parent():
     """Ask Linux to SIGKILL us when the agent dies.
 
-    An agent killed with SIGKILL cannot stop its sidecars, and a sidecar stuck
+    An agent killed with SIGKILL cannot stop its judges, and a judge stuck
     in a hung kernel never reads the EOF on fd 3; without this it would spin
     on a CPU forever.
     """

@@ -15,7 +15,7 @@ unchanged (the kernel is still correct, the speedup is not meaningful). Besides 
 
 Static arguments (STATIC_ARGNUMS) are configuration, not data, and are not perturbed. Results
 are cached as JSON in `cache_dir()` keyed by workload id, JAX version and a hash of the workload
-module's source, so a sidecar pays for each audit once per machine.
+module's source, so a judge pays for each audit once per machine.
 """
 import hashlib
 import inspect
@@ -33,12 +33,12 @@ CACHE_VERSION = 3
 
 
 def cache_dir():
-    """$PALLADIUM_SIDECAR_CACHE, else $XDG_CACHE_HOME/palladium/sidecar, else ~/.cache/..."""
-    explicit = os.environ.get("PALLADIUM_SIDECAR_CACHE")
+    """$PALLADIUM_JUDGE_CACHE, else $XDG_CACHE_HOME/palladium/judge, else ~/.cache/..."""
+    explicit = os.environ.get("PALLADIUM_JUDGE_CACHE")
     if explicit:
         return explicit
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "palladium", "sidecar")
+    return os.path.join(base, "palladium", "judge")
 
 
 def static_argnums(module):

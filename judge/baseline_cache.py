@@ -12,7 +12,7 @@ cached in one JSON file under a cache dir, keyed by every part that can change t
 A lookup hits only an entry whose key parts are all equal; an entry for the same host, device,
 workload, variant and shapes whose other parts differ (JAX upgraded, baseline edited, another
 session) is superseded: removed when the new time is stored. Entries older than `max_age_s`
-(if set) miss. Several sidecars on one host share the file: writes re-read and merge under an
+(if set) miss. Several judges on one host share the file: writes re-read and merge under an
 flock and replace the file atomically.
 
     cache = BaselineCache(cache_dir, device_kind=..., jax_version=...)

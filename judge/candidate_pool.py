@@ -59,7 +59,7 @@ def launcher_path():
 
 
 def default_address_space_mb():
-    """RLIMIT_AS of each candidate process: the sidecar's measured bound (docs/verification.md:
+    """RLIMIT_AS of each candidate process: the judge's measured bound (docs/verification.md:
     peak 1.6 GiB virtual, XLA adds per CPU), and never more than the judge's own limit."""
     default = max(8192, 2048 + 128 * (os.cpu_count() or 1))
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)

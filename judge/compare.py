@@ -90,7 +90,7 @@ def _run_in(module, inputs, dtype):
 def make_reference(module, inputs, baseline_output=None, store=np.float64):
     """The exact and baseline answers of `module.workload` on `inputs` (trusted code only).
 
-    `baseline_output` may pass an already computed baseline output (the sidecar caches it).
+    `baseline_output` may pass an already computed baseline output (the judge caches it).
     The higher-precision run is float64 under jax x64; a reference that cannot run in float64
     falls back to float32 inputs, and one that cannot run in either compares against the
     baseline alone (precision "baseline", the elementwise slack is then zero). `store` is the

@@ -74,7 +74,7 @@ class _Linter(ast.NodeVisitor):
             self._flag(node, f"import of '{name}' is not allowed in a kernel module")
         elif root in PROJECT_MODULES:
             self._flag(node, f"import of '{name}' is not allowed: a kernel module may not "
-                             "import Palladium's own modules (workloads, the sidecar, protocol)")
+                             "import Palladium's own modules (workloads, the judge, protocol)")
 
     def visit_Import(self, node):
         for alias in node.names:

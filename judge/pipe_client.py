@@ -1,6 +1,6 @@
-"""A Python client of the sidecar pipe protocol (docs/architecture.md), for tests and benchmarks.
+"""A Python client of the judge pipe protocol (docs/architecture.md), for tests and benchmarks.
 
-The agent (C++, agent/sidecar_process.cpp) is the production client. This one starts
+The agent (C++, agent/judge_process.cpp) is the production client. This one starts
 `python -m judge` the same way as far as the protocol goes: requests on fd 3,
 responses on fd 4, stdout and stderr to a log file, PYTHONPATH at the repository root, and it
 speaks the same MessagePack stream. It does not apply the agent's sandbox (rlimits, process
@@ -17,7 +17,7 @@ import msgpack
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
 # Moves the two pipe ends to exactly fds 3 and 4 (via fds >= 10, so the moves cannot clobber each
-# other) and execs the sidecar, as the agent's fork+exec does.
+# other) and execs the judge, as the agent's fork+exec does.
 _LAUNCHER = """\
 import fcntl, os, sys
 high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in ({request_r}, {response_w})]
@@ -29,7 +29,7 @@ os.execv(sys.executable, [sys.executable, '-m', 'judge', '--backend', {backend!r
 
 
 class PipeClient:
-    """One sidecar process; `send` a request, `receive` the next response (None at EOF)."""
+    """One judge process; `send` a request, `receive` the next response (None at EOF)."""
 
     def __init__(self, workdir, log_path, backend="interpret", env=None, python=sys.executable):
         request_r, self.request_w = os.pipe()
@@ -49,7 +49,7 @@ class PipeClient:
         os.write(self.request_w, msgpack.packb(message, use_bin_type=True))
 
     def receive(self, timeout=120):
-        """The next message; None when the sidecar closed fd 4. TimeoutError names the log."""
+        """The next message; None when the judge closed fd 4. TimeoutError names the log."""
         while True:
             for message in self.unpacker:
                 return message

@@ -1,4 +1,4 @@
-"""Framing for the sidecar pipe protocol, version 2 (docs/architecture.md, "Sidecar pipe
+"""Framing for the judge pipe protocol, version 2 (docs/architecture.md, "Judge pipe
 protocol"; its C++ side is judge_protocol.hpp).
 
 A stream of MessagePack maps with no extra framing: requests arrive on fd 3, responses leave on

@@ -11,7 +11,7 @@ one `result` carrying its job_id, whatever the candidate does short of killing t
 
 RLIMIT_CPU (set by the agent) counts the whole life of this persistent process. So that the limit
 never lands on an innocent candidate, the loop exits cleanly between jobs once it has used
-RECYCLE_FRACTION of the soft limit; the agent sees EOF while idle and starts a fresh sidecar.
+RECYCLE_FRACTION of the soft limit; the agent sees EOF while idle and starts a fresh judge.
 """
 import os
 import resource
@@ -41,9 +41,9 @@ RESULT_FIELDS = ("verdict", "stage", "error", "error_signature", "stdout", "stde
 
 def log(text):
     try:
-        print(f"[sidecar {os.getpid()}] {text}", file=sys.stderr, flush=True)
+        print(f"[judge {os.getpid()}] {text}", file=sys.stderr, flush=True)
     except OSError:
-        pass  # a full disk or RLIMIT_FSIZE on the log must not take the sidecar down
+        pass  # a full disk or RLIMIT_FSIZE on the log must not take the judge down
 
 
 def handle_audit(message):

@@ -113,7 +113,7 @@ def classify(stage, exc):
     return "runtime_error"
 
 
-# Frames inside JAX and the sidecar tell the LLM nothing it can act on and push the candidate's
+# Frames inside JAX and the judge tell the LLM nothing it can act on and push the candidate's
 # own frames and the message out of the truncation window.
 _NOISE_FRAMES = ("/site-packages/", "/judge/", "/lib/python3")
 

@@ -3,7 +3,7 @@
 // ```python fence, as a model would answer.
 //
 // It exists so that a sweep times the references through exactly the path
-// its candidates take (store, dispatcher, the same agents and sidecars, the
+// its candidates take (store, dispatcher, the same agents and judges, the
 // same timing kind), which is what Table 3's "% of hand-tuned" divides by. It
 // is not a model: reports label its results "hand-tuned reference".
 //

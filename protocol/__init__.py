@@ -1,1 +1,1 @@
-"""What the coordinator, the agents and the sidecars all speak (see protocol/CMakeLists.txt)."""
+"""What the coordinator, the agents and the judges all speak (see protocol/CMakeLists.txt)."""

@@ -1,5 +1,5 @@
 // Field-level MessagePack helpers shared by the wire protocol (protocol/wire_protocol.cpp) and
-// the sidecar pipe protocol (agent/sidecar_process.cpp). Part of palladium_wire; not a
+// the judge pipe protocol (agent/judge_process.cpp). Part of palladium_wire; not a
 // public API of the coordinator.
 
 #ifndef PALLADIUM_PROTOCOL_WIRE_FIELDS_HPP_
@@ -58,12 +58,12 @@ class MapReader {
 };
 
 // Checks the envelope of a frame: `o` is a map, with "type" str and "version" int equal to
-// `version` (each protocol passes its own: kVersion for the wire, the sidecar pipe's for the
+// `version` (each protocol passes its own: kVersion for the wire, the judge pipe's for the
 // pipe). On success stores the type in *type and returns ""; otherwise returns the error.
 std::string read_envelope(const msgpack::object& o, std::string* type, int version);
 
 // Reads the result fields of the grammar into *out. With include_agent_fields == false the
-// keys "lease", "agent_id" and "backend" are not read (the sidecar's result lacks them).
+// keys "lease", "agent_id" and "backend" are not read (the judge's result lacks them).
 void read_result_fields(MapReader& reader, Result* out, bool include_agent_fields);
 // The optional fields of a result that the judge reports (seeds, outside_pallas_fraction,
 // numerics_path): missing or nil reads as empty.

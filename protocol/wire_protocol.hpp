@@ -22,7 +22,7 @@
 //   bye         := "agent_id": str, "reason": str
 //
 // Meaning. HELLO registers an agent: "stages" names the stages of protocol/taxonomy.json its
-// sidecars run ("compile" only where libtpu is present), "libtpu_version" is "" without libtpu.
+// judges run ("compile" only where libtpu is present), "libtpu_version" is "" without libtpu.
 // The coordinator answers a refused HELLO with a BYE whose reason names the problem. A JOB
 // carries a lease number, fresh for every dispatch; the agent echoes it in the RESULT, and the
 // coordinator accepts a RESULT only from the agent holding that lease (a late result of a
@@ -72,7 +72,7 @@ struct Hello {
   std::string jax_version;
   std::string libtpu_version;       // "" when the agent has no libtpu
   int slots = 0;
-  std::vector<std::string> stages;  // taxonomy stage names the agent's sidecars run
+  std::vector<std::string> stages;  // taxonomy stage names the agent's judges run
 };
 
 struct Heartbeat {

@@ -52,7 +52,7 @@ from judge.protocol import VERSION  # noqa: E402
 OWN_STAGES = ("import", "trace", "lower", "compile", "structure", "numerics", "timing")
 
 # Correct responses of the replay corpus (tests/llm/test_replay_corpus.py EXPECTED), one per
-# workload first. The persistent sidecar's warm-up for a workload is a correct response that is
+# workload first. The persistent judge's warm-up for a workload is a correct response that is
 # not timed when there is one (the second half with the default --limit 5).
 CANDIDATES = ["8p/02.md", "12p/01.md", "9p/03.md", "41k/02.md", "1p/03.md",
               "8p/06.md", "12p/04.md", "9p/05.md", "41k/07.md", "1p/05.md"]
@@ -154,9 +154,9 @@ def run_fresh(workload_id, code, seeds, workdir):
     return info
 
 
-# -- persistent sidecar ---------------------------------------------------------------------------
+# -- persistent judge ---------------------------------------------------------------------------
 
-class Sidecar:
+class Judge:
     """`python -m judge --backend interpret` with fds 3/4, as the agent spawns it;
     the CPU it reports is the judge's and its whole sandbox's (launcher, parent, spares)."""
 
@@ -177,7 +177,7 @@ class Sidecar:
         self._client.send(message)
         result = self._client.receive(timeout_s)
         if result is None:
-            raise RuntimeError("sidecar exited")
+            raise RuntimeError("judge exited")
         result["total_ms"] = (time.perf_counter() - start) * 1e3
         result["cpu_ms"] = _tree_cpu_ms(self._client.proc.pid) - cpu_start
         assert result.get("job_id") == self._job, result
@@ -217,15 +217,15 @@ def main(argv=None):
 
     rows, first_contact = [], {}
     with tempfile.TemporaryDirectory(prefix="bench_eval_") as workdir:
-        sidecar = Sidecar(workdir, pathlib.Path(workdir) / "sidecar.log")
+        judge = Judge(workdir, pathlib.Path(workdir) / "judge.log")
         try:
             print(f"judge start-up with its candidate sandbox (once per slot): "
-                  f"{sidecar.startup_ms:.0f} ms", flush=True)
+                  f"{judge.startup_ms:.0f} ms", flush=True)
             for wid in workloads:  # first evaluation per workload: JAX warm-up, baseline export
                 same = [n for n in CANDIDATES if n.startswith(wid + "/")]
                 first = next((n for n in same if n not in names), same[0])
                 code = codes.get(first) or _extract(first)
-                result = sidecar.evaluate(wid, code, args.seeds)
+                result = judge.evaluate(wid, code, args.seeds)
                 first_contact[wid] = result["total_ms"]
                 print(f"  first contact {wid:>3} ({first}): {result['total_ms']:.0f} ms "
                       f"[{result['verdict']}]", flush=True)
@@ -234,7 +234,7 @@ def main(argv=None):
                   flush=True)
             for name in names:
                 wid = name.split("/")[0]
-                judged = sidecar.evaluate(wid, codes[name], args.seeds)
+                judged = judge.evaluate(wid, codes[name], args.seeds)
                 fresh = run_fresh(wid, codes[name], args.seeds, workdir)
                 j_own, f_own = _own_ms(judged), _own_ms(fresh)
                 spare_cpu = float((judged.get("spare_ms") or {}).get("cpu_ms") or 0.0)
@@ -260,7 +260,7 @@ def main(argv=None):
                       f"{f['overhead_ms'] / max(j['overhead_ms'], 1e-3):>5.1f}x{flag}",
                       flush=True)
         finally:
-            sidecar.close()
+            judge.close()
 
     def total(side, key):
         return sum(r[side][key] for r in rows)
@@ -270,7 +270,7 @@ def main(argv=None):
 
     j_tot, f_tot = total("judge", "total_ms"), total("fresh", "total_ms")
     j_ovh, f_ovh = total("judge", "overhead_ms"), total("fresh", "overhead_ms")
-    fixed = sidecar.startup_ms + sum(first_contact.values())
+    fixed = judge.startup_ms + sum(first_contact.values())
     ratio = f_ovh / max(j_ovh, 1e-3)
     print(f"\nsum over {len(rows)} candidates: judge {j_tot / 1e3:.1f} s, fresh "
           f"{f_tot / 1e3:.1f} s")
@@ -294,7 +294,7 @@ def main(argv=None):
           f"run evaluates hundreds per judge)")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(
-            {"rows": rows, "startup_ms": sidecar.startup_ms, "first_contact_ms": first_contact},
+            {"rows": rows, "startup_ms": judge.startup_ms, "first_contact_ms": first_contact},
             indent=1))
     bad = [r["candidate"] for r in rows
            if r["judge"]["verdict"] != "correct" or r["fresh"]["verdict"] != "correct"]

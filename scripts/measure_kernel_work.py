@@ -6,7 +6,7 @@ branch (the HLO interpreter) against its Mosaic body.
     .venv/bin/python scripts/measure_kernel_work.py --interpret [--all-variants] [--only ...]
     .venv/bin/python scripts/measure_kernel_work.py --cost
 
-Candidates: the correct responses of the replay corpus, the per-workload kernels of the sidecar
+Candidates: the correct responses of the replay corpus, the per-workload kernels of the judge
 tests, the hand-tuned references, and with --synthetic the clean variants of the synthetic
 model (build/palladium synthetic variants, or $PALLADIUM_BIN). They are our own code, so this
 script exports them in its own process exactly as the candidate process does
@@ -49,10 +49,10 @@ CORPUS = ["8p/02.md", "8p/06.md", "12p/01.md", "12p/03.md", "12p/04.md", "9p/03.
 
 def candidates(synthetic):
     from corpus_util import CORPUS_DIR, extract_code, read_response
-    import sidecar_kernels
+    import judge_kernels
     for name in CORPUS:
         yield f"corpus {name}", name.split("/")[0], extract_code(read_response(CORPUS_DIR / name))
-    for wid, code in sidecar_kernels.WORKLOAD_KERNELS.items():
+    for wid, code in judge_kernels.WORKLOAD_KERNELS.items():
         yield f"skeleton {wid}", wid, code
     for wid in hand_tuned.ids():
         if wid != "7p":  # cannot run in either interpret mode (tests/workloads/test_hand_tuned.py)
@@ -155,10 +155,10 @@ def interpreter_cost():
     """The interpreter's share of the judge's time per candidate: a few correct kernels
     evaluated end to end (the sandboxed candidate process, the default compile tier) twice,
     the second run reported."""
-    import sidecar_kernels
-    kernels = [("8p", "skeleton 8p", sidecar_kernels.CORRECT),
-               ("12p", "skeleton 12p", sidecar_kernels.RMSNORM),
-               ("1p", "skeleton 1p", sidecar_kernels.WORKLOAD_KERNELS["1p"]),
+    import judge_kernels
+    kernels = [("8p", "skeleton 8p", judge_kernels.CORRECT),
+               ("12p", "skeleton 12p", judge_kernels.RMSNORM),
+               ("1p", "skeleton 1p", judge_kernels.WORKLOAD_KERNELS["1p"]),
                ("6p", "hand-tuned 6p", hand_tuned.source("6p"))]
     evaluator = judge.Evaluator()
     evaluator.pool.start()

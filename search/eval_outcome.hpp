@@ -1,7 +1,7 @@
 // What the search algorithm learns from evaluating one candidate.
 //
-// This is the search-facing subset of a sidecar result (docs/architecture.md,
-// "Sidecar pipe protocol"): enough to judge the candidate and to write the
+// This is the search-facing subset of a judge result (docs/architecture.md,
+// "Judge pipe protocol"): enough to judge the candidate and to write the
 // feedback the LLM sees next. stdout/stderr, per-stage times and error
 // magnitudes go to the store, not here.
 

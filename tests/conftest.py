@@ -2,7 +2,7 @@
 
 jax[tpu] is installed, so any test process that initialises JAX's backends loads libtpu, and
 libtpu's /tmp/libtpu_lockfile lets only one process per host do that unless
-ALLOW_MULTIPLE_LIBTPU_LOAD is set: parallel test runs (and sidecars) would fail at random.
+ALLOW_MULTIPLE_LIBTPU_LOAD is set: parallel test runs (and judges) would fail at random.
 compile_tier sets that and the no-metadata-server variables at import, on hosts without TPU
 chips only.
 """
@@ -13,7 +13,7 @@ import judge.compile.compile_tier  # noqa: F401  (prepare_environment() at impor
 # The compile tier is on by default for users. Every judge it runs in starts a compile process
 # that loads libtpu, and the suite starts hundreds of judges: with the tier on everywhere the
 # README's test command took about twice its 30-minute budget. So the suite runs the tier where
-# it tests it: test_compile_tier.py, test_compile_process.py, test_protocol.py's sidecars and
+# it tests it: test_compile_tier.py, test_compile_process.py, test_protocol.py's judges and
 # the quick-start runs (integration/quickstart_util.py), which switch it on; elsewhere it is off unless
 # the caller sets PALLADIUM_COMPILE_TIER.
 os.environ.setdefault("PALLADIUM_COMPILE_TIER", "off")

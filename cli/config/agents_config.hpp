@@ -3,7 +3,7 @@
 // YAML:
 //   agents:
 //     local: 2                     # agent processes started on this machine
-//     slots_per_agent: 1           # sidecars per local agent
+//     slots_per_agent: 1           # judges per local agent
 //     listen: tcp://127.0.0.1:0    # where agents connect (0: any free port)
 //     heartbeat_ms: 500
 //     liveness: 4                  # missed heartbeats before an agent is dead

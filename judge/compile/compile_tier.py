@@ -12,7 +12,7 @@ Two entry points, both returning a `CompileOutcome`:
   compile_function(fn, specs, static_argnums)   trace + lower + compile a function; runs `fn`'s
                                                 Python, so only call it where candidate code may
                                                 run (the candidate process, or the in-process
-                                                sidecar);
+                                                judge);
   compile_exported(blob, module)                compile a serialized jax.export artifact made by
                                                 export_for_tpu(), checked against the workload;
                                                 runs no candidate Python;
@@ -22,11 +22,11 @@ Two entry points, both returning a `CompileOutcome`:
 
 Threading: the topology and devices are built once per process (the first call costs ~0.1-0.7 s
 and loads libtpu, ~0.4 GB RSS) and reused; JAX compilation itself is thread-safe, but callers
-should compile one candidate at a time per process, as the sidecar does. Nothing here touches
+should compile one candidate at a time per process, as the judge does. Nothing here touches
 the network: TPU_SKIP_MDS_QUERY=1 is set before libtpu loads on a host without TPU chips.
 
 Callers must not be inside a Pallas interpret-mode context (pltpu.force_tpu_interpret_mode or
-the sidecar's interpret.mode("hlo")), which would compile an interpreter, not the kernel.
+the judge's interpret.mode("hlo")), which would compile an interpreter, not the kernel.
 """
 import dataclasses
 import functools
@@ -110,7 +110,7 @@ def prepare_environment():
     if _has_tpu_chips():
         return
     # libtpu takes /tmp/libtpu_lockfile so that two processes never drive one chip; with no
-    # chip there is nothing to protect, and every sidecar on the host compiles at once
+    # chip there is nothing to protect, and every judge on the host compiles at once
     # (without this, the second process fails with "Internal error when accessing libtpu
     # multi-process lockfile").
     os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")

@@ -44,7 +44,7 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
 class SandboxViolation(RuntimeError):
-    """A candidate tried something the sidecar does not allow while it runs."""
+    """A candidate tried something the judge does not allow while it runs."""
 
 
 _state = {"installed": False, "active": 0, "allowed_dir": None, "violations": [],
@@ -120,7 +120,7 @@ def guard(allowed_dir):
 
 @contextlib.contextmanager
 def suspended():
-    """Let the sidecar itself act (write the candidate file, run the cached reference)."""
+    """Let the judge itself act (write the candidate file, run the cached reference)."""
     saved = _state["active"]
     _state["active"] = 0
     try:

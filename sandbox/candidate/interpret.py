@@ -1,7 +1,7 @@
 """How candidate Pallas code is made to run where it is checked (inside the candidate process).
 
 LLM kernels are written for a TPU: they may hard-code `interpret=True` (copied from a CPU example)
-or nothing. The sidecar decides the mode, not the candidate. `install()` replaces
+or nothing. The judge decides the mode, not the candidate. `install()` replaces
 `jax.experimental.pallas.pallas_call` with a wrapper that drops any `interpret=` argument and
 applies the current mode:
   * "tpu"     : no interpret argument, so `lower(lowering_platforms=('tpu',))` runs the real Mosaic

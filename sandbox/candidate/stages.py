@@ -57,7 +57,7 @@ class ProjectModuleFinder(importlib.abc.MetaPathFinder):
         if fullname.split(".")[0] in PROJECT_MODULES:
             raise ModuleNotFoundError(
                 f"No module named {fullname!r}: a kernel module may not import Palladium's own "
-                "modules (workloads, the sidecar, protocol); write the kernel from the baseline "
+                "modules (workloads, the judge, protocol); write the kernel from the baseline "
                 "shown in the prompt", name=fullname)
         return None
 

@@ -1,4 +1,4 @@
-// The agent against a test ROUTER that plays the coordinator, with the fake sidecar.
+// The agent against a test ROUTER that plays the coordinator, with the fake judge.
 
 #include "agent/agent.hpp"
 
@@ -122,12 +122,12 @@ class AgentTest : public ::testing::Test {
     options_.agent_id = "test-agent";
     options_.python = testing::test_python();
     options_.home = testing::fake_home();
-    options_.sidecar_module = testing::kFakeModule;
+    options_.judge_module = testing::kFakeModule;
     options_.log_dir = dir_;
     options_.slots = 1;
     options_.heartbeat_ms = 100;
     options_.liveness = 10;
-    options_.sidecar_start_timeout_ms = 30000;
+    options_.judge_start_timeout_ms = 30000;
   }
   void TearDown() override {
     std::error_code ec;
@@ -214,7 +214,7 @@ TEST_F(AgentTest, GarbageFramesAreDroppedAndTheAgentKeepsWorking) {
   EXPECT_EQ(coordinator_.hellos_seen, 1);  // no reconnect was needed
 }
 
-TEST_F(AgentTest, TimeoutAndCrashAreReportedAndTheSidecarRestarted) {
+TEST_F(AgentTest, TimeoutAndCrashAreReportedAndTheJudgeRestarted) {
   AgentThread agent(options_);
   ASSERT_TRUE(coordinator_.expect<wire::Hello>());
 
@@ -309,7 +309,7 @@ TEST_F(AgentTest, SigtermSendsByeAndExitsZero) {
 TEST_F(AgentTest, TpuBackendWithoutTpuRefusesToStart) {
   options_.backend = "tpu";
   Agent agent(options_);
-  EXPECT_EQ(agent.run(), kExitSidecarFailed);
+  EXPECT_EQ(agent.run(), kExitJudgeFailed);
   EXPECT_EQ(coordinator_.hellos_seen, 0);
 }
 
@@ -319,15 +319,15 @@ TEST_F(AgentTest, BadOptionsAreRejected) {
   EXPECT_EQ(agent.run(), kExitBadOptions);
 }
 
-// Opt-in (slow: imports JAX): PALLADIUM_AGENT_REAL_SIDECAR=1 runs the real
+// Opt-in (slow: imports JAX): PALLADIUM_AGENT_REAL_JUDGE=1 runs the real
 // `python -m judge --backend interpret` behind the agent.
-TEST_F(AgentTest, RealSidecarSmoke) {
-  if (std::getenv("PALLADIUM_AGENT_REAL_SIDECAR") == nullptr) {
-    GTEST_SKIP() << "set PALLADIUM_AGENT_REAL_SIDECAR=1 to run";
+TEST_F(AgentTest, RealJudgeSmoke) {
+  if (std::getenv("PALLADIUM_AGENT_REAL_JUDGE") == nullptr) {
+    GTEST_SKIP() << "set PALLADIUM_AGENT_REAL_JUDGE=1 to run";
   }
   options_.home = PALLADIUM_SOURCE_DIR;
-  options_.sidecar_module = "judge";
-  options_.sidecar_start_timeout_ms = 180000;
+  options_.judge_module = "judge";
+  options_.judge_start_timeout_ms = 180000;
   AgentThread agent(options_);
   auto hello = coordinator_.expect<wire::Hello>(180s);
   ASSERT_TRUE(hello);
@@ -352,7 +352,7 @@ TEST(AgentOptionsTest, Defaults) {
   EXPECT_FALSE(o.home.empty());
   EXPECT_FALSE(o.python.empty());
   EXPECT_NE(o.log_dir.find(o.agent_id), std::string::npos);
-  EXPECT_EQ(o.sidecar_module, "judge");
+  EXPECT_EQ(o.judge_module, "judge");
 }
 
 }  // namespace

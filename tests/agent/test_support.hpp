@@ -1,4 +1,4 @@
-// Shared helpers for the agent tests: where the fake sidecar lives and which Python
+// Shared helpers for the agent tests: where the fake judge lives and which Python
 // runs it.
 
 #ifndef PALLADIUM_TESTS_AGENT_TEST_SUPPORT_HPP_
@@ -19,12 +19,12 @@ inline std::string test_python() {
   return "/usr/bin/python3";
 }
 
-// PYTHONPATH under which `-m fake_sidecar` resolves.
+// PYTHONPATH under which `-m fake_judge` resolves.
 inline std::string fake_home() { return std::string(PALLADIUM_SOURCE_DIR) + "/tests/agent"; }
 
-inline constexpr const char* kFakeModule = "fake_sidecar";
+inline constexpr const char* kFakeModule = "fake_judge";
 
-// A correct 8p (GEMM) candidate for the tests that run the real sidecar. Gridded: an ungridded
+// A correct 8p (GEMM) candidate for the tests that run the real judge. Gridded: an ungridded
 // one is right on CPU but exhausts the TPU compiler at the full shapes (docs/verification.md 1a).
 inline constexpr const char* kGemm =
     "import jax, jax.numpy as jnp\n"

@@ -1,5 +1,5 @@
 """`palladium eval`: hand-written kernels (none from the replay corpus) through the real path of
-a run: dispatcher, a local agent process, its sidecar."""
+a run: dispatcher, a local agent process, its judge."""
 import json
 import os
 import subprocess

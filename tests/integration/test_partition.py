@@ -95,7 +95,7 @@ def test_partitioned_agent_rejoins_and_nothing_is_evaluated_twice(palladium_bin,
         agent("inside", ["ip", "netns", "exec", netns["ns"]])
         agent("outside", [])
         wait_for_count(db, "evaluations", 1, timeout=300, poll=0.3)
-        # The cut must fall after the inside agent has joined: on a loaded machine its sidecars
+        # The cut must fall after the inside agent has joined: on a loaded machine its judges
         # can still be starting when the outside agent's first result is stored.
         deadline = time.monotonic() + 300
         while ("agent inside (" not in (tmp_path / "coordinator.log").read_text()

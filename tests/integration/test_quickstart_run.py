@@ -1,7 +1,7 @@
-"""The quickstart config end to end: coordinator, two agent processes, sidecars.
+"""The quickstart config end to end: coordinator, two agent processes, judges.
 
 These are among the slowest tests (a few minutes on 2 cores) and the ones that prove the pieces
-work together: replay LLM -> store -> ZeroMQ -> agent -> sidecar -> verdict -> store -> report.
+work together: replay LLM -> store -> ZeroMQ -> agent -> judge -> verdict -> store -> report.
 The kill-and-resume tests on the same run are in test_quickstart_faults.py, so that the two
 pytest workers can take them in parallel.
 """

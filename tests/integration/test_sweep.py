@@ -1,5 +1,5 @@
 """`palladium sweep`, `report --out`, `policy-eval` and `status` end to end: the real coordinator,
-local agents and sidecars, on the offline synthetic model (issue 10's done-when checks).
+local agents and judges, on the offline synthetic model (issue 10's done-when checks).
 
 The fast tests run a TINY sweep (2 cells: seeds 0 and 1, budget 2, one workload) twice: once
 to the end, watched live by `palladium status`, and once SIGKILLed mid-way and resumed. The

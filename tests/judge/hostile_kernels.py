@@ -7,7 +7,7 @@ Where an attack needs something from the test (a host path, a port, a secret), t
 function of it. Attacks that report what they found print it: the candidate's stdout comes back
 in the result, where the test looks for leaks.
 """
-from sidecar_kernels import CORRECT, NUMERICS_MISMATCH
+from judge_kernels import CORRECT, NUMERICS_MISMATCH
 
 # Every kernel here is tiled in (256, 256) blocks, so that it fits v6e's VMEM at the full shapes
 # too: with the compile tier on, the judge compiles each candidate for a v6e before it looks at

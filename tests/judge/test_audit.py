@@ -47,7 +47,7 @@ def test_audit_module(fn, insensitive, constant_output):
 
 
 def test_audit_workload_caches_to_json(tmp_path, monkeypatch):
-    monkeypatch.setenv("PALLADIUM_SIDECAR_CACHE", str(tmp_path))
+    monkeypatch.setenv("PALLADIUM_JUDGE_CACHE", str(tmp_path))
     module = _module("98z", dead_matmul, static=(2,))
     fake_workloads.install(monkeypatch, module)
     first = audit.audit_workload("98z")
@@ -60,7 +60,7 @@ def test_audit_workload_caches_to_json(tmp_path, monkeypatch):
 
 
 def test_real_skeleton_workload_is_not_degenerate(tmp_path, monkeypatch):
-    monkeypatch.setenv("PALLADIUM_SIDECAR_CACHE", str(tmp_path))
+    monkeypatch.setenv("PALLADIUM_JUDGE_CACHE", str(tmp_path))
     result = audit.audit_workload("41k")
     assert result["degenerate"] is False, result
     assert result["inputs"] == ["x", "weight", "bias"]

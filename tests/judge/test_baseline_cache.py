@@ -40,7 +40,7 @@ def make(tmp_path, **overrides):
 def test_second_lookup_is_cached_and_survives_a_new_process(tmp_path):
     timer = FakeTimer()
     first = make(tmp_path).get_or_measure("8p", SHAPES, timer, source="abc")
-    again = make(tmp_path).get_or_measure("8p", SHAPES, timer, source="abc")  # a "new" sidecar
+    again = make(tmp_path).get_or_measure("8p", SHAPES, timer, source="abc")  # a "new" judge
     assert len(timer.calls) == 1
     assert (first["cached"], again["cached"]) == (False, True)
     assert again["kernel_ms"] == first["kernel_ms"] == 1.0

@@ -12,7 +12,7 @@ import time
 import pytest
 
 import compile_tier_kernels as kernels
-import sidecar_kernels
+import judge_kernels
 from judge.compile import compile_tier
 from judge.compile.compile_process import CompileProcess
 from workloads import registry
@@ -131,7 +131,7 @@ def test_the_real_worker_rejects_vmem_overflow_and_compiles_a_correct_kernel():
         assert outcome["verdict"] == "resource_exhausted", outcome["error"]
         assert "E1001" in outcome["error"] and outcome["libtpu_version"]
         namespace = {}
-        exec(compile(sidecar_kernels.CORRECT, "<correct>", "exec"), namespace)
+        exec(compile(judge_kernels.CORRECT, "<correct>", "exec"), namespace)
         blob = compile_tier.export_for_tpu(namespace["workload"], module)
         outcome = proc.compile(blob, _deadline(300))
         assert outcome["verdict"] is None, outcome["error"]
@@ -178,7 +178,7 @@ def test_the_judge_reports_a_compile_process_that_cannot_start_as_infrastructure
     try:
         judge.compiler.close()
         judge.compiler = _fake("no-start")
-        result = judge.evaluate("8p", sidecar_kernels.CORRECT, seeds=(0,))
+        result = judge.evaluate("8p", judge_kernels.CORRECT, seeds=(0,))
         # No verdict: the server turns this into an exit the agent retries on a fresh judge.
         assert result["verdict"] is None, result
         assert "compile process did not become ready" in result["infrastructure"]

@@ -16,7 +16,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 import compile_tier_kernels as kernels
-import sidecar_kernels
+import judge_kernels
 from sandbox.candidate import interpret
 from judge.compile import compile_tier
 from judge import evaluate as evaluate_module
@@ -24,7 +24,7 @@ from judge.evaluate import Evaluator
 from workloads import registry
 
 # The candidate process's pallas_call override (a kernel's own interpret=True is dropped), which
-# the old in-process sidecar installed in every process that imported it.
+# the old in-process judge installed in every process that imported it.
 interpret.install()
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -87,7 +87,7 @@ def test_the_judge_rejects_it_in_its_compile_stage(name, verdict, kind, text, ev
 
 
 def test_the_judge_compiles_a_correct_kernel_and_claims_the_stage(evaluator):
-    result = evaluator.evaluate("8p", sidecar_kernels.CORRECT, seeds=(0,))
+    result = evaluator.evaluate("8p", judge_kernels.CORRECT, seeds=(0,))
     assert result["verdict"] == "correct", result["error"]
     assert result["compile_tier"]["compile_ms"] > 0
     assert evaluator.stages().index("compile") == evaluator.stages().index("lower") + 1
@@ -165,7 +165,7 @@ def test_hbm_total_is_resource_exhausted_hbm():
 
 
 def test_correct_kernel_compiles_at_full_shapes():
-    outcome = compile_tier.compile_for_workload(_load("ok", sidecar_kernels.CORRECT),
+    outcome = compile_tier.compile_for_workload(_load("ok", judge_kernels.CORRECT),
                                                 registry.get("8p"))
     assert outcome.ok, outcome.error
     assert outcome.verdict is None and outcome.error == "" and outcome.compile_ms > 0
@@ -173,7 +173,7 @@ def test_correct_kernel_compiles_at_full_shapes():
 
 def test_block_rule_broken_only_at_full_shapes_is_a_lowering_error():
     # bn = min(N, 1000): the whole N (256) at the reduced shape, 1000 lanes at N = 28672.
-    code = sidecar_kernels.gemm(blocks="(min(M, 256), min(N, 1000), min(K, 256))")
+    code = judge_kernels.gemm(blocks="(min(M, 256), min(N, 1000), min(K, 256))")
     # The judge's pipeline lowers at the full shapes too, so it catches this before numerics.
     judged = Evaluator().evaluate("8p", code, seeds=(0,))
     assert (judged["verdict"], judged["stage"]) == ("lowering_error", "lower"), judged["error"]
@@ -183,7 +183,7 @@ def test_block_rule_broken_only_at_full_shapes_is_a_lowering_error():
 
 
 def test_trace_failure_at_full_shapes_is_api_misuse():
-    outcome = compile_tier.compile_for_workload(_load("misuse", sidecar_kernels.API_MISUSE),
+    outcome = compile_tier.compile_for_workload(_load("misuse", judge_kernels.API_MISUSE),
                                                 registry.get("8p"))
     assert (outcome.verdict, outcome.stage) == ("api_misuse", "trace")
 
@@ -195,7 +195,7 @@ def test_exported_artifact_gets_the_same_verdict_without_candidate_code():
     outcome = compile_tier.compile_exported(blob, module)
     assert (outcome.verdict, outcome.kind) == ("compile_error", "mosaic")
     assert "unsupported shape cast" in outcome.error
-    good = compile_tier.export_for_tpu(_load("ok", sidecar_kernels.CORRECT), registry.get("8p"))
+    good = compile_tier.export_for_tpu(_load("ok", judge_kernels.CORRECT), registry.get("8p"))
     assert compile_tier.compile_exported(good, registry.get("8p")).ok
 
 
@@ -209,7 +209,7 @@ def test_exported_artifact_with_static_arguments_compiles():
 
 def test_artifact_for_other_shapes_or_garbage_is_rejected_before_compiling():
     module = registry.get("8p")
-    workload = _load("ok", sidecar_kernels.CORRECT)
+    workload = _load("ok", judge_kernels.CORRECT)
     # The candidate process exports at the reduced shapes, where its kernel compiles cheaply.
     small = compile_tier.export_for_tpu(workload, module, config=module.CPU_CONFIG)
     outcome = compile_tier.compile_exported(small, module)
@@ -233,7 +233,7 @@ def test_libtpu_version_is_the_pinned_one():
 
 
 def test_outcome_is_a_plain_dict_for_the_wire():
-    outcome = compile_tier.compile_for_workload(_load("misuse", sidecar_kernels.API_MISUSE),
+    outcome = compile_tier.compile_for_workload(_load("misuse", judge_kernels.API_MISUSE),
                                                 registry.get("8p"))
     data = outcome.as_dict()
     assert set(data) == {"verdict", "stage", "kind", "error", "error_signature", "lower_ms",

@@ -5,7 +5,7 @@ import math
 import pytest
 
 import fake_workloads
-import sidecar_kernels as k
+import judge_kernels as k
 from judge.tpu_model import mosaic_interpreter, tpu_program
 from judge.evaluate import (Evaluator, evaluate, full_shapes_setting,
                                         shared_evaluator)

@@ -14,7 +14,7 @@ import time
 import pytest
 
 import hostile_kernels as h
-import sidecar_kernels as k
+import judge_kernels as k
 from judge import evaluate as judge
 from judge import structure
 from judge.candidate_pool import CandidatePool

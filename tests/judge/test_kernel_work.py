@@ -12,7 +12,7 @@ from jax import export
 from jax._src.interpreters import mlir as jax_mlir
 from jax._src.lib.mlir import ir
 
-import sidecar_kernels as k
+import judge_kernels as k
 from sandbox.candidate import interpret
 from judge import evaluate as judge
 from judge.tpu_model import kernel_work

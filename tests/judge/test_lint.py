@@ -1,7 +1,7 @@
 """Static lint of candidate sources."""
 from judge.lint import lint
 
-import sidecar_kernels as k
+import judge_kernels as k
 
 
 def test_clean_kernel_passes():

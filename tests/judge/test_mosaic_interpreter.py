@@ -16,7 +16,7 @@ from jax import export
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-import sidecar_kernels as k
+import judge_kernels as k
 from sandbox.candidate import interpret
 from judge import compare
 from judge import evaluate as judge

@@ -1,7 +1,7 @@
-"""The sidecar as the agent sees it: a subprocess speaking MessagePack on fds 3 (in) / 4 (out)."""
+"""The judge as the agent sees it: a subprocess speaking MessagePack on fds 3 (in) / 4 (out)."""
 import pytest
 
-import sidecar_kernels as k
+import judge_kernels as k
 from judge.pipe_client import PipeClient
 
 from judge.protocol import VERSION
@@ -13,16 +13,16 @@ RESULT_KEYS = {"type", "version", "job_id", "verdict", "stage", "error", "error_
                "compile_tier", "numerics_path", "mosaic_interpreter"}
 
 
-def Sidecar(tmp_path, backend="interpret"):
+def Judge(tmp_path, backend="interpret"):
     """`python -m judge` on fds 3/4 with cwd a temp dir, as the agent starts it."""
-    return PipeClient(tmp_path, tmp_path / "sidecar.log", backend=backend,
-                      env={"PALLADIUM_SIDECAR_CACHE": str(tmp_path / "cache"),
+    return PipeClient(tmp_path, tmp_path / "judge.log", backend=backend,
+                      env={"PALLADIUM_JUDGE_CACHE": str(tmp_path / "cache"),
                            "PALLADIUM_COMPILE_TIER": "on"})  # the default (tests/conftest.py)
 
 
 @pytest.fixture
-def sidecar(tmp_path):
-    instance = Sidecar(tmp_path)
+def judge(tmp_path):
+    instance = Judge(tmp_path)
     yield instance
     instance.cleanup()
 
@@ -32,8 +32,8 @@ def eval_message(job_id, code, workload_id="8p", seeds=(0,)):
             "code": code, "check_level": "full", "seeds": list(seeds), "timeout_s": 300.0}
 
 
-def test_ready_eval_shutdown(sidecar):
-    ready = sidecar.receive()
+def test_ready_eval_shutdown(judge):
+    ready = judge.receive()
     assert ready["type"] == "ready" and ready["version"] == VERSION == 2
     assert isinstance(ready["libtpu_version"], str)
     assert ready["stages"][0] == "extract" and "structure" in ready["stages"]
@@ -41,22 +41,22 @@ def test_ready_eval_shutdown(sidecar):
     assert ready["libtpu_version"] and ready["compile_tier"] == "on"
     assert ready["stages"][ready["stages"].index("lower") + 1] == "compile"
     assert ready["backend"] == "interpret"
-    assert ready["pid"] == sidecar.proc.pid  # the launcher exec'd into the sidecar
+    assert ready["pid"] == judge.proc.pid  # the launcher exec'd into the judge
     assert isinstance(ready["jax_version"], str) and isinstance(ready["device_kind"], str)
 
     # A candidate that prints at import and at trace time must not disturb fd 4.
-    sidecar.send(eval_message(7, k.PRINTING))
+    judge.send(eval_message(7, k.PRINTING))
     # Junk in between is logged and dropped, not fatal.
-    sidecar.send({"type": "eval", "version": 99, "job_id": 8, "code": ""})
-    sidecar.send({"type": "mystery", "version": VERSION})
-    sidecar.send(eval_message(9, "   "))
-    sidecar.send(eval_message(10, k.LOWERING_ERROR))
-    sidecar.send({"type": "audit", "version": VERSION, "workload_id": "41k"})
-    sidecar.send({"type": "audit", "version": VERSION, "workload_id": "no-such-workload"})
-    sidecar.send({**eval_message(11, k.NO_PALLAS), "require_pallas": False})
-    sidecar.send(eval_message(12, k.NO_PALLAS))  # require_pallas missing: true
+    judge.send({"type": "eval", "version": 99, "job_id": 8, "code": ""})
+    judge.send({"type": "mystery", "version": VERSION})
+    judge.send(eval_message(9, "   "))
+    judge.send(eval_message(10, k.LOWERING_ERROR))
+    judge.send({"type": "audit", "version": VERSION, "workload_id": "41k"})
+    judge.send({"type": "audit", "version": VERSION, "workload_id": "no-such-workload"})
+    judge.send({**eval_message(11, k.NO_PALLAS), "require_pallas": False})
+    judge.send(eval_message(12, k.NO_PALLAS))  # require_pallas missing: true
 
-    first = sidecar.receive()
+    first = judge.receive()
     assert set(first) == RESULT_KEYS
     assert (first["type"], first["job_id"], first["verdict"]) == ("result", 7, "correct"), first
     assert "hello from the candidate" in first["stdout"]
@@ -68,49 +68,49 @@ def test_ready_eval_shutdown(sidecar):
     assert first["stage_ms"]["compile"] >= first["compile_tier"]["compile_ms"]
     assert first["numerics_path"] == "mosaic_interpreter"
 
-    second = sidecar.receive()
+    second = judge.receive()
     assert (second["job_id"], second["verdict"], second["stage"]) == (9, "no_code", "extract")
     assert second["timing_kind"] is None  # untimed
-    third = sidecar.receive()
+    third = judge.receive()
     assert (third["job_id"], third["verdict"]) == (10, "lowering_error")
     assert third["error_signature"].startswith("lower:ValueError")
-    audit = sidecar.receive()
+    audit = judge.receive()
     assert audit == {"type": "audit_result", "version": VERSION, "workload_id": "41k",
                      "degenerate": False, "insensitive_inputs": [], "error": ""}
-    unknown = sidecar.receive()
+    unknown = judge.receive()
     assert unknown["type"] == "audit_result" and "KeyError" in unknown["error"]
-    relaxed = sidecar.receive()
+    relaxed = judge.receive()
     assert (relaxed["job_id"], relaxed["verdict"]) == (11, "correct"), relaxed["error"]
-    strict = sidecar.receive()
+    strict = judge.receive()
     assert (strict["job_id"], strict["verdict"]) == (12, "no_pallas")
 
-    sidecar.send({"type": "shutdown", "version": VERSION})
-    assert sidecar.wait() == 0
-    assert sidecar.receive() is None
-    log = sidecar.log_path.read_text()
+    judge.send({"type": "shutdown", "version": VERSION})
+    assert judge.wait() == 0
+    assert judge.receive() is None
+    log = judge.log_path.read_text()
     assert "hello from the candidate" not in log  # captured, not leaked to the log
     assert "dropped" in log
-    # The candidate's source file lives in the sidecar's cwd only while it is evaluated.
-    assert not list(sidecar.log_path.parent.glob("candidate_*.py"))
+    # The candidate's source file lives in the judge's cwd only while it is evaluated.
+    assert not list(judge.log_path.parent.glob("candidate_*.py"))
 
 
-def test_exits_cleanly_on_eof(sidecar):
-    assert sidecar.receive()["type"] == "ready"
-    sidecar.close_requests()
-    assert sidecar.wait() == 0
+def test_exits_cleanly_on_eof(judge):
+    assert judge.receive()["type"] == "ready"
+    judge.close_requests()
+    assert judge.wait() == 0
 
 
-def test_replayed_seeds_are_used_exactly(sidecar):
-    assert sidecar.receive()["type"] == "ready"
-    sidecar.send({**eval_message(5, "   ", seeds=(7, 8)), "replay_seeds": True})
-    sidecar.send(eval_message(6, k.NO_PALLAS, seeds=(7, 8)))
-    assert sidecar.receive()["seeds"] == []  # no_code: nothing was drawn or run
-    drawn = sidecar.receive()
+def test_replayed_seeds_are_used_exactly(judge):
+    assert judge.receive()["type"] == "ready"
+    judge.send({**eval_message(5, "   ", seeds=(7, 8)), "replay_seeds": True})
+    judge.send(eval_message(6, k.NO_PALLAS, seeds=(7, 8)))
+    assert judge.receive()["seeds"] == []  # no_code: nothing was drawn or run
+    drawn = judge.receive()
     assert len(drawn["seeds"]) == 2 and drawn["seeds"] != [7, 8]
 
 
 def assert_refuses_to_start(instance, status, reason, timeout):
-    """The sidecar exits with `status` before any ready message and logs `reason`."""
+    """The judge exits with `status` before any ready message and logs `reason`."""
     try:
         assert instance.wait(timeout=timeout) == status
         assert instance.receive() is None  # no ready message
@@ -120,19 +120,19 @@ def assert_refuses_to_start(instance, status, reason, timeout):
 
 
 def test_refuses_to_start_without_its_sandbox(tmp_path):
-    instance = PipeClient(tmp_path, tmp_path / "sidecar.log",
+    instance = PipeClient(tmp_path, tmp_path / "judge.log",
                           env={"PALLADIUM_SANDBOX": str(tmp_path / "no-such-launcher")})
     assert_refuses_to_start(instance, 3, "candidate sandbox is unavailable", timeout=120)
 
 
 def test_tpu_backend_refuses_without_tpu(tmp_path):
-    instance = Sidecar(tmp_path, backend="tpu")
+    instance = Judge(tmp_path, backend="tpu")
     assert_refuses_to_start(instance, 2, "refusing to start", timeout=60)
 
 
 def test_the_compile_tier_switched_off_claims_no_compile(tmp_path):
-    instance = PipeClient(tmp_path, tmp_path / "sidecar.log",
-                          env={"PALLADIUM_SIDECAR_CACHE": str(tmp_path / "cache"),
+    instance = PipeClient(tmp_path, tmp_path / "judge.log",
+                          env={"PALLADIUM_JUDGE_CACHE": str(tmp_path / "cache"),
                                "PALLADIUM_COMPILE_TIER": "off"})
     try:
         ready = instance.receive()
@@ -146,7 +146,7 @@ def test_the_compile_tier_switched_off_claims_no_compile(tmp_path):
                                             ("PALLADIUM_COMPILE_MEMORY_MB", "lots"),
                                             ("PALLADIUM_FULL_SHAPES", "sometimes")])
 def test_an_invalid_compile_tier_setting_refuses_to_start(tmp_path, variable, value):
-    instance = PipeClient(tmp_path, tmp_path / "sidecar.log",
+    instance = PipeClient(tmp_path, tmp_path / "judge.log",
                           env={"PALLADIUM_COMPILE_TIER": "on", variable: value})
     assert_refuses_to_start(instance, 2, f"{variable}={value!r}", timeout=120)
 

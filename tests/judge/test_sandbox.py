@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-import sidecar_kernels as k
+import judge_kernels as k
 from sandbox.candidate import guard as sandbox
 from judge.evaluate import evaluate
 from judge.lint import lint
@@ -48,7 +48,7 @@ def test_allocation_far_beyond_memory_is_resource_exhausted():
 def test_the_next_candidate_evaluates_normally_and_the_guard_is_off_afterwards(tmp_path):
     evaluate("8p", k.FORK_SWALLOWED, (0,))
     assert evaluate("8p", k.CORRECT, (0,))["verdict"] == "correct"
-    # Outside an evaluation the sidecar itself may write anywhere.
+    # Outside an evaluation the judge itself may write anywhere.
     (tmp_path / "ok.txt").write_text("fine")
     assert sandbox.take_violations() == []
 
@@ -68,7 +68,7 @@ def test_guard_allows_writes_inside_its_dir_and_refuses_outside(tmp_path):
     assert len(sandbox.take_violations()) == 3
 
 
-def test_sidecar_recycles_itself_at_half_its_cpu_limit(monkeypatch):
+def test_judge_recycles_itself_at_half_its_cpu_limit(monkeypatch):
     import resource
 
     from judge import cpu_budget

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import fake_workloads
-import sidecar_kernels as k
+import judge_kernels as k
 from judge.compare import NORM_RTOL
 from judge.evaluate import evaluate
 

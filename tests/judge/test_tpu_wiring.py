@@ -16,7 +16,7 @@ ARTIFACT = types.SimpleNamespace(call=lambda *a: None)
 
 @pytest.fixture
 def fake_profiler(monkeypatch, tmp_path):
-    monkeypatch.setenv("PALLADIUM_SIDECAR_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PALLADIUM_JUDGE_CACHE", str(tmp_path / "cache"))
     calls = []
     kinds = {"kind": "tpu-profiler"}
 

@@ -1,8 +1,8 @@
 """Helpers for the offline replay corpus (llm/replay_corpus/<workload_id>/NN.md) and its test.
 
 `extract_code` mirrors llm/code_extractor.cpp (the C++ the replay provider's responses go
-through before they reach the sidecar); keep the two in step. Run as a script,
-`python tests/llm/corpus_util.py 8p/05.md`, it evaluates one corpus response with the sidecar's
+through before they reach the judge); keep the two in step. Run as a script,
+`python tests/llm/corpus_util.py 8p/05.md`, it evaluates one corpus response with the judge's
 in-process API and prints the verdict; the corpus test uses that to run responses that are
 expected to time out in a child process it can kill.
 """
@@ -148,7 +148,7 @@ def read_response(name):
 
 
 def evaluate_response(name, seeds=(0, 1)):
-    """Sidecar result dict for one corpus response (in this process)."""
+    """Judge result dict for one corpus response (in this process)."""
     from judge.evaluate import evaluate
     return evaluate(name.split("/")[0], extract_code(read_response(name)), seeds=tuple(seeds))
 

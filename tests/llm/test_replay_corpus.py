@@ -3,7 +3,7 @@
 llm/replay_corpus/<workload_id>/NN.md holds complete chat-model responses that the replay
 provider serves in place of a live LLM. Nothing in a response says what it is; the expected
 verdicts live only here. Each response's code is extracted the way llm/code_extractor.cpp does
-(tests/llm/corpus_util.py mirrors it) and evaluated with the sidecar's in-process API,
+(tests/llm/corpus_util.py mirrors it) and evaluated with the judge's in-process API,
 judge.evaluate.evaluate(workload_id, code, seeds=(0, 1)), at the workloads' reduced
 CPU shapes: the candidate runs in a sandboxed candidate process (Pallas TPU interpret mode for the
 check), the judge runs its exported artifact.
@@ -140,7 +140,7 @@ def test_response_form(name):
     assert fences == ["```python", "```"]
     assert text.index("```python") > 0
     assert "def workload(" in code
-    assert "interpret" not in code  # the sidecar, not the candidate, picks the mode
+    assert "interpret" not in code  # the judge, not the candidate, picks the mode
 
 
 @pytest.mark.parametrize("name", sorted(n for n, v in EXPECTED.items() if v != "no_code"))

@@ -7,7 +7,7 @@ verdicts live only here. The variants come from the real C++ model
 clean and with each of its mistakes alone.
 
 * Each single-mistake variant (by default once per template and mistake; every workload's copy
-  with PALLADIUM_SLOW_TESTS=1) and one clean variant per template and workload is evaluated with the sidecar's
+  with PALLADIUM_SLOW_TESTS=1) and one clean variant per template and workload is evaluated with the judge's
   in-process API at the workload's CPU shapes in Pallas TPU interpret mode, as a run would.
 * Variants expected to hang run in niced child processes that are killed after HANG_TIMEOUT_S
   (the agent reports `timeout` for them), beside a control that must finish in the window.

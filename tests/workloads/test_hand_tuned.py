@@ -1,6 +1,6 @@
 """The hand-tuned references (workloads/hand_tuned/ref_<id>.py) are valid candidates.
 
-Each reference's source text goes through the sidecar's whole pipeline exactly as an LLM
+Each reference's source text goes through the judge's whole pipeline exactly as an LLM
 candidate would (lint, import, trace, TPU lowering, numerics in Pallas TPU interpret mode for
 seeds 0 and 1, timing) and must come back "correct" at the workload's CPU_CONFIG. Two exceptions:
 
@@ -36,7 +36,7 @@ SMALL_CPU_CONFIG = {
            "max_seq_len": 200},
 }
 
-# Upstream kernels that cannot run in the sidecar: (text expected in the error, reason).
+# Upstream kernels that cannot run in the judge: (text expected in the error, reason).
 KNOWN_FAILURES = {
     "7p": ("ReshapeTransform",
            "ragged_paged_attention reshapes and bitcasts VMEM refs (kernel.py:370 `ref.bitcast`, "
@@ -79,7 +79,7 @@ def test_ids_and_lookup():
 
 
 @pytest.mark.parametrize("workload_id", PRIORITY)
-def test_reference_is_correct_in_the_sidecar(workload_id, monkeypatch):
+def test_reference_is_correct_in_the_judge(workload_id, monkeypatch):
     _require(workload_id)
     if workload_id in SMALL_CPU_CONFIG:
         module = registry.get(workload_id)

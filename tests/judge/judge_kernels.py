@@ -1,4 +1,4 @@
-"""Hand-written candidate sources for the sidecar tests, one per verdict, all for workload 8p
+"""Hand-written candidate sources for the judge tests, one per verdict, all for workload 8p
 (GEMM: A [1024,2048] @ B [2048,1024] at CPU_CONFIG). Each is a real module as an LLM would write it.
 """
 
@@ -31,7 +31,7 @@ def workload(A, B):
         scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
         compiler_params=pltpu.CompilerParams(
             dimension_semantics=("parallel", "parallel", "arbitrary")),
-        interpret=True,  # LLMs copy this from CPU examples; the sidecar must override it
+        interpret=True,  # LLMs copy this from CPU examples; the judge must override it
     )(A, B)
 '''
 
@@ -270,7 +270,7 @@ FORK_LINTED = "import os\nos.fork()\n" + CORRECT
 
 
 def write_outside(path):
-    """Writes `path` (outside the sidecar's dir) with numpy at import time; lint does not see it."""
+    """Writes `path` (outside the judge's dir) with numpy at import time; lint does not see it."""
     return CORRECT + f'''
 import numpy as _np
 _np.save({path!r}, _np.zeros(3))
@@ -303,7 +303,7 @@ SPINS_FOREVER = CORRECT + '''
 while True:
     pass
 '''
-# A real segmentation fault in the sidecar process (faulthandler's test helper).
+# A real segmentation fault in the judge process (faulthandler's test helper).
 SEGFAULTS = CORRECT + '''
 import faulthandler
 faulthandler._sigsegv()

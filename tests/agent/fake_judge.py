@@ -1,6 +1,6 @@
 """A stand-in for judge that speaks the same fd 3/4 pipe protocol.
 
-Run as `python -m fake_sidecar --backend B` with this directory on PYTHONPATH. What it does
+Run as `python -m fake_judge --backend B` with this directory on PYTHONPATH. What it does
 with an eval is chosen by markers in the candidate code:
 
   SLEEP_FOREVER   start a grandchild (`sleep 1000`, pid logged), then never answer
@@ -14,7 +14,7 @@ with an eval is chosen by markers in the candidate code:
   ECHO_TEXT=<t>   answer numerics_mismatch with <t> as error, signature, stdout and stderr
   (otherwise)     answer correct
 
-With --backend tpu it refuses to start, as the real sidecar does without a TPU.
+With --backend tpu it refuses to start, as the real judge does without a TPU.
 """
 
 import argparse
@@ -52,7 +52,7 @@ def main():
     parser.add_argument("--backend", default="interpret")
     args = parser.parse_args()
     if args.backend == "tpu":
-        print("fake_sidecar: no TPU device found (jax.devices() has only cpu)", file=sys.stderr)
+        print("fake_judge: no TPU device found (jax.devices() has only cpu)", file=sys.stderr)
         sys.exit(2)
     out = 4
     _write(out, {"type": "ready", "version": VERSION, "pid": os.getpid(),
@@ -76,7 +76,7 @@ def main():
                 while True:
                     time.sleep(1000)
             if "EXIT_ABRUPTLY" in code:
-                print("fake_sidecar: dying abruptly", file=sys.stderr, flush=True)
+                print("fake_judge: dying abruptly", file=sys.stderr, flush=True)
                 os._exit(3)
             stdout = ""
             if "PRINT_NOISE" in code:
@@ -102,7 +102,7 @@ def main():
             m = re.search(r"DIE_ONCE=(\S+)", code)
             if m and not os.path.exists(m.group(1)):
                 open(m.group(1), "w").close()
-                print("fake_sidecar: dying once", file=sys.stderr, flush=True)
+                print("fake_judge: dying once", file=sys.stderr, flush=True)
                 os._exit(3)
             m = re.search(r"ECHO_TEXT=(.*)", code)
             if m:

@@ -1,4 +1,4 @@
-// One Python sidecar child process and its pipe protocol (docs/architecture.md "Sidecar pipe
+// One Python judge child process and its pipe protocol (docs/architecture.md "Judge pipe
 // protocol"), seen from the agent.
 //
 // The child is the judge, `<python> -m <module> --backend <backend>`, started with fork+execve
@@ -15,11 +15,11 @@
 // other fds and calls read_available() when it is readable. wait_ready() and evaluate() are
 // blocking conveniences built on the same primitives (for startup and tests).
 //
-// Thread safety: none; one thread owns a SidecarProcess. Constructing one ignores SIGPIPE
+// Thread safety: none; one thread owns a JudgeProcess. Constructing one ignores SIGPIPE
 // process-wide (a dead child must surface as EPIPE, not kill the agent).
 
-#ifndef PALLADIUM_AGENT_SIDECAR_PROCESS_HPP_
-#define PALLADIUM_AGENT_SIDECAR_PROCESS_HPP_
+#ifndef PALLADIUM_AGENT_JUDGE_PROCESS_HPP_
+#define PALLADIUM_AGENT_JUDGE_PROCESS_HPP_
 
 #include <sys/types.h>
 
@@ -35,30 +35,30 @@
 
 namespace palladium::agent {
 
-// Version of the sidecar pipe protocol (judge/protocol.py VERSION); it changes
+// Version of the judge pipe protocol (judge/protocol.py VERSION); it changes
 // independently of the wire protocol's wire::kVersion. 2: eval carries timeout_s and
 // replay_seeds; ready carries libtpu_version and stages; result may have a nil timing_kind.
-constexpr int kSidecarPipeVersion = 2;
+constexpr int kJudgePipeVersion = 2;
 
 // True when the agent's variable `name` may reach the judge: locale, PATH, HOME, the JAX, XLA
-// and TPU runtime settings and the sidecar cache; never a name that looks like a credential.
+// and TPU runtime settings and the judge cache; never a name that looks like a credential.
 bool judge_environment_variable(const std::string& name);
 
-// Resource limits of a sidecar (setrlimit in the child before exec). 0 means "the default
+// Resource limits of a judge (setrlimit in the child before exec). 0 means "the default
 // below", -1 means "leave the inherited limit". Each can also be overridden at run time by an
-// environment variable of the agent, read by start(): PALLADIUM_SIDECAR_AS_MB,
-// PALLADIUM_SIDECAR_CPU_S, PALLADIUM_SIDECAR_FSIZE_MB, PALLADIUM_SIDECAR_NOFILE (same
+// environment variable of the agent, read by start(): PALLADIUM_JUDGE_AS_MB,
+// PALLADIUM_JUDGE_CPU_S, PALLADIUM_JUDGE_FSIZE_MB, PALLADIUM_JUDGE_NOFILE (same
 // meaning of 0 and -1). The measurements behind the defaults: docs/verification.md.
-struct SidecarLimits {
+struct JudgeLimits {
   // RLIMIT_AS. Default for backend "interpret": max(8192, 2048 + 128 * online CPUs) MiB
   // (measured peak 1.6 GiB virtual on 2 CPUs, 0.4 GiB resident; XLA adds a thread, stack and
   // malloc arena per CPU). Backend "tpu": unlimited (libtpu reserves large virtual ranges).
   int64_t address_space_mb = 0;
   // RLIMIT_CPU soft limit over the whole life of the persistent process (hard = soft + 30).
-  // Default 14400 s. The sidecar restarts itself between jobs at half of it, so a job always
+  // Default 14400 s. The judge restarts itself between jobs at half of it, so a job always
   // has >= 7200 CPU s; per-job bounds come from the agent's wall-clock timeout_s.
   int64_t cpu_seconds = 0;
-  int64_t file_size_mb = 0;   // RLIMIT_FSIZE, default 1024 (also bounds the sidecar log)
+  int64_t file_size_mb = 0;   // RLIMIT_FSIZE, default 1024 (also bounds the judge log)
   int64_t open_files = 0;     // RLIMIT_NOFILE, default 1024 (measured: 6 in use)
   bool new_network_namespace = true;  // unshare(CLONE_NEWNET), only when euid == 0
 };
@@ -71,25 +71,25 @@ struct EffectiveLimits {
   int64_t open_files = -1;
   bool new_network_namespace = false;
 };
-EffectiveLimits effective_limits(const SidecarLimits& limits, const std::string& backend);
+EffectiveLimits effective_limits(const JudgeLimits& limits, const std::string& backend);
 
-struct SidecarOptions {
+struct JudgeOptions {
   std::string python;                    // interpreter path, required
   std::string home;                      // PYTHONPATH (the repo root), required
   std::string module = "judge";
   std::string backend = "interpret";
   std::string log_path;                  // stdout/stderr of the child; appended, required
-  SidecarLimits limits;
+  JudgeLimits limits;
   std::vector<std::string> extra_env;    // "NAME=value" added last (e.g. the chip to use)
 };
 
 // libtpu's settings that give a process exactly one chip of the host, so that
-// several sidecars (one per slot) can share a TPU VM: "NAME=value" entries for
+// several judges (one per slot) can share a TPU VM: "NAME=value" entries for
 // chip `chip`. Only one process may open a given chip.
 std::vector<std::string> one_chip_environment(int chip);
 
-// The sidecar's `ready` frame.
-struct SidecarReady {
+// The judge's `ready` frame.
+struct JudgeReady {
   int64_t pid = 0;
   std::string jax_version;
   std::string backend;
@@ -101,20 +101,20 @@ struct SidecarReady {
 };
 
 // Something read from the response pipe.
-struct SidecarEof {};  // the pipe closed: the child exited or closed fd 4
-struct SidecarProtocolError {
+struct JudgeEof {};  // the pipe closed: the child exited or closed fd 4
+struct JudgeProtocolError {
   std::string error;  // malformed MessagePack or a frame that breaks the protocol
 };
-using SidecarEvent =
-    std::variant<SidecarReady, wire::Result, SidecarEof, SidecarProtocolError>;
+using JudgeEvent =
+    std::variant<JudgeReady, wire::Result, JudgeEof, JudgeProtocolError>;
 
-class SidecarProcess {
+class JudgeProcess {
  public:
-  explicit SidecarProcess(SidecarOptions options);
-  ~SidecarProcess();  // kill()s a running child
+  explicit JudgeProcess(JudgeOptions options);
+  ~JudgeProcess();  // kill()s a running child
 
-  SidecarProcess(const SidecarProcess&) = delete;
-  SidecarProcess& operator=(const SidecarProcess&) = delete;
+  JudgeProcess(const JudgeProcess&) = delete;
+  JudgeProcess& operator=(const JudgeProcess&) = delete;
 
   // Spawns the child. Returns "" on success, else why it failed (nothing is left running).
   // Any previous child must have been stopped. Does not wait for `ready`.
@@ -126,9 +126,9 @@ class SidecarProcess {
   bool running() const { return pid_ > 0; }
 
   // Reads everything available on the response pipe without blocking and returns the
-  // events parsed from it, in order. A SidecarEof or SidecarProtocolError is the last event;
+  // events parsed from it, in order. A JudgeEof or JudgeProtocolError is the last event;
   // after one of those the caller should kill() the child.
-  std::vector<SidecarEvent> read_available();
+  std::vector<JudgeEvent> read_available();
 
   // Writes an `eval` request for `job` (job_id, workload_id, code, check_level, seeds (their
   // number; the judge draws fresh ones), require_pallas, timeout_s).
@@ -153,20 +153,20 @@ class SidecarProcess {
 
   // Blocking: polls until a `ready` frame arrives (returned) or `timeout` passes, the child
   // exits or breaks the protocol (error returned; the child is killed).
-  std::variant<SidecarReady, std::string> wait_ready(std::chrono::milliseconds timeout);
+  std::variant<JudgeReady, std::string> wait_ready(std::chrono::milliseconds timeout);
 
   // Blocking: sends `job`, waits up to job.timeout_s for its result. On timeout or a crash
   // the child is killed and a synthesized result is returned (see make_timeout_result and
-  // make_crash_result); the caller restarts the sidecar. agent_id/backend are left empty.
+  // make_crash_result); the caller restarts the judge. agent_id/backend are left empty.
   wire::Result evaluate(const wire::Job& job);
 
-  const SidecarOptions& options() const { return options_; }
+  const JudgeOptions& options() const { return options_; }
 
  private:
   void reap(bool blocking);
   void close_fds();
 
-  SidecarOptions options_;
+  JudgeOptions options_;
   pid_t pid_ = -1;
   int req_fd_ = -1;
   int resp_fd_ = -1;
@@ -177,13 +177,13 @@ class SidecarProcess {
   std::unique_ptr<Parser> parser_;
 };
 
-// The result the agent reports when a job's sidecar exceeded the job's timeout_s. Untimed: its
+// The result the agent reports when a job's judge exceeded the job's timeout_s. Untimed: its
 // timing_kind is "" (a failure must not make a TPU run's report look like CPU timings).
 wire::Result make_timeout_result(const wire::Job& job, double elapsed_s);
 
-// The result the agent reports when a job's sidecar died, closed its pipe or broke the
+// The result the agent reports when a job's judge died, closed its pipe or broke the
 // protocol mid-job. `how` is exit_description() or the protocol error; `log_tail` is the end
-// of the sidecar log.
+// of the judge log.
 wire::Result make_crash_result(const wire::Job& job, const std::string& how,
                                const std::string& log_tail);
 
@@ -192,4 +192,4 @@ std::string timing_kind_for(const std::string& backend);
 
 }  // namespace palladium::agent
 
-#endif  // PALLADIUM_AGENT_SIDECAR_PROCESS_HPP_
+#endif  // PALLADIUM_AGENT_JUDGE_PROCESS_HPP_

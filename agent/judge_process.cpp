@@ -1,4 +1,4 @@
-#include "agent/sidecar_process.hpp"
+#include "agent/judge_process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -51,7 +51,7 @@ bool judge_environment_variable(const std::string& name) {
   if (secret_variable_name(name)) return false;
   static const char* const kExact[] = {
       "PATH", "LANG", "LANGUAGE", "TZ", "HOME", "USER", "LOGNAME", "XDG_CACHE_HOME",
-      "PALLADIUM_SIDECAR_CACHE", "PALLADIUM_SANDBOX", "PALLADIUM_COMPILE_TIER",
+      "PALLADIUM_JUDGE_CACHE", "PALLADIUM_SANDBOX", "PALLADIUM_COMPILE_TIER",
       "PALLADIUM_COMPILE_MEMORY_MB", "PALLADIUM_FULL_SHAPES", "XLA_FLAGS",
       "LIBTPU_INIT_ARGS", "ALLOW_MULTIPLE_LIBTPU_LOAD", "TF_CPP_MIN_LOG_LEVEL",
       "PYTHONDONTWRITEBYTECODE"};
@@ -75,7 +75,7 @@ std::vector<std::string> one_chip_environment(int chip) {
 namespace {
 
 // An allowlist: what the judge needs and nothing else of the agent's (its keys above all).
-std::vector<std::string> child_environment(const SidecarOptions& o, const std::string& temp_dir) {
+std::vector<std::string> child_environment(const JudgeOptions& o, const std::string& temp_dir) {
   std::vector<std::string> env;
   bool sandbox_named = false;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
@@ -223,9 +223,9 @@ std::string write_all(int fd, const std::string& data, Clock::time_point deadlin
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno != EAGAIN) return errno_text("write to sidecar", errno);
+    if (n < 0 && errno != EAGAIN) return errno_text("write to judge", errno);
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return "sidecar did not read its request pipe in time";
+    if (left.count() <= 0) return "judge did not read its request pipe in time";
     pollfd p{fd, POLLOUT, 0};
     ::poll(&p, 1, static_cast<int>(left.count()));
   }
@@ -251,7 +251,7 @@ const msgpack::object* find_key(const msgpack::object& o, std::string_view key) 
 
 // The judge's result: the wire result's fields, except that an untimed result (any failure)
 // has a nil timing_kind, which the wire spells "".
-void read_sidecar_result(const msgpack::object& o, wire::MapReader& rd, wire::Result* out) {
+void read_judge_result(const msgpack::object& o, wire::MapReader& rd, wire::Result* out) {
   rd.int64("job_id", &out->job_id);
   rd.str("verdict", &out->verdict);
   rd.str("stage", &out->stage);
@@ -274,28 +274,28 @@ void read_sidecar_result(const msgpack::object& o, wire::MapReader& rd, wire::Re
 // Copy strings out of the unpacker's buffer, so parsed objects never pin it.
 static bool never_reference(msgpack::type::object_type, std::size_t, void*) { return false; }
 
-struct SidecarProcess::Parser {
-  // The sidecar is ours, but a broken one must not make the agent allocate without bound.
+struct JudgeProcess::Parser {
+  // The judge is ours, but a broken one must not make the agent allocate without bound.
   msgpack::unpacker unpacker{&never_reference, nullptr,
                              MSGPACK_UNPACKER_INIT_BUFFER_SIZE,
                              msgpack::unpack_limit(1 << 20, 1 << 20, 1u << 30, 1u << 30,
                                                    1u << 30, 32)};
 };
 
-SidecarProcess::SidecarProcess(SidecarOptions options) : options_(std::move(options)) {
+JudgeProcess::JudgeProcess(JudgeOptions options) : options_(std::move(options)) {
   ::signal(SIGPIPE, SIG_IGN);
 }
 
-SidecarProcess::~SidecarProcess() { kill(); }
+JudgeProcess::~JudgeProcess() { kill(); }
 
-std::string SidecarProcess::start() {
-  if (running()) return "sidecar already running (pid " + std::to_string(pid_) + ")";
+std::string JudgeProcess::start() {
+  if (running()) return "judge already running (pid " + std::to_string(pid_) + ")";
   exit_description_.clear();
 
   std::error_code ec;
   std::filesystem::path tmp_root = std::filesystem::temp_directory_path(ec);
   if (ec) tmp_root = "/tmp";
-  std::string templ = (tmp_root / "palladium-sidecar-XXXXXX").string();
+  std::string templ = (tmp_root / "palladium-judge-XXXXXX").string();
   if (::mkdtemp(templ.data()) == nullptr) return errno_text("mkdtemp", errno);
   temp_dir_ = templ;
 
@@ -387,10 +387,10 @@ std::string SidecarProcess::start() {
   return "";
 }
 
-std::vector<SidecarEvent> SidecarProcess::read_available() {
-  std::vector<SidecarEvent> events;
+std::vector<JudgeEvent> JudgeProcess::read_available() {
+  std::vector<JudgeEvent> events;
   if (resp_fd_ < 0 || !parser_) {
-    events.emplace_back(SidecarEof{});
+    events.emplace_back(JudgeEof{});
     return events;
   }
   msgpack::unpacker& up = parser_->unpacker;
@@ -412,14 +412,14 @@ std::vector<SidecarEvent> SidecarProcess::read_available() {
     while (up.next(oh)) {
       const msgpack::object& o = oh.get();
       std::string type;
-      std::string err = wire::read_envelope(o, &type, kSidecarPipeVersion);
+      std::string err = wire::read_envelope(o, &type, kJudgePipeVersion);
       if (!err.empty()) {
-        events.emplace_back(SidecarProtocolError{"bad sidecar frame: " + err});
+        events.emplace_back(JudgeProtocolError{"bad judge frame: " + err});
         return events;
       }
       wire::MapReader rd(o, type);
       if (type == "ready") {
-        SidecarReady ready;
+        JudgeReady ready;
         rd.int64("pid", &ready.pid);
         rd.str("jax_version", &ready.jax_version);
         rd.str("backend", &ready.backend);
@@ -427,41 +427,41 @@ std::vector<SidecarEvent> SidecarProcess::read_available() {
         if (rd.has("libtpu_version")) rd.str("libtpu_version", &ready.libtpu_version);
         if (rd.has("stages")) rd.str_list("stages", &ready.stages);
         if (!rd.ok()) {
-          events.emplace_back(SidecarProtocolError{"bad sidecar frame: " + rd.error()});
+          events.emplace_back(JudgeProtocolError{"bad judge frame: " + rd.error()});
           return events;
         }
         events.emplace_back(std::move(ready));
       } else if (type == "result") {
         wire::Result result;
-        read_sidecar_result(o, rd, &result);
+        read_judge_result(o, rd, &result);
         if (!rd.ok()) {
-          events.emplace_back(SidecarProtocolError{"bad sidecar frame: " + rd.error()});
+          events.emplace_back(JudgeProtocolError{"bad judge frame: " + rd.error()});
           return events;
         }
         events.emplace_back(std::move(result));
       } else {
         events.emplace_back(
-            SidecarProtocolError{"unexpected sidecar frame type \"" + type + "\""});
+            JudgeProtocolError{"unexpected judge frame type \"" + type + "\""});
         return events;
       }
     }
   } catch (const std::exception& e) {
-    events.emplace_back(SidecarProtocolError{std::string("malformed sidecar stream: ") + e.what()});
+    events.emplace_back(JudgeProtocolError{std::string("malformed judge stream: ") + e.what()});
     return events;
   }
-  if (eof) events.emplace_back(SidecarEof{});
+  if (eof) events.emplace_back(JudgeEof{});
   return events;
 }
 
-std::string SidecarProcess::send_eval(const wire::Job& job, std::chrono::milliseconds timeout) {
-  if (req_fd_ < 0) return "sidecar not running";
+std::string JudgeProcess::send_eval(const wire::Job& job, std::chrono::milliseconds timeout) {
+  if (req_fd_ < 0) return "judge not running";
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(buf);
   pk.pack_map(10);
   pack_str(pk, "type");
   pack_str(pk, "eval");
   pack_str(pk, "version");
-  pk.pack_int(kSidecarPipeVersion);
+  pk.pack_int(kJudgePipeVersion);
   pack_str(pk, "job_id");
   pk.pack_int64(job.job_id);
   pack_str(pk, "workload_id");
@@ -483,7 +483,7 @@ std::string SidecarProcess::send_eval(const wire::Job& job, std::chrono::millise
   return write_all(req_fd_, std::string(buf.data(), buf.size()), Clock::now() + timeout);
 }
 
-void SidecarProcess::stop(std::chrono::milliseconds grace) {
+void JudgeProcess::stop(std::chrono::milliseconds grace) {
   if (!running()) {
     kill();
     return;
@@ -495,9 +495,9 @@ void SidecarProcess::stop(std::chrono::milliseconds grace) {
     pack_str(pk, "type");
     pack_str(pk, "shutdown");
     pack_str(pk, "version");
-    pk.pack_int(kSidecarPipeVersion);
+    pk.pack_int(kJudgePipeVersion);
     write_all(req_fd_, std::string(buf.data(), buf.size()), Clock::now() + grace);
-    ::close(req_fd_);  // EOF on fd 3 also tells the sidecar to go
+    ::close(req_fd_);  // EOF on fd 3 also tells the judge to go
     req_fd_ = -1;
   }
   auto deadline = Clock::now() + grace;
@@ -514,7 +514,7 @@ void SidecarProcess::stop(std::chrono::milliseconds grace) {
   kill();
 }
 
-void SidecarProcess::kill() {
+void JudgeProcess::kill() {
   if (pid_ > 0) {
     ::kill(-pid_, SIGKILL);
     ::kill(pid_, SIGKILL);
@@ -529,7 +529,7 @@ void SidecarProcess::kill() {
   }
 }
 
-void SidecarProcess::reap(bool blocking) {
+void JudgeProcess::reap(bool blocking) {
   int status = 0;
   pid_t r;
   do {
@@ -544,13 +544,13 @@ void SidecarProcess::reap(bool blocking) {
   }
 }
 
-void SidecarProcess::close_fds() {
+void JudgeProcess::close_fds() {
   if (req_fd_ >= 0) ::close(req_fd_);
   if (resp_fd_ >= 0) ::close(resp_fd_);
   req_fd_ = resp_fd_ = -1;
 }
 
-std::string SidecarProcess::log_tail(std::size_t max_bytes) const {
+std::string JudgeProcess::log_tail(std::size_t max_bytes) const {
   std::ifstream in(options_.log_path, std::ios::binary);
   if (!in) return "";
   in.seekg(0, std::ios::end);
@@ -564,38 +564,38 @@ std::string SidecarProcess::log_tail(std::size_t max_bytes) const {
   return out;
 }
 
-std::variant<SidecarReady, std::string> SidecarProcess::wait_ready(
+std::variant<JudgeReady, std::string> JudgeProcess::wait_ready(
     std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
   while (running()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       kill();
-      return "sidecar sent no ready within " + std::to_string(timeout.count()) +
+      return "judge sent no ready within " + std::to_string(timeout.count()) +
              " ms (killed); log tail:\n" + log_tail();
     }
     pollfd p{resp_fd_, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-    for (SidecarEvent& ev : read_available()) {
-      if (auto* ready = std::get_if<SidecarReady>(&ev)) return std::move(*ready);
+    for (JudgeEvent& ev : read_available()) {
+      if (auto* ready = std::get_if<JudgeReady>(&ev)) return std::move(*ready);
       std::string why;
-      if (std::holds_alternative<SidecarEof>(ev)) {
+      if (std::holds_alternative<JudgeEof>(ev)) {
         kill();
-        why = "sidecar exited before ready (" + exit_description_ + ")";
-      } else if (auto* pe = std::get_if<SidecarProtocolError>(&ev)) {
+        why = "judge exited before ready (" + exit_description_ + ")";
+      } else if (auto* pe = std::get_if<JudgeProtocolError>(&ev)) {
         why = pe->error;
         kill();
       } else {
         kill();
-        why = "sidecar sent a result before ready";
+        why = "judge sent a result before ready";
       }
       return why + "; log tail:\n" + log_tail();
     }
   }
-  return "sidecar not running";
+  return "judge not running";
 }
 
-wire::Result SidecarProcess::evaluate(const wire::Job& job) {
+wire::Result JudgeProcess::evaluate(const wire::Job& job) {
   auto start = Clock::now();
   auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(job.timeout_s));
@@ -614,15 +614,15 @@ wire::Result SidecarProcess::evaluate(const wire::Job& job) {
     }
     pollfd p{resp_fd_, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-    for (SidecarEvent& ev : read_available()) {
+    for (JudgeEvent& ev : read_available()) {
       if (auto* r = std::get_if<wire::Result>(&ev)) {
         if (r->job_id == job.job_id) return std::move(*r);
         continue;  // a stale result: not ours
       }
-      if (std::holds_alternative<SidecarReady>(ev)) continue;
-      std::string how = std::holds_alternative<SidecarEof>(ev)
-                            ? std::string("sidecar exited")
-                            : std::get<SidecarProtocolError>(ev).error;
+      if (std::holds_alternative<JudgeReady>(ev)) continue;
+      std::string how = std::holds_alternative<JudgeEof>(ev)
+                            ? std::string("judge exited")
+                            : std::get<JudgeProtocolError>(ev).error;
       kill();
       std::string tail = log_tail();
       return make_crash_result(job, how + " (" + exit_description_ + ")", tail);
@@ -639,7 +639,7 @@ wire::Result make_timeout_result(const wire::Job& job, double elapsed_s) {
   r.stage = "";
   std::ostringstream msg;
   msg << "no result within the job's timeout_s=" << job.timeout_s << " s (waited " << elapsed_s
-      << " s); the sidecar's process group was killed and the sidecar restarted";
+      << " s); the judge's process group was killed and the judge restarted";
   r.error = msg.str();
   r.error_signature = "timeout";
   r.timing_kind = "";  // untimed
@@ -652,25 +652,25 @@ wire::Result make_crash_result(const wire::Job& job, const std::string& how,
   r.job_id = job.job_id;
   r.verdict = "crash";
   r.stage = "";
-  r.error = "sidecar crashed mid-job: " + how;
-  if (!log_tail.empty()) r.error += "\n--- sidecar log tail ---\n" + log_tail;
+  r.error = "judge crashed mid-job: " + how;
+  if (!log_tail.empty()) r.error += "\n--- judge log tail ---\n" + log_tail;
   r.error_signature = "crash: " + how;
   r.timing_kind = "";  // untimed
   return r;
 }
 
-EffectiveLimits effective_limits(const SidecarLimits& limits, const std::string& backend) {
+EffectiveLimits effective_limits(const JudgeLimits& limits, const std::string& backend) {
   constexpr int64_t kMiB = 1024 * 1024;
   long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
   if (cpus < 1) cpus = 1;
   int64_t as_default = backend == "tpu" ? -1 : std::max<int64_t>(8192, 2048 + 128 * cpus);
   EffectiveLimits e;
   e.address_space_bytes = resolve_limit(
-      env_limit("PALLADIUM_SIDECAR_AS_MB", limits.address_space_mb), as_default, kMiB);
-  e.cpu_seconds = resolve_limit(env_limit("PALLADIUM_SIDECAR_CPU_S", limits.cpu_seconds), 14400, 1);
+      env_limit("PALLADIUM_JUDGE_AS_MB", limits.address_space_mb), as_default, kMiB);
+  e.cpu_seconds = resolve_limit(env_limit("PALLADIUM_JUDGE_CPU_S", limits.cpu_seconds), 14400, 1);
   e.file_size_bytes =
-      resolve_limit(env_limit("PALLADIUM_SIDECAR_FSIZE_MB", limits.file_size_mb), 1024, kMiB);
-  e.open_files = resolve_limit(env_limit("PALLADIUM_SIDECAR_NOFILE", limits.open_files), 1024, 1);
+      resolve_limit(env_limit("PALLADIUM_JUDGE_FSIZE_MB", limits.file_size_mb), 1024, kMiB);
+  e.open_files = resolve_limit(env_limit("PALLADIUM_JUDGE_NOFILE", limits.open_files), 1024, 1);
   e.new_network_namespace = limits.new_network_namespace;
   return e;
 }

@@ -1,4 +1,4 @@
-#include "agent/sidecar_process.hpp"
+#include "agent/judge_process.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -23,15 +23,15 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class SidecarProcessTest : public ::testing::Test {
+class JudgeProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::make_temp_dir("sidecar-test");
+    dir_ = testing::make_temp_dir("judge-test");
     options_.python = testing::test_python();
     options_.home = testing::fake_home();
     options_.module = testing::kFakeModule;
     options_.backend = "interpret";
-    options_.log_path = dir_ + "/sidecar.log";
+    options_.log_path = dir_ + "/judge.log";
   }
   void TearDown() override {
     std::error_code ec;
@@ -42,15 +42,15 @@ class SidecarProcessTest : public ::testing::Test {
     return wire::Job{id, 0, "8p", std::move(code), "full", timeout_s, {0, 1}};
   }
 
-  void start_ready(SidecarProcess& sp) {
+  void start_ready(JudgeProcess& sp) {
     ASSERT_EQ(sp.start(), "");
     auto ready = sp.wait_ready(60s);
-    ASSERT_TRUE(std::holds_alternative<SidecarReady>(ready)) << std::get<std::string>(ready);
-    EXPECT_EQ(std::get<SidecarReady>(ready).jax_version, "0.0-fake");
-    EXPECT_EQ(std::get<SidecarReady>(ready).device_kind, "cpu");
-    EXPECT_EQ(std::get<SidecarReady>(ready).pid, sp.pid());
-    EXPECT_EQ(std::get<SidecarReady>(ready).libtpu_version, "0.0.0-fake");
-    EXPECT_EQ(std::get<SidecarReady>(ready).stages.size(), 3u);
+    ASSERT_TRUE(std::holds_alternative<JudgeReady>(ready)) << std::get<std::string>(ready);
+    EXPECT_EQ(std::get<JudgeReady>(ready).jax_version, "0.0-fake");
+    EXPECT_EQ(std::get<JudgeReady>(ready).device_kind, "cpu");
+    EXPECT_EQ(std::get<JudgeReady>(ready).pid, sp.pid());
+    EXPECT_EQ(std::get<JudgeReady>(ready).libtpu_version, "0.0.0-fake");
+    EXPECT_EQ(std::get<JudgeReady>(ready).stages.size(), 3u);
   }
 
   // True when `pid` is neither our child nor alive (a zombie of another parent counts as dead).
@@ -71,11 +71,11 @@ class SidecarProcessTest : public ::testing::Test {
   }
 
   std::string dir_;
-  SidecarOptions options_;
+  JudgeOptions options_;
 };
 
-TEST_F(SidecarProcessTest, ResultRoundTrip) {
-  SidecarProcess sp(options_);
+TEST_F(JudgeProcessTest, ResultRoundTrip) {
+  JudgeProcess sp(options_);
   start_ready(sp);
   wire::Result r = sp.evaluate(job(7, "def workload(a, b): return a @ b"));
   EXPECT_EQ(r.job_id, 7);
@@ -96,8 +96,8 @@ TEST_F(SidecarProcessTest, ResultRoundTrip) {
   expect_reaped(pid);
 }
 
-TEST_F(SidecarProcessTest, TimeoutKillsGroupWithoutZombieAndRestarts) {
-  SidecarProcess sp(options_);
+TEST_F(JudgeProcessTest, TimeoutKillsGroupWithoutZombieAndRestarts) {
+  JudgeProcess sp(options_);
   start_ready(sp);
   pid_t pid = sp.pid();
   auto t0 = std::chrono::steady_clock::now();
@@ -112,7 +112,7 @@ TEST_F(SidecarProcessTest, TimeoutKillsGroupWithoutZombieAndRestarts) {
   EXPECT_NE(sp.exit_description().find("signal 9"), std::string::npos);
   expect_reaped(pid);
 
-  // The grandchild in the sidecar's process group died with it.
+  // The grandchild in the judge's process group died with it.
   std::smatch m;
   std::string log = sp.log_tail();
   ASSERT_TRUE(std::regex_search(log, m, std::regex("grandchild pid (\\d+)"))) << log;
@@ -126,8 +126,8 @@ TEST_F(SidecarProcessTest, TimeoutKillsGroupWithoutZombieAndRestarts) {
   EXPECT_EQ(sp.evaluate(job(10, "ok")).verdict, "correct");
 }
 
-TEST_F(SidecarProcessTest, CrashIsDetectedWithStatusAndLogTail) {
-  SidecarProcess sp(options_);
+TEST_F(JudgeProcessTest, CrashIsDetectedWithStatusAndLogTail) {
+  JudgeProcess sp(options_);
   start_ready(sp);
   pid_t pid = sp.pid();
   wire::Result r = sp.evaluate(job(11, "EXIT_ABRUPTLY"));
@@ -138,8 +138,8 @@ TEST_F(SidecarProcessTest, CrashIsDetectedWithStatusAndLogTail) {
   expect_reaped(pid);
 }
 
-TEST_F(SidecarProcessTest, StdoutNoiseDoesNotCorruptTheProtocol) {
-  SidecarProcess sp(options_);
+TEST_F(JudgeProcessTest, StdoutNoiseDoesNotCorruptTheProtocol) {
+  JudgeProcess sp(options_);
   start_ready(sp);
   wire::Result r = sp.evaluate(job(12, "PRINT_NOISE"));
   EXPECT_EQ(r.verdict, "correct") << r.error;
@@ -148,13 +148,13 @@ TEST_F(SidecarProcessTest, StdoutNoiseDoesNotCorruptTheProtocol) {
   EXPECT_NE(sp.log_tail().find("noise on stderr"), std::string::npos);
 }
 
-TEST_F(SidecarProcessTest, EnvironmentIsScrubbedAndCwdIsPrivate) {
+TEST_F(JudgeProcessTest, EnvironmentIsScrubbedAndCwdIsPrivate) {
   ::setenv("PALLADIUM_TEST_API_KEY", "sk-should-not-leak", 1);
   ::setenv("SOME_Token_VALUE", "t", 1);
   ::setenv("PALLADIUM_TEST_VISIBLE", "v", 1);
   ::setenv("JAX_PALLADIUM_TEST", "j", 1);
   ::setenv("TPU_PALLADIUM_TEST_TOKEN", "t", 1);
-  SidecarProcess sp(options_);
+  JudgeProcess sp(options_);
   start_ready(sp);
   for (const char* name : {"PALLADIUM_TEST_API_KEY", "SOME_Token_VALUE", "PALLADIUM_TEST_VISIBLE",
                            "JAX_PALLADIUM_TEST", "TPU_PALLADIUM_TEST_TOKEN"}) {
@@ -173,17 +173,17 @@ TEST_F(SidecarProcessTest, EnvironmentIsScrubbedAndCwdIsPrivate) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.stdout_text, m, std::regex("cwd=(\\S+)")));
   std::string cwd = m[1];
-  EXPECT_NE(cwd.find("palladium-sidecar-"), std::string::npos);
+  EXPECT_NE(cwd.find("palladium-judge-"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(cwd));
   sp.stop();
   EXPECT_FALSE(std::filesystem::exists(cwd)) << "private cwd not removed";
 }
 
-TEST_F(SidecarProcessTest, OneChipEnvironmentReachesTheChild) {
+TEST_F(JudgeProcessTest, OneChipEnvironmentReachesTheChild) {
   options_.extra_env = one_chip_environment(3);
-  SidecarProcess sp(options_);
+  JudgeProcess sp(options_);
   ASSERT_EQ(sp.start(), "");
-  ASSERT_TRUE(std::holds_alternative<SidecarReady>(sp.wait_ready(60s)));
+  ASSERT_TRUE(std::holds_alternative<JudgeReady>(sp.wait_ready(60s)));
   wire::Result r = sp.evaluate(job(15, "ECHO_ENV"));
   ASSERT_EQ(r.verdict, "correct") << r.error;
   EXPECT_NE(r.stdout_text.find("TPU_VISIBLE_CHIPS=3"), std::string::npos) << r.stdout_text;
@@ -192,9 +192,9 @@ TEST_F(SidecarProcessTest, OneChipEnvironmentReachesTheChild) {
   sp.stop();
 }
 
-TEST_F(SidecarProcessTest, TpuBackendRefusalIsReported) {
+TEST_F(JudgeProcessTest, TpuBackendRefusalIsReported) {
   options_.backend = "tpu";
-  SidecarProcess sp(options_);
+  JudgeProcess sp(options_);
   ASSERT_EQ(sp.start(), "");
   auto ready = sp.wait_ready(60s);
   ASSERT_TRUE(std::holds_alternative<std::string>(ready));
@@ -204,9 +204,9 @@ TEST_F(SidecarProcessTest, TpuBackendRefusalIsReported) {
   EXPECT_FALSE(sp.running());
 }
 
-TEST_F(SidecarProcessTest, MissingPythonFailsToStart) {
+TEST_F(JudgeProcessTest, MissingPythonFailsToStart) {
   options_.python = "/nonexistent/python";
-  SidecarProcess sp(options_);
+  JudgeProcess sp(options_);
   std::string error = sp.start();
   EXPECT_NE(error.find("/nonexistent/python"), std::string::npos) << error;
   EXPECT_FALSE(sp.running());
@@ -221,17 +221,17 @@ std::string line_value(const std::string& text, const std::string& key) {
   return m[2];
 }
 
-TEST_F(SidecarProcessTest, SandboxLimitsNamespaceAndFdsAreApplied) {
+TEST_F(JudgeProcessTest, SandboxLimitsNamespaceAndFdsAreApplied) {
   options_.limits.address_space_mb = 6000;
   options_.limits.cpu_seconds = 3600;
   options_.limits.file_size_mb = 64;
-  ::setenv("PALLADIUM_SIDECAR_NOFILE", "77", 1);  // run-time override of one limit
-  // An fd the agent leaks without close-on-exec must not reach the sidecar.
+  ::setenv("PALLADIUM_JUDGE_NOFILE", "77", 1);  // run-time override of one limit
+  // An fd the agent leaks without close-on-exec must not reach the judge.
   int leaked = ::open("/dev/null", O_RDONLY);
   ASSERT_GE(leaked, 0);
-  SidecarProcess sp(options_);
+  JudgeProcess sp(options_);
   start_ready(sp);
-  ::unsetenv("PALLADIUM_SIDECAR_NOFILE");
+  ::unsetenv("PALLADIUM_JUDGE_NOFILE");
   wire::Result r = sp.evaluate(job(20, "ECHO_LIMITS"));
   ::close(leaked);
   ASSERT_EQ(r.verdict, "correct") << r.error;
@@ -245,34 +245,34 @@ TEST_F(SidecarProcessTest, SandboxLimitsNamespaceAndFdsAreApplied) {
   std::string fds = line_value(out, "fds");
   EXPECT_EQ(fds.rfind("0,1,2,3,4", 0), 0u) << fds;
   EXPECT_EQ(std::count(fds.begin(), fds.end(), ','), 5) << fds;
-  EXPECT_NE(line_value(out, "TMPDIR").find("palladium-sidecar-"), std::string::npos);
+  EXPECT_NE(line_value(out, "TMPDIR").find("palladium-judge-"), std::string::npos);
   if (::geteuid() == 0) {
     EXPECT_EQ(line_value(out, "net"), "lo") << "no network namespace";
   }
 }
 
-TEST(SidecarProcessLimitsTest, DefaultsAndOverrides) {
-  SidecarLimits defaults;
+TEST(JudgeProcessLimitsTest, DefaultsAndOverrides) {
+  JudgeLimits defaults;
   EffectiveLimits e = effective_limits(defaults, "interpret");
   EXPECT_GE(e.address_space_bytes, 8192LL << 20);
   EXPECT_EQ(e.cpu_seconds, 14400);
   EXPECT_EQ(e.file_size_bytes, 1024LL << 20);
   EXPECT_EQ(e.open_files, 1024);
   EXPECT_EQ(effective_limits(defaults, "tpu").address_space_bytes, -1);  // libtpu: unlimited
-  SidecarLimits off;
+  JudgeLimits off;
   off.address_space_mb = -1;
   EXPECT_EQ(effective_limits(off, "interpret").address_space_bytes, -1);
-  ::setenv("PALLADIUM_SIDECAR_AS_MB", "5000", 1);
+  ::setenv("PALLADIUM_JUDGE_AS_MB", "5000", 1);
   EXPECT_EQ(effective_limits(defaults, "tpu").address_space_bytes, 5000LL << 20);
-  ::unsetenv("PALLADIUM_SIDECAR_AS_MB");
+  ::unsetenv("PALLADIUM_JUDGE_AS_MB");
 }
 
-// The real Python sidecar under the agent's SidecarProcess: every escape attempt gets its
+// The real Python judge under the agent's JudgeProcess: every escape attempt gets its
 // verdict, nothing is left behind, and the next candidate evaluates normally.
-class SidecarProcessRealSandboxTest : public SidecarProcessTest {
+class JudgeProcessRealSandboxTest : public JudgeProcessTest {
  protected:
   void SetUp() override {
-    SidecarProcessTest::SetUp();
+    JudgeProcessTest::SetUp();
     options_.home = PALLADIUM_SOURCE_DIR;
     options_.module = "judge";
     if (::access((std::string(PALLADIUM_SOURCE_DIR) + "/.venv/bin/python").c_str(), X_OK) != 0) {
@@ -288,15 +288,15 @@ class SidecarProcessRealSandboxTest : public SidecarProcessTest {
     return out;
   }
 
-  wire::Result run(SidecarProcess& sp, int64_t id, const std::string& code, double timeout_s = 240) {
+  wire::Result run(JudgeProcess& sp, int64_t id, const std::string& code, double timeout_s = 240) {
     wire::Job j{id, 0, "8p", code, "full", timeout_s, {3, 4}};
     return sp.evaluate(j);
   }
 
-  void start_real(SidecarProcess& sp) {
+  void start_real(JudgeProcess& sp) {
     ASSERT_EQ(sp.start(), "");
     auto ready = sp.wait_ready(240s);
-    ASSERT_TRUE(std::holds_alternative<SidecarReady>(ready)) << std::get<std::string>(ready);
+    ASSERT_TRUE(std::holds_alternative<JudgeReady>(ready)) << std::get<std::string>(ready);
   }
 };
 
@@ -306,9 +306,9 @@ const char* kSneakyImport =
     "import glob as _g\n"
     "_imp = vars(getattr(_g, 'o' + 's').sys.modules['builtins'])['__imp' + 'ort__']\n";
 
-TEST_F(SidecarProcessRealSandboxTest, EscapesGetTheirVerdictsAndTheNextCandidateIsFine) {
+TEST_F(JudgeProcessRealSandboxTest, EscapesGetTheirVerdictsAndTheNextCandidateIsFine) {
   options_.limits.address_space_mb = 4096;  // measured peak 1.6 GiB; 6 GiB must not fit
-  SidecarProcess sp(options_);
+  JudgeProcess sp(options_);
   start_real(sp);
   pid_t first_pid = sp.pid();
 
