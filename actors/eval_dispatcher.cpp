@@ -21,7 +21,7 @@ using pump_atom = caf::atom_constant<caf::atom("pump")>;
 // a few hundred milliseconds and many megabytes of traffic later, so each of its cache lines
 // (and each heap block it owns) is a cache miss per candidate.
 struct Waiting {
-  caf::typed_response_promise<wire::Result> promise;
+  caf::typed_response_promise<Evaluated> promise;
   caf::actor requester;
   std::unique_ptr<wire::Job> job;  // only for the second tier of a cascade
   bool cpu_tier = false;           // the job is in the CPU tier now
@@ -104,9 +104,9 @@ void submit(Self self, Waiting& w, wire::Job& job) {
 }
 
 // Answers `w` (which the caller then erases).
-// The result by rvalue reference: a Result is some 15 strings, and an answer used to move it
+// The evaluation by rvalue reference: it is some 15 strings, and an answer used to move it
 // four times on its way into the message.
-void answer(Self self, Waiting& w, int64_t job_id, wire::Result&& result, caf::error error) {
+void answer(Self self, Waiting& w, int64_t job_id, Evaluated&& result, caf::error error) {
   auto& st = self->state;
   if (!w.requester) {
     if (error)
@@ -129,13 +129,13 @@ void flush_answers(Self self) {
   st.outgoing.clear();
 }
 
-void deliver(Self self, int64_t job_id, wire::Result&& result, int dispatches) {
+void deliver(Self self, int64_t job_id, Evaluated&& result, int dispatches) {
   auto& st = self->state;
   auto it = st.waiting.find(job_id);
   if (it == st.waiting.end()) return;
   Waiting& w = it->second;
   w.dispatches += dispatches;
-  if (w.cpu_tier && result.verdict == "correct") {
+  if (w.cpu_tier && result.evaluation.verdict == Verdict::correct) {
     // Survived the CPU tier: now the chip.
     w.cpu_tier = false;
     std::unique_ptr<wire::Job> tier = std::move(w.job);
@@ -143,7 +143,7 @@ void deliver(Self self, int64_t job_id, wire::Result&& result, int dispatches) {
     st.ledger->submit(*tier, st.final_need);
     return;
   }
-  result.dispatches = w.dispatches;
+  result.agent.dispatches = w.dispatches;
   answer(self, w, job_id, std::move(result), caf::error{});
   st.waiting.erase(it);
   ++st.stats.answered;
@@ -154,7 +154,7 @@ void fail_job(Self self, const JobLedger::Abandoned& gone) {
   auto it = st.waiting.find(gone.job_id);
   if (it == st.waiting.end()) return;
   spdlog::error("job {}: {}; answering with a retryable error", gone.job_id, gone.reason);
-  answer(self, it->second, gone.job_id, wire::Result{}, make_error(Errc::unavailable, gone.reason));
+  answer(self, it->second, gone.job_id, Evaluated{}, make_error(Errc::unavailable, gone.reason));
   st.waiting.erase(it);
   ++st.stats.abandoned;
 }
@@ -197,14 +197,23 @@ void on_result(Self self, const ZmqInbound& in, wire::Result& msg, Clock::time_p
   auto& st = self->state;
   int dispatches = 0;
   switch (st.ledger->on_result(in.peer, msg, &dispatches, now)) {
-    case JobLedger::ResultDisposition::accepted:
+    case JobLedger::ResultDisposition::accepted: {
+      // The agent facts come from the admitted HELLO and the link, not from the frame's
+      // claims: on a CURVE link the peer is the agent's public key.
+      Evaluated answer{std::move(msg.evaluation), AgentFacts{}};
+      AgentFacts& agent = answer.agent;
+      agent.agent_key = st.bridge->public_key().empty() ? std::string() : in.peer;
+      agent.agent_id = msg.agent_id;
+      agent.backend = msg.backend;
       if (const Capabilities* caps = st.ledger->capabilities(in.peer)) {
-        msg.device_kind = caps->device_kind;
-        msg.jax_version = caps->jax_version;
-        msg.libtpu_version = caps->libtpu_version;
+        agent.backend = caps->backend;
+        agent.device_kind = caps->device_kind;
+        agent.jax_version = caps->jax_version;
+        agent.libtpu_version = caps->libtpu_version;
       }
-      deliver(self, msg.job_id, std::move(msg), dispatches);
+      deliver(self, msg.job_id, std::move(answer), dispatches);
       return;
+    }
     case JobLedger::ResultDisposition::stale_lease:
       // The late result may have freed the agent's slot: the batch's pump() will use it.
       spdlog::info("dropping a late result for job {} (lease {}) from {}", msg.job_id, msg.lease,
@@ -320,7 +329,7 @@ DispatcherStats snapshot(Self self) {
 
 // Takes a job for evaluation (its code packed into the frame, or moved, not copied, into
 // Waiting for a cascade); false if its id is already being evaluated (one answer per job id).
-bool accept(Self self, wire::Job& job, caf::typed_response_promise<wire::Result> promise,
+bool accept(Self self, wire::Job& job, caf::typed_response_promise<Evaluated> promise,
             caf::actor requester) {
   auto& st = self->state;
   int64_t id = job.job_id;
@@ -368,10 +377,10 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
   return {
       // The job by mutable reference: CAF hands over the message's own Job (it copies only a
       // message shared with another receiver), so its code is moved, not copied, into Waiting.
-      [=](eval_atom, wire::Job& job) -> caf::result<wire::Result> {
+      [=](eval_atom, wire::Job& job) -> caf::result<Evaluated> {
         int64_t id = job.job_id;
         if (self->state.waiting.count(id)) return duplicate_job(id);
-        auto rp = self->make_response_promise<wire::Result>();
+        auto rp = self->make_response_promise<Evaluated>();
         accept(self, job, rp, caf::actor{});
         return rp;
       },
@@ -380,9 +389,9 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
         auto requester = caf::actor_cast<caf::actor>(self->current_sender());
         if (!requester) return;  // an anonymous sender could not be answered
         for (auto& job : batch.jobs) {
-          if (!accept(self, job, caf::typed_response_promise<wire::Result>{}, requester))
+          if (!accept(self, job, caf::typed_response_promise<Evaluated>{}, requester))
             self->state.outgoing[requester].answers.push_back(
-                EvalAnswer{job.job_id, wire::Result{}, duplicate_job(job.job_id)});
+                EvalAnswer{job.job_id, Evaluated{}, duplicate_job(job.job_id)});
         }
         flush_answers(self);
       },

@@ -1,5 +1,6 @@
 // eval_dispatcher actor: hands evaluation jobs to agents and answers each
-// (eval_atom, wire::Job) request with exactly one wire::Result, or with a retryable
+// (eval_atom, wire::Job) request with exactly one Evaluated (the evaluation and the facts of the
+// agent that made it, actors/messages.hpp), or with a retryable
 // Errc::unavailable error when the job was lost `max_attempts` times to infrastructure faults
 // (agents gone, leases expired): such a loss is never a verdict on the candidate.
 // The batched form, (eval_atom, EvalBatch) sent without a request (actors/messages.hpp), gets
@@ -11,8 +12,8 @@
 // The bookkeeping (queue, slots, leases, liveness, requeue, late results) lives in JobLedger
 // and the HELLO checks in AgentAdmission; this actor decodes frames from the ZmqBridge, feeds
 // both, sends what the ledger assigns, heartbeats the agents that are due, and delivers
-// results to the waiting requesters. Result::dispatches tells how many dispatches a result
-// took. Malformed frames, refused HELLOs and results from anyone but the lease holder are
+// results to the waiting requesters. AgentFacts::dispatches tells how many dispatches an
+// answer took. Malformed frames, refused HELLOs and results from anyone but the lease holder are
 // logged (rate-limited) and dropped.
 //
 // Cascade: with target backend "tpu" and CPU-check agents in the fleet, a job first runs the

@@ -58,17 +58,18 @@ void fill_run(const RunStore& store, const RunRecord& run, const std::string& or
     c.seed = s.seed;
     c.sample_index = s.sample_index;
     if (auto it = evals.find(s.id); it != evals.end()) {
-      const auto& e = *it->second;
+      const EvaluationRecord& row = *it->second;
+      const Evaluation& e = row.evaluation;
       c.verdict = e.verdict;
-      c.speedup = e.speedup;
+      c.speedup = row.speedup;
       c.kernel_ms = e.kernel_ms;
       c.baseline_ms = e.baseline_ms;
-      c.timing_kind = e.timing_kind;
+      c.timing_kind = spelling(e.timing_kind);
       c.timing_runs = e.timing_runs;
       c.kernel_ms_low = e.kernel_ms_low;
       c.kernel_ms_high = e.kernel_ms_high;
-      c.plausibility = e.plausibility;
-      c.retiming_json = e.retiming_json;
+      c.plausibility = row.plausibility;
+      c.retiming_json = row.retiming_json;
     }
     cell.candidates.push_back(std::move(c));
   }

@@ -59,6 +59,7 @@
 
 #include <sys/types.h>
 
+#include "protocol/evaluation.hpp"
 #include "protocol/taxonomy.hpp"
 #include "store/store_error.hpp"
 
@@ -150,42 +151,19 @@ struct PutSampleResult {
   std::optional<int64_t> superseded_id;
 };
 
+// One evaluations row: the candidate, what the judge found (Evaluation, whose fields and columns
+// protocol/judge_pipe.json lists) and the agent that found it (AgentFacts), plus what the store
+// and the coordinator add.
 struct EvaluationRecord {
   int64_t id = 0;  // store
   int64_t candidate_id = 0;  // a code or repair sample
-  Verdict verdict = Verdict::no_code;
-  std::string stage;
-  std::string error_text;
-  std::string error_signature;
-  std::string stdout_text;  // the candidate's captured stdout
-  std::string stderr_text;  // the candidate's captured stderr
-  std::string stage_ms_json = "{}";  // {"stage": ms, ...}
-  std::optional<double> max_abs_err;
-  std::optional<double> max_rel_err;
-  std::optional<double> kernel_ms;
-  std::optional<double> baseline_ms;
-  // baseline_ms / kernel_ms for a correct candidate (EvalOutcome::speedup());
-  // the report reads this column as is.
+  Evaluation evaluation;
+  AgentFacts agent;
+  // baseline_ms / kernel_ms for a correct candidate (speedup(Evaluation)): computed when the row
+  // is written; the report reads this column as is.
   std::optional<double> speedup;
-  std::string timing_kind;  // "cpu-wall", "tpu-profiler", ... or "" untimed
-  std::string agent_id;
-  std::string agent_key;  // the agent's public key id; "" without CURVE
-  std::string backend;    // "interpret" or "tpu"
-  std::string device_kind;
-  std::string jax_version;
-  std::string libtpu_version;  // "" when the agent has none
-  int attempts = 1;            // dispatches it took (requeues + 1)
-  std::vector<int64_t> input_seeds;  // the seeds the judge drew
-  std::optional<double> outside_pallas_flops_share;  // structural check
   std::string structure_json = "{}";  // further structural figures
-  // How the numerics were checked: "tpu", "mosaic_interpreter", "full_shapes", "cpu_branch_only"
-  // or "" (not reached, or not reported); protocol/taxonomy.json says what each means.
-  std::string numerics_path;
   std::string created_at;  // store
-  // Repeated timing: kernel_ms / baseline_ms are medians of timing_runs calls, these the
-  // interquartile band (unset when timed once).
-  int timing_runs = 1;
-  std::optional<double> kernel_ms_low, kernel_ms_high, baseline_ms_low, baseline_ms_high;
   // The plausibility gate: "", "plausible", "retimed" or "implausible_speed"; retiming_json
   // holds both timings of a re-timed candidate ("{}" otherwise).
   std::string plausibility;
@@ -424,6 +402,8 @@ class RunStore {
   // nothing if the candidate already has one. Throws StoreError for an
   // unknown sample.
   bool put_evaluation(const EvaluationRecord& evaluation);
+  // The row of `candidate_id` from the evaluation and the agent beside it.
+  bool put_evaluation(int64_t candidate_id, const Evaluation& evaluation, const AgentFacts& agent);
   std::optional<EvaluationRecord> find_evaluation(int64_t candidate_id) const;
   // The evaluations of the run's live candidates, by id.
   std::vector<EvaluationRecord> evaluations(int64_t run_id) const;

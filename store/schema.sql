@@ -212,6 +212,12 @@ CREATE TABLE IF NOT EXISTS evaluations (
   -- both timings of a re-timed candidate: {"first": {"kernel_ms", "baseline_ms", "agent_id"},
   -- "second": {...}, "reason": "..."}; {} when not re-timed
   retiming_json      TEXT NOT NULL DEFAULT '{}',
+  -- The fidelity facts (issue 26), NULL when not found: the outputs matched the reference
+  -- within tolerance, the work ran inside Pallas kernels; and libtpu's message for a TPU-only
+  -- failure found beside an earlier verdict ('' when none).
+  numerics_ok        INTEGER,
+  structure_ok       INTEGER,
+  compile_finding    TEXT NOT NULL DEFAULT '',
   created_at         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );
 
