@@ -151,7 +151,7 @@ def _empty_result():
         "kernel_ms": None, "baseline_ms": None, "timing_kind": None, "seeds": [],
         "check_seeds": [], "attempts": 0, "outside_pallas_fraction": None, "structure": None,
         "spare_ms": None, "candidate_stage_ms": {}, "infrastructure": "", "compile_tier": None,
-        "numerics_path": None, "mosaic_interpreter": None,
+        "numerics_path": None, "mosaic_interpreter": None, "dtype_exact": None,
     }
 
 
@@ -751,6 +751,7 @@ class Evaluator:
         got_spec = [(tuple(np.shape(g)), np.dtype(np.asarray(g).dtype)) for g in got_leaves]
         want_spec = [(tuple(s), np.dtype(_np_dtype(d)))
                      for s, d in zip(reference.shapes, reference.dtypes)]
+        result["dtype_exact"] = [d for _, d in got_spec] == [d for _, d in want_spec]
         if got_spec != want_spec:
             raise _Failed("shape_mismatch", _mismatch_kind(got_spec, want_spec),
                           f"{where}: outputs {_describe(got_spec)} differ from the baseline's "

@@ -217,6 +217,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
   -- failure found beside an earlier verdict ('' when none).
   numerics_ok        INTEGER,
   structure_ok       INTEGER,
+  dtype_exact        INTEGER,  -- the outputs' dtypes are the baseline's; NULL when not compared
   compile_finding    TEXT NOT NULL DEFAULT '',
   created_at         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );

@@ -15,7 +15,7 @@ RESULT_FIELDS = {"verdict", "stage", "error", "error_signature", "stdout", "stde
                  "max_abs_err", "max_rel_err", "kernel_ms", "baseline_ms", "timing_kind",
                  "seeds", "check_seeds", "attempts", "outside_pallas_fraction", "structure",
                  "spare_ms", "candidate_stage_ms", "infrastructure", "compile_tier",
-                 "numerics_path", "mosaic_interpreter"}
+                 "numerics_path", "mosaic_interpreter", "dtype_exact"}
 
 
 def run(code, seeds=(0,)):
@@ -42,6 +42,7 @@ def test_correct_kernel_passes_every_stage_and_is_timed():
     assert result["seeds"] == [0, 1] and len(result["check_seeds"]) == 1
     assert result["attempts"] == 1
     assert result["outside_pallas_fraction"] == 0.0  # the GEMM runs inside the kernel
+    assert result["dtype_exact"] is True  # the numerics compared the outputs' dtypes
     assert result["structure"]["kernels"] == 1
     # The compile tier is on by default: the full-shape artifact compiled for a v6e.
     assert result["compile_tier"]["compile_ms"] > 0 and result["compile_tier"]["workers"] == 1
@@ -118,6 +119,7 @@ def test_a_float32_output_where_the_baseline_returns_bfloat16_is_a_dtype_mismatc
     result = run(k.FLOAT32_OUTPUT)
     assert (result["verdict"], result["stage"]) == ("shape_mismatch", "compile"), result["error"]
     assert result["error_signature"].startswith("compile:dtype:")
+    assert result["dtype_exact"] is None  # refused from the artifact, before the numerics
     assert "float32" in result["error"] and "bfloat16" in result["error"]
 
 

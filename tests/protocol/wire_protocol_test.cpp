@@ -130,6 +130,7 @@ Result full_result() {
   e.baseline_ms_high = 2.5;
   e.numerics_ok = true;
   e.structure_ok = false;
+  e.dtype_exact = true;
   e.compile_finding = "libtpu: VMEM exhausted";
   return r;
 }
@@ -199,6 +200,7 @@ TEST(WireProtocol, ResultRoundTripWithOptionalsPresent) {
   EXPECT_EQ(b.baseline_ms_high, 2.5);
   EXPECT_EQ(b.numerics_ok, std::optional<bool>(true));
   EXPECT_EQ(b.structure_ok, std::optional<bool>(false));
+  EXPECT_EQ(b.dtype_exact, std::optional<bool>(true));
   EXPECT_EQ(b.compile_finding, "libtpu: VMEM exhausted");
 }
 

@@ -606,6 +606,7 @@ TEST(RunStoreTest, ARowIsWrittenFromTheEvaluationAndTheAgentFacts) {
   e.kernel_ms_high = 2.5;
   e.numerics_ok = true;
   e.structure_ok = false;
+  e.dtype_exact = false;
   e.compile_finding = "libtpu: scoped VMEM limit exceeded";
   AgentFacts agent;
   agent.agent_key = "Z85-public-key";
@@ -629,6 +630,7 @@ TEST(RunStoreTest, ARowIsWrittenFromTheEvaluationAndTheAgentFacts) {
   EXPECT_FALSE(b.kernel_ms_low.has_value());
   EXPECT_EQ(b.numerics_ok, std::optional<bool>(true));
   EXPECT_EQ(b.structure_ok, std::optional<bool>(false));
+  EXPECT_EQ(b.dtype_exact, std::optional<bool>(false));
   EXPECT_EQ(b.compile_finding, e.compile_finding);
   EXPECT_EQ(back->speedup, 2.5);
   EXPECT_EQ(back->agent.agent_key, "Z85-public-key");
