@@ -2,7 +2,7 @@
 import pytest
 
 import judge_kernels as k
-from judge.pipe_client import PipeClient
+from tests.judge.pipe_client import PipeClient
 
 from judge.protocol import VERSION
 from protocol import judge_pipe
