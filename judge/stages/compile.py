@@ -54,7 +54,8 @@ def compile_for_v6e(judge, blob, result, deadline):
         judge.compiler = CompileProcess()
     outcome = judge.compiler.compile(blob, deadline)
     result["compile_tier"] = {key: outcome.get(key) for key in
-                              ("libtpu_version", "lower_ms", "compile_ms", "workers")}
+                              ("libtpu_version", "lower_ms", "compile_ms", "workers",
+                               "peak_rss_mb")}
     if outcome.get("infrastructure"):
         result["infrastructure"] = str(outcome["infrastructure"])
         return False
