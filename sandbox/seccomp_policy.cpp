@@ -36,8 +36,11 @@ const char* const kBaseRefused[] = {
 
 const char* const kZygoteRefused[] = {"execve", "execveat"};
 
+// SysV and POSIX IPC objects live in the sandbox's IPC namespace, which outlives a spare: one
+// candidate's segment (its memory, its data) would reach the next. None is needed by JAX.
 const char* const kCandidateRefused[] = {
     "fork", "vfork", "socket", "socketpair", "tkill", "pidfd_send_signal", "pidfd_open",
+    "shmget", "msgget", "semget", "mq_open",
 };
 
 // Signals only to the process itself (abort(), raise() and a CHECK failure in XLA are a crash of

@@ -108,6 +108,10 @@ TEST(SeccompPolicyTest, CandidateIsKilledForForkSocketOrSignallingAnother) {
   EXPECT_TRUE(WIFSIGNALED(fork_status) && WTERMSIG(fork_status) == SIGSYS) << fork_status;
   int socket_status = run([] { return ::socket(AF_UNIX, SOCK_STREAM, 0) >= 0 ? 1 : 2; });
   EXPECT_TRUE(WIFSIGNALED(socket_status) && WTERMSIG(socket_status) == SIGSYS);
+  // An IPC object would outlive the spare in the sandbox's IPC namespace.
+  int shm_status =
+      run([] { return ::syscall(SYS_shmget, 0 /* IPC_PRIVATE */, 4096, 01600) >= 0 ? 1 : 2; });
+  EXPECT_TRUE(WIFSIGNALED(shm_status) && WTERMSIG(shm_status) == SIGSYS) << shm_status;
   int kill_status = run([] { return ::kill(::getppid(), 0) == 0 ? 1 : 2; });
   EXPECT_TRUE(WIFSIGNALED(kill_status) && WTERMSIG(kill_status) == SIGSYS);
   // A signal to itself is a crash of its own, not an attack.
