@@ -201,13 +201,20 @@ def default_address_space_mb():
 
 
 def _python_paths():
-    """Directories the interpreter needs, none of them inside the repository."""
+    """Directories the interpreter needs, none of them inside the repository. Only the
+    installation's own (under sys.prefix or sys.base_prefix, or a site-packages): `python -m
+    judge` puts the judge's working directory on sys.path, and that private directory (under
+    /tmp) bound into the sandbox was both a view into the judge's files and a mount point in
+    the sandbox's /tmp."""
     prefix = os.path.realpath(sys.prefix)
-    paths = {prefix, os.path.realpath(sys.base_prefix)}
+    base = os.path.realpath(sys.base_prefix)
+    paths = {prefix, base}
     for entry in sys.path:
         real = os.path.realpath(entry) if entry else ""
-        if real and os.path.isdir(real) and not real.startswith(str(REPO) + os.sep) \
-                and real != str(REPO):
+        installed = any(real == p or real.startswith(p + os.sep) for p in (prefix, base)) \
+            or os.path.basename(real) in ("site-packages", "dist-packages")
+        if real and installed and os.path.isdir(real) \
+                and not real.startswith(str(REPO) + os.sep) and real != str(REPO):
             paths.add(real)
     # Keep only the outermost of nested directories.
     return sorted(p for p in paths if not any(p != q and p.startswith(q + os.sep) for q in paths))

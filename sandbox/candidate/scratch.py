@@ -39,6 +39,9 @@ def wipe(keep=(), root=ROOT):
     nothing else afterwards, else what is left (the caller reports it: the judge then replaces
     the sandbox rather than hand a later candidate what an earlier one left)."""
     keep = {os.path.join(root, os.path.basename(p)) for p in keep}
+    # A mount point there is the sandbox's own (bwrap made it, read-only), not a candidate's.
+    keep |= {os.path.join(root, name) for name in os.listdir(root)
+             if os.path.ismount(os.path.join(root, name))}
     for name in os.listdir(root):
         path = os.path.join(root, name)
         if path in keep:

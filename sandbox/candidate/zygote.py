@@ -135,7 +135,15 @@ def main():
                     send_control(control, message("spawned", spare=msg.get("spare"), pid=0,
                                                   tainted=tainted))
                     continue
-                workdir = scratch.spare_directory(msg.get("spare"))
+                try:
+                    workdir = scratch.spare_directory(msg.get("spare"))
+                except OSError as exc:
+                    tainted = f"no private directory for the spare: {exc}"
+                    for fd in fds:
+                        os.close(fd)
+                    send_control(control, message("spawned", spare=msg.get("spare"), pid=0,
+                                                  tainted=tainted))
+                    continue
                 pid = os.fork()
                 if pid == 0:
                     control.close()
