@@ -197,6 +197,15 @@ stop.set()
   // Without --pids the default (1024) holds: the 200 threads start.
   out = run_probe(threads, &status);
   EXPECT_NE(out.find("threads 200"), std::string::npos) << out;
+  // A delegated v2 cgroup that is not there: no fallback, a warning naming why, and the runner
+  // is told "none: ..." (the judge logs both).
+  out = run_probe(threads, &status, {"--cgroup-parent", "/nonexistent/palladium"});
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("WARNING: no memory/pids cgroup for this sandbox (cgroup v2: "),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("cgroup none: cgroup v2: "), std::string::npos) << out;
+  EXPECT_NE(out.find("/nonexistent/palladium"), std::string::npos) << out;
   std::string err = run_probe("", &status, {"--pids", "3"});
   EXPECT_EQ(WEXITSTATUS(status), 2);
   EXPECT_NE(err.find("--pids must be >= 16"), std::string::npos) << err;

@@ -36,3 +36,15 @@ def test_what_cannot_be_removed_is_named(tmp_path, monkeypatch):
     left = scratch.wipe(root=root)
     monkeypatch.undo()
     assert left.startswith("2 entries of " + root + " could not be removed: file, stuck"), left
+
+
+def test_a_mount_point_is_the_sandboxs_own_and_stays(tmp_path, monkeypatch):
+    root = str(tmp_path)
+    os.makedirs(os.path.join(root, "bound"))
+    with open(os.path.join(root, "left"), "w"):
+        pass
+    real_ismount = os.path.ismount
+    monkeypatch.setattr(os.path, "ismount",
+                        lambda p: p == os.path.join(root, "bound") or real_ismount(p))
+    assert scratch.wipe(root=root) == ""
+    assert os.listdir(root) == ["bound"]
