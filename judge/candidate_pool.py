@@ -250,12 +250,15 @@ class _Spare:
 
 class CandidatePool:
     def __init__(self, launcher=None, address_space_mb=None, cpu_seconds=3600, tmpfs_mb=512,
-                 log=None, memory_mb=6144, pids=1024, anomaly_log=None):
+                 log=None, memory_mb=6144, pids=None, anomaly_log=None):
         self.launcher = launcher or launcher_path()
         self.address_space_mb = address_space_mb or default_address_space_mb()
         self.cpu_seconds = cpu_seconds
         self.tmpfs_mb = tmpfs_mb
-        self.memory_mb, self.pids = memory_mb, pids
+        # XLA's CPU thread pools grow with the host's cores, in the parent and in each of the
+        # two live spares: 1024 is a few dozen per process on this 2-core host, too few on a
+        # TPU host with hundreds of cores.
+        self.memory_mb, self.pids = memory_mb, pids or max(1024, 32 * (os.cpu_count() or 1))
         self.anomaly_log = anomaly_log or anomaly_log_path()
         self.cgroup = ""  # the launcher's account of the sandbox's cgroup ("v1 ...", "none: ...")
         self._log = log or (lambda text: print(f"[judge {os.getpid()}] {text}", file=sys.stderr,
