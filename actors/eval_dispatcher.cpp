@@ -25,6 +25,7 @@ using pump_atom = caf::atom_constant<caf::atom("pump")>;
 struct Checking {
   FirstLook look;
   std::vector<Opinion> opinions;
+  std::vector<std::string> avoid;  // of the opinion being asked for
 };
 
 struct Waiting {
@@ -190,6 +191,7 @@ bool ask_again(Self self, int64_t job_id, Waiting& w, bool any_slot) {
     for (const auto& o : w.check->opinions) avoid.push_back(o.peer);
   if (!st.ledger->has_agent_for(st.final_need, avoid)) return false;
   w.job->check_level = std::string(wire::kCheckFull);
+  w.check->avoid = avoid;
   st.ledger->submit_check(*w.job, st.final_need, std::move(avoid));
   st.checking.insert(job_id);
   ++st.stats.checks;
@@ -265,13 +267,7 @@ void settle_stranded_checks(Self self) {
   for (int64_t id : st.checking) {
     auto it = st.waiting.find(id);
     if (it == st.waiting.end() || !it->second.check) continue;
-    std::vector<std::string> avoid;
-    for (const auto& o : it->second.check->opinions) avoid.push_back(o.peer);
-    // A re-timing on the same agent avoids nobody.
-    const auto& ops = it->second.check->opinions;
-    if (!st.ledger->has_agent_for(st.final_need, avoid) &&
-        !(ops.size() == 1 && st.ledger->has_agent_for(st.final_need)))
-      stranded.push_back(id);
+    if (!st.ledger->has_agent_for(st.final_need, it->second.check->avoid)) stranded.push_back(id);
   }
   for (int64_t id : stranded) {
     st.ledger->cancel(id);
