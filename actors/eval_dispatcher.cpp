@@ -210,7 +210,10 @@ void conclude(Self self, std::unordered_map<int64_t, Waiting>::iterator it, bool
     third = st.ledger->has_agent_for(st.final_need, avoid);
   }
   CheckDecision d = st.checks->decide(c.look, c.opinions, third);
-  if (d.need_tiebreak && ask_again(self, it->first, w, false)) return;
+  if (d.need_tiebreak) {
+    if (ask_again(self, it->first, w, false)) return;
+    d = st.checks->decide(c.look, c.opinions, false);
+  }
   for (const auto& [peer, reason] : d.quarantine) {
     std::string name;
     for (const auto& o : c.opinions)
