@@ -56,7 +56,7 @@ struct DispatcherOptions {
   std::chrono::microseconds max_batch_window{2000};
   // Random checks are off unless asked for (the run config's evaluation.recheck_share sets
   // them); the plausibility gate is always on.
-  ResultCheckOptions checks{0.0};
+  ResultCheckOptions checks;
 };
 
 // A key the result checks caught (actors/result_check.hpp).

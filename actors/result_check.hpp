@@ -48,8 +48,9 @@ namespace palladium {
 
 struct ResultCheckOptions {
   // Share of results re-dispatched to a different agent at random (run config
-  // evaluation.recheck_share). 0 turns random checks off; suspect timings are still re-timed.
-  double share = 0.05;
+  // evaluation.recheck_share, whose default is 0.05). 0, the default here, turns random checks
+  // off; suspect timings are still re-timed.
+  double share = 0.0;
   // The plausibility gate's speedup ceiling (run config evaluation.speedup_ceiling).
   double speedup_ceiling = kDefaultSpeedupCeiling;
   // Workloads' FLOPs and bytes, for the roofline of TPU timings (none: ceiling only).
