@@ -7,6 +7,7 @@ import pytest
 import fake_workloads
 import judge_kernels as k
 from judge.tpu_model import mosaic_interpreter, tpu_program
+from judge import evaluate as judge_evaluate
 from judge.evaluate import (Evaluator, evaluate, full_shapes_setting,
                                         shared_evaluator)
 from judge.verdicts import VERDICTS
@@ -15,7 +16,8 @@ RESULT_FIELDS = {"verdict", "stage", "error", "error_signature", "stdout", "stde
                  "max_abs_err", "max_rel_err", "kernel_ms", "baseline_ms", "timing_kind",
                  "seeds", "check_seeds", "attempts", "outside_pallas_fraction", "structure",
                  "spare_ms", "candidate_stage_ms", "infrastructure", "compile_tier",
-                 "numerics_path", "mosaic_interpreter"}
+                 "numerics_path", "mosaic_interpreter", "timing_runs", "kernel_ms_low",
+                 "kernel_ms_high", "baseline_ms_low", "baseline_ms_high", "timing"}
 
 
 def run(code, seeds=(0,)):
@@ -38,6 +40,13 @@ def test_correct_kernel_passes_every_stage_and_is_timed():
     assert result["max_abs_err"] <= 0.01 + 0.01 * 2 and not math.isnan(result["max_abs_err"])
     assert result["kernel_ms"] > 0 and result["baseline_ms"] > 0
     assert result["timing_kind"] == "cpu-wall"
+    # Timed by interpreting the TPU programs, interleaved, each side a median with its band.
+    assert result["timing"]["program"] == "judge-interpretation", result["timing"]
+    runs = result["timing_runs"]
+    assert judge_evaluate.CPU_TIMING_MIN_RUNS <= runs <= judge_evaluate.CPU_TIMING_RUNS
+    assert len(result["timing"]["kernel_samples_ms"]) == runs
+    for side in ("kernel_ms", "baseline_ms"):
+        assert result[side + "_low"] <= result[side] <= result[side + "_high"], result
     assert result["error"] == "" and result["error_signature"] == ""
     assert result["seeds"] == [0, 1] and len(result["check_seeds"]) == 1
     assert result["attempts"] == 1
