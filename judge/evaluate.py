@@ -754,10 +754,10 @@ class Evaluator:
             allowed_s = CPU_TIMING_SHARE * timeout_s
             if key not in self._baseline_interpret_ms:
                 # Once per workload and judge: a warm-up (the glue XLA runs is compiled once per
-                # process), then, unless the warm-up alone took the whole share, one call to
-                # estimate the sitting's cost. At most twice the share, once.
+                # process), then, unless the warm-up alone shows the sitting cannot fit, one
+                # call to estimate its cost: one interpretation plus a third of the share.
                 estimate_ms = _ms(baseline)
-                if estimate_ms <= allowed_s * 1e3:
+                if min_runs * estimate_ms <= allowed_s * 1e3:
                     estimate_ms = _ms(baseline)
                 self._baseline_interpret_ms[key] = estimate_ms
             kernel_ms = (result.get("mosaic_interpreter") or {}).get("ms") or 0.0
