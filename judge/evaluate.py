@@ -105,6 +105,7 @@ CPU_TIMING_RUNS = 5
 CPU_TIMING_MIN_RUNS = 3
 CPU_TIMING_BUDGET_S = 3.0
 CPU_TIMING_SHARE = 0.1
+TIMING_RUNS_ENV = "PALLADIUM_TIMING_RUNS"
 # The taxonomy stages the judge runs (its ready frame lists them); "compile" only when the
 # compile tier runs (Evaluator.stages()), since without it nothing compiles the kernel for a TPU.
 JUDGE_STAGES = ("extract", "lint", "import", "trace", "lower", "structure", "numerics", "timing")
@@ -226,6 +227,18 @@ def compile_tier_setting(backend, value=None):
     return True, ""
 
 
+def timing_runs_setting(value=None):
+    """Timed pairs per CPU-host sitting, from $PALLADIUM_TIMING_RUNS (or `value`): an integer
+    from 1 to 20, default CPU_TIMING_RUNS; anything else is a ValueError naming the variable.
+    The sitting times at most this many, and at least min(CPU_TIMING_MIN_RUNS, this)."""
+    text = (os.environ.get(TIMING_RUNS_ENV, "") if value is None else str(value)).strip()
+    if not text:
+        return CPU_TIMING_RUNS
+    if not text.isdigit() or not 1 <= int(text) <= 20:
+        raise ValueError(f"{TIMING_RUNS_ENV}={text!r}: expected an integer from 1 to 20")
+    return int(text)
+
+
 def full_shapes_setting(backend, value=None):
     """Whether the judge also interprets the full-shape program, for `backend` and
     $PALLADIUM_FULL_SHAPES (or `value`): "off" (default) or "on"; anything else is a ValueError
@@ -241,7 +254,7 @@ class Evaluator:
 
     compile_tier: None follows compile_tier_setting(); True/False forces it (tests).
     full_shapes: None follows full_shapes_setting(); True/False forces it (tests).
-    timing_runs: timed calls per side on the interpret backend (None: CPU_TIMING_RUNS)."""
+    timing_runs: timed calls per side on the interpret backend (None: timing_runs_setting())."""
 
     def __init__(self, backend="interpret", pool=None, timing_runs=None, check_seed_count=1,
                  compile_tier=None, full_shapes=None):
@@ -257,7 +270,7 @@ class Evaluator:
         else:
             self.compile_tier_skipped = "" if compile_tier else "disabled by the caller"
         self.compile_tier = bool(compile_tier)
-        self.timing_runs = timing_runs
+        self.timing_runs = timing_runs_setting(timing_runs)
         self.check_seed_count = check_seed_count
         self.pool = pool or CandidatePool()
         # Started now, so that libtpu loads while the first candidate runs.
@@ -749,7 +762,7 @@ class Evaluator:
             def baseline():
                 tpu_program.run(base_text, ("tpu",), arrays, mosaic_interpreter.Budget())
 
-            runs = self.timing_runs or CPU_TIMING_RUNS
+            runs = self.timing_runs
             min_runs = min(CPU_TIMING_MIN_RUNS, runs)
             allowed_s = CPU_TIMING_SHARE * timeout_s
             if key not in self._baseline_interpret_ms:

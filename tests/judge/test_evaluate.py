@@ -28,7 +28,8 @@ def run(code, seeds=(0,)):
 
 
 def test_correct_kernel_passes_every_stage_and_is_timed():
-    judge = Evaluator(compile_tier=True)  # the default for users (tests/conftest.py)
+    # The defaults for users (tests/conftest.py lowers both for the rest of the suite).
+    judge = Evaluator(compile_tier=True, timing_runs=judge_evaluate.CPU_TIMING_RUNS)
     try:
         result = judge.evaluate("8p", k.CORRECT, seeds=(0, 1))
     finally:
@@ -311,3 +312,19 @@ def test_a_full_shape_reference_beyond_the_hosts_memory_is_not_charged_to_the_ke
     assert result["verdict"] == "correct", result["error"]
     assert result["numerics_path"] == "mosaic_interpreter"  # not "full_shapes": they did not run
     assert "MemoryError" in result["mosaic_interpreter"]["full_shapes"]["unsupported"]
+
+
+@pytest.mark.parametrize("value, runs", [(None, 5), ("", 5), ("1", 1), (" 20 ", 20)])
+def test_timing_runs_setting(monkeypatch, value, runs):
+    if value is None:
+        monkeypatch.delenv("PALLADIUM_TIMING_RUNS", raising=False)
+    else:
+        monkeypatch.setenv("PALLADIUM_TIMING_RUNS", value)
+    assert judge_evaluate.timing_runs_setting() == runs
+
+
+@pytest.mark.parametrize("value", ["0", "21", "-1", "five", "2.5"])
+def test_a_bad_timing_runs_setting_names_the_variable(monkeypatch, value):
+    monkeypatch.setenv("PALLADIUM_TIMING_RUNS", value)
+    with pytest.raises(ValueError, match="PALLADIUM_TIMING_RUNS=.*integer from 1 to 20"):
+        judge_evaluate.timing_runs_setting()
