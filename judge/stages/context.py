@@ -23,6 +23,9 @@ def empty_result():
         "check_seeds": [], "attempts": 0, "outside_pallas_fraction": None, "structure": None,
         "spare_ms": None, "candidate_stage_ms": {}, "infrastructure": "", "compile_tier": None,
         "numerics_path": None, "mosaic_interpreter": None,
+        # The timing's spread (judge/timing.py) and what was timed ("timing": program, samples).
+        "timing_runs": None, "kernel_ms_low": None, "kernel_ms_high": None,
+        "baseline_ms_low": None, "baseline_ms_high": None, "timing": None,
     }
 
 
