@@ -690,6 +690,7 @@ class BatchRunner : public CallRunner {
       if (result.completions.empty())
         throw ProviderError(Errc::unavailable, provider_->name() + ": batch answer with no completion");
       result.batch_id = a.job;
+      result.usage.batch = true;
       out.result = std::move(result);
     } catch (const ProviderError& e) {
       out.error = e;

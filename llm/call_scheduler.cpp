@@ -339,6 +339,7 @@ CallScheduler::Step CallScheduler::finish(uint64_t call_id, const CallOutcome& o
       u.thinking_tokens = share(r.usage.thinking_tokens);
       u.cached_prompt_tokens = std::min(share(r.usage.cached_prompt_tokens), u.prompt_tokens);
       u.estimated = r.usage.estimated;
+      u.batch = r.usage.batch;
       for (size_t t = 0; t < s.tickets.size(); ++t) {
         Delivery d;
         d.ticket = s.tickets[t];
