@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli/run_config.hpp"
+#include "store/llm_usage_report.hpp"
 
 namespace palladium {
 namespace {
@@ -85,6 +86,17 @@ void fill_run(const RunStore& store, const RunRecord& run, const std::string& or
              call.provider != "hand_tuned")
       u.cost_complete = false;  // an API call without a price
   }
+  const LlmUsageSummary who = summarize_llm_usage(store, run.id);
+  auto& u = cell.usage;
+  u.cached_prompt_tokens = who.cached_prompt_tokens;
+  u.cache_saved_usd = who.cache_saved_usd;
+  u.paid_prompt_tokens = who.paid_prompt_tokens;
+  u.paid_output_tokens = who.paid_output_tokens;
+  u.reused_prompt_tokens = who.reused_prompt_tokens;
+  u.reused_output_tokens = who.reused_output_tokens;
+  u.paid_usd = who.paid_usd;
+  u.reused_usd = who.reused_usd;
+  u.truncated = who.truncated;
 }
 
 }  // namespace
