@@ -46,6 +46,8 @@ def time_on_tpu(judge, module, exp, inputs, seed, result):
 
 class TimingStage:
     def run(self, ctx):
+        if ctx.deferred:
+            return None  # a failed candidate is not timed
         ctx.enter("timing")
         judge, module, runs, result = ctx.judge, ctx.module, ctx.runs, ctx.result
         if judge.backend == "tpu":
