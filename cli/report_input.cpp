@@ -57,7 +57,8 @@ void fill_run(const RunStore& store, const RunRecord& run, const std::string& or
     c.workload = s.workload;
     c.seed = s.seed;
     c.sample_index = s.sample_index;
-    if (auto it = evals.find(s.id); it != evals.end()) {
+    // A result of a quarantined key is not trusted: it reads as not evaluated.
+    if (auto it = evals.find(s.id); it != evals.end() && !it->second->needs_reevaluation) {
       const auto& e = *it->second;
       c.verdict = e.verdict;
       c.speedup = e.speedup;
@@ -103,6 +104,9 @@ SweepReportInput collect_report_input(const RunStore& store, std::optional<int64
                                       const InputSensitivity& sensitivity) {
   SweepReportInput in;
   in.sensitivity = sensitivity;
+  for (const auto& q : store.quarantines())
+    in.quarantines.push_back(
+        ReportQuarantine{q.run_id, q.agent_key, q.agent_id, q.reason, q.job_id, q.evaluations});
   if (!sweep_id) {
     auto sweeps = store.sweeps();
     if (!sweeps.empty()) sweep_id = sweeps.back().id;

@@ -216,6 +216,8 @@ CoordinatorOptions coordinator_options(const RunConfig& config, const std::strin
   o.dispatch.ledger.liveness = config.agents.liveness;
   o.dispatch.ledger.eval_heartbeat_max =
       std::chrono::milliseconds(config.agents.eval_heartbeat_max_ms);
+  o.dispatch.checks.share = config.evaluation.recheck_share;
+  o.dispatch.checks.speedup_ceiling = config.evaluation.speedup_ceiling;
   o.local_agents = config.agents.local;
   o.agent.backend = config.evaluation.backend;
   o.agent.slots = config.agents.slots_per_agent;

@@ -55,11 +55,12 @@ every rule with its reason and its test):
             (4) with $PALLADIUM_FULL_SHAPES=on, the same at the full shapes
             on a secret seed (kind full_shapes_differ; "numerics_path":
             "full_shapes")
-  timing    the judge times the same artifact it checked: on the interpret backend the wall
-            time of the numerics runs themselves (no extra runs: interpret-mode CPU time says
-            nothing about a TPU, so it is not worth paying for), timing_kind "cpu-wall"; on a
-            TPU the profiler's device time (tpu_timing.py) against the baseline timed on the
-            same host (baseline_cache.py)
+  timing    never a program the candidate's process built (stages/timing.py): on the
+            interpret backend the judge's own interpretation of the kernel's TPU program
+            against its interpretation of the baseline's, interleaved in one sitting with
+            their spread (timing.py), timing_kind "cpu-wall"; on a TPU the profiler's device
+            time of the artifact's TPU program against the baseline's, interleaved in one
+            trace (tpu_timing.py)
   done                                                                    -> correct
 The agent adds `timeout` and `crash` for a judge that hangs or dies.
 
@@ -95,7 +96,9 @@ from judge.stages.numerics import NumericsStage
 from judge.stages.numerics import poison_outputs as _poison_outputs  # noqa: F401  (tests)
 from judge.stages.outputs import np_dtype as _np_dtype  # noqa: F401  (tests and scripts)
 from judge.stages.structure import StructureStage
-from judge.stages.timing import TimingStage, time_on_tpu
+from judge.stages.timing import (CPU_TIMING_MIN_RUNS, CPU_TIMING_RUNS,  # noqa: F401  (tests)
+                                 TPU_TIMING_RUNS, TimingStage, time_on_tpu,
+                                 timing_runs_setting)
 from judge.verdicts import classify, error_signature, truncate
 
 # The taxonomy stages the judge runs (its ready frame lists them); "compile" only when the
@@ -155,9 +158,10 @@ class Evaluator(References):
     caches (references.py). backend: "interpret" (CPU) or "tpu" (a real chip).
 
     compile_tier: None follows compile_tier_setting(); True/False forces it (tests).
-    full_shapes: None follows full_shapes_setting(); True/False forces it (tests)."""
+    full_shapes: None follows full_shapes_setting(); True/False forces it (tests).
+    timing_runs: timed pairs of a CPU-host timing sitting (None: timing_runs_setting())."""
 
-    def __init__(self, backend="interpret", pool=None, timing_runs=1, check_seed_count=1,
+    def __init__(self, backend="interpret", pool=None, timing_runs=None, check_seed_count=1,
                  compile_tier=None, full_shapes=None):
         assert backend in ("interpret", "tpu"), backend
         super().__init__(backend)
@@ -168,12 +172,15 @@ class Evaluator(References):
         else:
             self.compile_tier_skipped = "" if compile_tier else "disabled by the caller"
         self.compile_tier = bool(compile_tier)
-        self.timing_runs = timing_runs
+        self.timing_runs = timing_runs_setting(timing_runs)
         self.check_seed_count = check_seed_count
         self.pool = pool or CandidatePool()
         # Started now, so that libtpu loads while the first candidate runs.
         self.compiler = CompileProcess() if self.compile_tier else None
-        self._baseline_cache = None
+        # The CPU-host timing's (stages/timing.py): the baseline exported for TPU, and one
+        # interpretation's ms, per (workload, config).
+        self._baseline_programs = {}
+        self._baseline_interpret_ms = {}
         # The cheap structure check before the compile tier (issue 26).
         self.pipeline = (LintStage(), ArtifactStage(), StructureStage(), CompileStage(),
                          NumericsStage(), TimingStage())

@@ -710,6 +710,18 @@ std::vector<ReportCondition> report_conditions(const SweepReportInput& input) {
   return conds;
 }
 
+ordered quarantines_json(const std::vector<ReportQuarantine>& qs) {
+  ordered out = ordered::array();
+  for (const auto& q : qs)
+    out.push_back({{"run_id", q.run_id},
+                   {"agent_key", q.agent_key},
+                   {"agent_id", q.agent_id},
+                   {"reason", q.reason},
+                   {"job_id", q.job_id},
+                   {"evaluations", q.evaluations}});
+  return out;
+}
+
 nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
   std::vector<ReportCondition> conds = report_conditions(input);
 
@@ -827,6 +839,7 @@ nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
                  {"groups", groups},
                  {"cells", cells},
                  {"suspect_timings", suspect},
+                 {"quarantined_keys", quarantines_json(input.quarantines)},
                  {"workloads", workloads}};
 }
 
@@ -943,6 +956,21 @@ std::string sweep_report_markdown(const nlohmann::ordered_json& r) {
             " | " + (x["plausibility"].get<std::string>().empty() ? "not checked by the judge"
                                                                   : x["plausibility"].get<std::string>()) +
             " | " + x["reason"].get<std::string>() + " | " + both + " |\n";
+    }
+  }
+  if (r.contains("quarantined_keys") && !r["quarantined_keys"].empty()) {
+    md += "\n## Quarantined agent keys\n\nAgents whose results another agent contradicted "
+          "(docs/verification.md 5.7). A quarantined key got no more work; every result it sent "
+          "is marked for re-evaluation and counts here as not evaluated until a resumed run "
+          "evaluates it again.\n\n| run | agent | key | caught on candidate | why | results "
+          "it sent |\n|---|---|---|---|---|---|\n";
+    for (const auto& q : r["quarantined_keys"]) {
+      const std::string key = q["agent_key"].get<std::string>();
+      md += "| " + std::to_string(q["run_id"].get<int64_t>()) + " | " +
+            q["agent_id"].get<std::string>() + " | " +
+            (key.empty() ? std::string("(plaintext link: no key)") : "`" + key + "`") + " | " +
+            std::to_string(q["job_id"].get<int64_t>()) + " | " + q["reason"].get<std::string>() +
+            " | " + std::to_string(q["evaluations"].get<int64_t>()) + " |\n";
     }
   }
   if (!degenerate.empty()) {

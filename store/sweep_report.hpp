@@ -55,6 +55,8 @@
 //               "per_workload": [{"id", "candidates", "correct", "best_speedup", "verdicts"}]}],
 //    "suspect_timings": [{"candidate_id", "workload", "cell", "timing", "speedup", "kernel_ms",
 //                         "plausibility", "reason", "retiming"}],
+//    "quarantined_keys": [{"run_id", "agent_key", "agent_id", "reason", "job_id",
+//                          "evaluations"}],
 //    "workloads": [{"id", "degenerate", "insensitive_inputs",
 //                   "best": [{"timing", "candidate_id", "cell", "model", "seed",
 //                             "sample_index", "speedup", "kernel_ms", "baseline_ms",
@@ -150,9 +152,22 @@ struct ReportCell {
   ReportUsage usage;
 };
 
+// A key the dispatcher quarantined (store quarantined_keys), as the report lists it.
+struct ReportQuarantine {
+  int64_t run_id = 0;
+  std::string agent_key;  // "" on a plaintext link
+  std::string agent_id;
+  std::string reason;
+  int64_t job_id = 0;       // the candidate on which it was caught
+  int64_t evaluations = 0;  // evaluations in the database sent by this key
+};
+
 struct SweepReportInput {
   std::string title;
   std::vector<ReportCell> cells;
+  // Quarantined keys. Their evaluations are marked for re-evaluation and read as not evaluated
+  // (pending) until a resumed run replaces them.
+  std::vector<ReportQuarantine> quarantines;
   // Priority workload -> its hand-tuned reference's evaluation here.
   std::map<std::string, ReportCandidate> hand_tuned;
   InputSensitivity sensitivity;

@@ -59,7 +59,7 @@ READY_TIMEOUT_S = 180.0
 # full shapes peak at PEAK_HONEST_RSS_MB (scripts/measure_compile_memory.py); the bound leaves
 # room for kernels bigger than ours, while the ungridded 8p GEMM passes it within a minute.
 MEMORY_ENV = "PALLADIUM_COMPILE_MEMORY_MB"
-PEAK_HONEST_RSS_MB = 640  # 10p's; the median is 420 (docs/verification.md, §1d)
+PEAK_HONEST_RSS_MB = 640  # 10p's; the median is 420 (docs/verification.md, §1e)
 DEFAULT_MEMORY_MB = 4096
 WATCH_INTERVAL_S = 0.1
 # A worker gets this many fresh starts per artifact; the last death is the candidate's verdict.

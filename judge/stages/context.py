@@ -33,6 +33,9 @@ def empty_result():
         "spare_ms": None, "candidate_stage_ms": {}, "infrastructure": "", "compile_tier": None,
         "numerics_path": None, "mosaic_interpreter": None,
         "numerics_ok": None, "structure_ok": None, "dtype_exact": None, "compile_finding": None,
+        # The timing's spread (judge/timing.py) and what was timed ("timing": program, samples).
+        "timing_runs": None, "kernel_ms_low": None, "kernel_ms_high": None,
+        "baseline_ms_low": None, "baseline_ms_high": None, "timing": None,
     }
 
 

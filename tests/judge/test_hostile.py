@@ -85,6 +85,23 @@ def test_the_judge_times_the_artifact_not_the_candidate_clock():
     assert result["kernel_ms"] > 0.05 * result["baseline_ms"], result
 
 
+def test_a_cpu_branch_the_candidate_built_is_never_timed(monkeypatch):
+    # The same honest kernel twice, once with its CPU branch swapped for XLA's GEMM by patching
+    # JAX's HLO interpreter in the candidate's process. Timing that branch made such a kernel
+    # 6-8x "faster"; the judge times its own interpretation of the Mosaic body, which the
+    # patch cannot reach, so both score alike (within a shared host's noise: the users' full
+    # sitting, not the suite's one pair).
+    monkeypatch.setattr(judge.shared_evaluator(), "timing_runs", judge.CPU_TIMING_RUNS)
+    honest = run(h.HONEST_GEMM_IN_LARGE_BLOCKS)
+    patched = run(h.FAST_CPU_BRANCH_BESIDE_AN_HONEST_KERNEL)
+    for result in (honest, patched):
+        assert result["verdict"] == "correct", result["error"]
+        assert result["timing"]["program"] == "judge-interpretation", result["timing"]
+        assert result["timing_kind"] == "cpu-wall" and result["kernel_ms"] > 0, result["timing"]
+    speedup = [r["baseline_ms"] / r["kernel_ms"] for r in (honest, patched)]
+    assert speedup[1] < 2.5 * speedup[0], (speedup, honest["timing"], patched["timing"])
+
+
 def test_fork_exec_without_an_audit_event_kills_the_candidate(tmp_path):
     marker = tmp_path / "escaped"
     result = run(h.fork_exec(str(marker)))
