@@ -21,15 +21,16 @@ every rule with its reason and its test):
   -- back in the judge --
   compile   the artifacts must be programs over the workload's inputs
             whose outputs have the baseline's shapes AND dtypes exactly   -> shape_mismatch,
-                                                                             runtime_error
-            then (PALLADIUM_COMPILE_TIER, default on) the deviceless
-            libtpu v6e compile of the full-shape artifact, in a compile
-            process of its own (compile_process.py)                       -> compile_error,
-                                                                             resource_exhausted,
-                                                                             timeout
+            (a dtype that differs is deferred, below)                        runtime_error
   structure no custom calls but Pallas kernels; a Pallas kernel on the
             TPU path; outside kernels at most 90% of the baseline's work -> no_pallas
-            (structure.py)
+            (structure.py); no_pallas is deferred, below
+  compile   then (PALLADIUM_COMPILE_TIER, default on) the deviceless
+            libtpu v6e compile of the full-shape artifact, in a compile
+            process of its own (compile_process.py), after the cheaper
+            structure check                                               -> compile_error,
+                                                                             resource_exhausted,
+                                                                             timeout
   numerics  (1) the candidate process's Pallas TPU interpret-mode check
             on check seeds (out-of-bounds reads raise, unwritten outputs
             are NaN): its error, or its outputs against the reference;
@@ -62,6 +63,13 @@ every rule with its reason and its test):
             trace (tpu_timing.py)
   done                                                                    -> correct
 The agent adds `timeout` and `crash` for a judge that hangs or dies.
+
+Facts beside the verdict (issue 26; stages/context.py): "numerics_ok", "structure_ok",
+"dtype_exact" and "compile_finding" (libtpu's message when the compile tier objects). So that
+they are known, a dtype or no_pallas objection is deferred: the later stages still run (never
+the timing), and the first deferred objection is the verdict at the end, except that a kernel
+doing too little work that also computes the wrong numbers is numerics_mismatch (the study's
+Figure 4 classes). The study's definition of correct is numerics_ok alone.
 
 Seeds: unless `seeds` is given (a replay), the judge draws `seed_count` fresh numerics seeds and
 one fresh check seed per evaluation with the `secrets` module; all are returned ("seeds",
@@ -173,7 +181,8 @@ class Evaluator(References):
         # interpretation's ms, per (workload, config).
         self._baseline_programs = {}
         self._baseline_interpret_ms = {}
-        self.pipeline = (LintStage(), ArtifactStage(), CompileStage(), StructureStage(),
+        # The cheap structure check before the compile tier (issue 26).
+        self.pipeline = (LintStage(), ArtifactStage(), StructureStage(), CompileStage(),
                          NumericsStage(), TimingStage())
 
     def stages(self):
@@ -191,22 +200,26 @@ class Evaluator(References):
                       timeout_s or DEFAULT_TIMEOUT_S, screen, INTERPRET_THE_KERNELS)
         result = ctx.result
         try:
+            failure = None
             for stage in self.pipeline:
-                failure = stage.run(ctx)
-                if failure is not None:
-                    raise failure
-                if result["infrastructure"]:
+                try:
+                    failure = stage.run(ctx)
+                except Failure as raised:
+                    failure = raised
+                if failure is not None or result["infrastructure"]:
                     break
+            decided = ctx.verdict_failure(failure)
+            if decided is not None:
+                self._fail(result, decided[0], decided[1])
             else:
                 result["verdict"], result["stage"] = "correct", "done"
-        except Failure as failure:
-            self._fail(result, ctx.stage, failure.verdict, failure.kind, str(failure),
-                       failure.error, failure.signature)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # the judge's own work on the candidate's artifact raised
-            self._fail(result, ctx.stage, classify(ctx.stage, exc), type(exc).__name__,
-                       str(exc), f"{type(exc).__name__}: {exc}")
+            decided = ctx.verdict_failure()  # an objection made before still decides
+            self._fail(result, *(decided or (ctx.stage, Failure(
+                classify(ctx.stage, exc), type(exc).__name__, str(exc),
+                f"{type(exc).__name__}: {exc}"))))
         finally:
             ctx.end_stage()
         if result["infrastructure"]:
@@ -214,10 +227,11 @@ class Evaluator(References):
         return result
 
     @staticmethod
-    def _fail(result, stage, verdict, kind, text, error_text, signature=None):
-        result["verdict"], result["stage"] = verdict, stage
-        result["error"] = truncate(error_text, 8000)
-        result["error_signature"] = signature or error_signature(stage, kind, text)
+    def _fail(result, stage, failure):
+        result["verdict"], result["stage"] = failure.verdict, stage
+        result["error"] = truncate(failure.error, 8000)
+        result["error_signature"] = failure.signature or error_signature(stage, failure.kind,
+                                                                         str(failure))
 
     def _time_on_tpu(self, module, exp, inputs, seed, result):
         time_on_tpu(self, module, exp, inputs, seed, result)

@@ -1,6 +1,10 @@
 """The candidate process (candidate_pool.py, sandbox/candidate/stages.py) imports, traces and
 lowers the candidate and runs its interpret-mode check; this stage sends it the job, takes its
-report and turns a failure there into a verdict (taxonomy stages import, trace, lower).
+report and turns a failure there into a verdict (taxonomy stages import, trace, lower). Then
+(taxonomy stage compile) its artifacts must be programs over the workload's inputs whose outputs
+have the baseline's shapes (shape_mismatch, runtime_error kind artifact) and dtypes: a dtype
+that differs is shape_mismatch, kind dtype, deferred (context.py) so that the numerics are
+still established.
 
 An infrastructure fault (the sandbox killed from outside, a spare lost before its job) sets
 result["infrastructure"] and no verdict: the pool has already retried it."""
@@ -10,9 +14,11 @@ import secrets
 import time
 
 import numpy as np
+from jax import export
 
 from judge.audit import static_argnums
 from judge.stages.context import Failure
+from judge.stages.outputs import describe, mismatch_kind, np_dtype
 from judge.verdicts import classify, truncate
 from sandbox.candidate.protocol import encode_array, message
 from workloads import registry
@@ -100,7 +106,25 @@ class ArtifactStage:
         if not candidate.get("ok"):
             return self._candidate_failure(candidate, ctx)
         ctx.artifacts = candidate.get("artifacts") or {}
+        ctx.enter("compile")
+        self._check_artifacts(ctx)
         return None
+
+    @staticmethod
+    def _check_artifacts(ctx):
+        judge, module, artifacts = ctx.judge, ctx.module, ctx.artifacts
+        ctx.full_exp, objection = load_artifact(judge, artifacts.get("full"), module,
+                                                module.CONFIG, ("tpu",))
+        objections = [objection]
+        cpu_branch_error = ctx.candidate.get("cpu_branch_error")
+        if not (cpu_branch_error and "reduced" not in artifacts):
+            ctx.reduced_exp, objection = load_artifact(judge, artifacts.get("reduced"), module,
+                                                       module.CPU_CONFIG, ("tpu", "cpu"))
+            objections.append(objection)
+        objections = [o for o in objections if o is not None]
+        ctx.result["dtype_exact"] = not objections
+        if objections:
+            ctx.defer(objections[0])
 
     @staticmethod
     def _candidate_failure(candidate, ctx):
@@ -123,3 +147,39 @@ class ArtifactStage:
         if violations:
             error = "\n".join(violations) + "\n\n" + error
         return Failure(verdict, kind, text, error)
+
+
+def load_artifact(judge, blob, module, config, platforms):
+    """(the deserialized jax.export artifact, None or the Failure of output dtypes that differ
+    from the baseline's), checked against the workload at `config`; anything else wrong
+    raises its Failure."""
+    if not isinstance(blob, bytes) or not blob:
+        raise Failure("runtime_error", "artifact", "the candidate process sent no artifact")
+    try:
+        exp = export.deserialize(bytearray(blob))
+    except Exception as exc:
+        raise Failure("runtime_error", "artifact",
+                      f"the artifact does not deserialize: {type(exc).__name__}: {exc}")
+    if sorted(exp.platforms) != sorted(platforms):
+        raise Failure("runtime_error", "artifact",
+                      f"the artifact is for platforms {list(exp.platforms)}, not "
+                      f"{list(platforms)}")
+    if exp.nr_devices != 1 or exp.ordered_effects or exp.unordered_effects:
+        raise Failure("runtime_error", "artifact",
+                      "the artifact needs several devices or has side effects (callbacks)")
+    want_in = [(tuple(s["shape"]), np.dtype(np_dtype(s["dtype"])))
+               for s in judge._argument_specs(module, config) if "static" not in s]
+    got_in = [(tuple(a.shape), np.dtype(a.dtype)) for a in exp.in_avals]
+    if got_in != want_in:
+        raise Failure("shape_mismatch", "artifact",
+                      f"the artifact's inputs {got_in} are not the workload's {want_in}")
+    want_out = judge._baseline_outputs(module, config)
+    got_out = [(tuple(a.shape), np.dtype(a.dtype)) for a in exp.out_avals]
+    if got_out != want_out:
+        failure = Failure("shape_mismatch", mismatch_kind(got_out, want_out),
+                          f"outputs {describe(got_out)} differ from the baseline's "
+                          f"{describe(want_out)} (shape and dtype must match exactly)")
+        if failure.kind != "dtype":
+            raise failure
+        return exp, failure
+    return exp, None

@@ -1,5 +1,14 @@
 """What the stages share for one evaluation: the `Context` they read and fill, and the `Failure`
-a stage returns (or raises) to stop the pipeline with a verdict."""
+a stage returns (or raises) to stop the pipeline with a verdict.
+
+Facts (issue 26): every result says, apart from its verdict, whether the numerics were right
+("numerics_ok"), whether the structure rule held ("structure_ok"), whether the output dtypes
+were exact ("dtype_exact"), and what the compile tier found ("compile_finding": "" when the
+kernel compiled for a v6e, libtpu's verdict and message when not); None where nothing decided
+it. A structure or dtype objection is therefore deferred (Context.defer) rather than final:
+the pipeline goes on to the compile tier and the numerics, so that the facts are known, and
+the deferred failure is the verdict at the end (Context.verdict_failure).
+"""
 import time
 
 
@@ -23,6 +32,7 @@ def empty_result():
         "check_seeds": [], "attempts": 0, "outside_pallas_fraction": None, "structure": None,
         "spare_ms": None, "candidate_stage_ms": {}, "infrastructure": "", "compile_tier": None,
         "numerics_path": None, "mosaic_interpreter": None,
+        "numerics_ok": None, "structure_ok": None, "dtype_exact": None, "compile_finding": None,
         # The timing's spread (judge/timing.py) and what was timed ("timing": program, samples).
         "timing_runs": None, "kernel_ms_low": None, "kernel_ms_high": None,
         "baseline_ms_low": None, "baseline_ms_high": None, "timing": None,
@@ -50,6 +60,26 @@ class Context:
         self.candidate, self.artifacts = {}, {}
         self.full_exp = self.reduced_exp = None
         self.runs = None
+        self.deferred = []  # [(taxonomy stage, Failure)]: objections that do not stop the facts
+
+    def defer(self, failure):
+        """Records an objection that decides the verdict at the end but lets the later stages
+        establish the facts."""
+        self.deferred.append((self.stage, failure))
+
+    def verdict_failure(self, failure=None):
+        """(stage, Failure) that decides the verdict, given the stage that stopped the pipeline
+        with `failure` (None: none did), or None for `correct`. The first deferred objection
+        decides, except that a kernel doing too little work that also computes the wrong numbers
+        is a numerics failure (the study's Figure 4: numerics, whatever its amount of work)."""
+        stopped = None if failure is None else (self.stage, failure)
+        if not self.deferred:
+            return stopped
+        first = self.deferred[0]
+        if (stopped is not None and first[1].kind == "hollow_kernel"
+                and failure.verdict == "numerics_mismatch"):
+            return stopped
+        return first
 
     def enter(self, name):
         """Closes the current taxonomy stage's time and opens `name`'s."""

@@ -45,9 +45,25 @@ def poison_outputs(avals):
     return count
 
 
+# The verdicts that say the numbers were wrong (result["numerics_ok"] False); any other failure
+# here (the interpreter's gap, a protocol error) leaves the fact undecided.
+_WRONG_NUMBERS = ("numerics_mismatch", "shape_mismatch")
+
+
 class NumericsStage:
     def run(self, ctx):
         ctx.enter("numerics")
+        try:
+            failure = self._run(ctx)
+        except Failure as raised:
+            failure = raised
+        if failure is None:
+            ctx.result["numerics_ok"] = True
+        elif failure.verdict in _WRONG_NUMBERS:
+            ctx.result["numerics_ok"] = False
+        return failure
+
+    def _run(self, ctx):
         judge, result = ctx.judge, ctx.result
         self._check_interpret(ctx)
         cpu_branch_error = ctx.candidate.get("cpu_branch_error")
@@ -95,7 +111,8 @@ class NumericsStage:
             # text, which feeds the next prompt, so the same failure asks the same question
             # (and hits the response cache) in another cell or a re-run.
             check_outputs(module, got, reference,
-                          "the fresh check seed's inputs (TPU interpret mode)", ctx.result)
+                          "the fresh check seed's inputs (TPU interpret mode)", ctx.result,
+                          _exact_dtype(ctx))
 
     @staticmethod
     def _judge_numerics(ctx, exp):
@@ -114,7 +131,7 @@ class NumericsStage:
             runs["kernel_ms"].append((time.perf_counter() - start) * 1e3)
             runs["baseline_ms"].append(base_ms)
             got = [np.asarray(leaf) for leaf in jax.tree.leaves(out)]
-            check_outputs(module, got, reference, f"seed {seed}", ctx.result)
+            check_outputs(module, got, reference, f"seed {seed}", ctx.result, _exact_dtype(ctx))
             runs["inputs"], runs["arrays"] = inputs, arrays
             runs["seed"], runs["reference"] = seed, reference
         return runs
@@ -139,7 +156,7 @@ class NumericsStage:
         if got is None:
             return
         result["numerics_path"] = taxonomy.NUMERICS_MOSAIC_INTERPRETER
-        why = differs(ctx.module, got, runs["reference"], info)
+        why = differs(ctx.module, got, runs["reference"], info, _exact_dtype(ctx))
         if why:
             raise Failure("numerics_mismatch", "mosaic_kernel_differs",
                           f"seed {runs['seed']}: the CPU branch passed, but the Mosaic kernel a "
@@ -166,13 +183,17 @@ class NumericsStage:
         got = tpu_program_outputs(ctx.full_exp, arrays,
                                   mosaic_interpreter.Budget(**FULL_SHAPES_BUDGET), info,
                                   "at the workload's full shapes")
-        why = differs(ctx.module, got, reference, info)
+        why = differs(ctx.module, got, reference, info, _exact_dtype(ctx))
         if why:
             raise Failure("numerics_mismatch", "full_shapes_differ",
                           f"the kernel passed at the reduced shapes, but at the workload's full "
                           f"shapes (inputs of seed {seed}) the program a TPU would run computes "
                           f"something else (the judge interpreted its Mosaic bodies): {why}")
         result["numerics_path"] = taxonomy.NUMERICS_FULL_SHAPES
+
+
+def _exact_dtype(ctx):
+    return ctx.result["dtype_exact"] is not False
 
 
 def tpu_program_outputs(exp, arrays, budget, info, refusal):

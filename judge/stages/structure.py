@@ -1,7 +1,14 @@
 """The structure stage: no custom calls but Pallas kernels, a Pallas kernel on the TPU path,
 and the work outside kernels within structure.py's bound, on both artifacts -> no_pallas (or
 runtime_error for a CPU branch that is not its kernel). The measurements go into
-result["structure"] and result["outside_pallas_fraction"]."""
+result["structure"] and result["outside_pallas_fraction"]; whether the rule held into
+result["structure_ok"]. It runs before the compile tier, being far cheaper.
+
+A program the judge must not run (a custom call other than a Pallas kernel, a platform branch,
+a CPU branch that is not its kernel) stops the pipeline. A no_pallas objection (no kernel, work
+outside the kernels, a kernel doing too little of the work) is deferred (context.py): the
+program is safe to run, and the study's definition of correct (numerics alone) needs its
+numerics."""
 from judge import structure
 from judge.stages.context import Failure
 
@@ -33,4 +40,11 @@ class StructureStage:
         found = structure.check(
             measured, baseline, ctx.require_pallas, measured_reduced,
             None if reduced_exp is None else judge.baseline_structure(module, module.CPU_CONFIG))
-        return Failure(*found) if found else None
+        result["structure_ok"] = not found
+        if not found:
+            return None
+        failure = Failure(*found)
+        if failure.verdict != "no_pallas":
+            return failure
+        ctx.defer(failure)
+        return None

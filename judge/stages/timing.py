@@ -152,6 +152,8 @@ def _ms(fn):
 
 class TimingStage:
     def run(self, ctx):
+        if ctx.deferred:
+            return None  # a failed candidate is not timed
         ctx.enter("timing")
         judge, module, runs, result = ctx.judge, ctx.module, ctx.runs, ctx.result
         if judge.backend == "tpu":

@@ -17,7 +17,8 @@ RESULT_FIELDS = {"verdict", "stage", "error", "error_signature", "stdout", "stde
                  "seeds", "check_seeds", "attempts", "outside_pallas_fraction", "structure",
                  "spare_ms", "candidate_stage_ms", "infrastructure", "compile_tier",
                  "numerics_path", "mosaic_interpreter", "timing_runs", "kernel_ms_low",
-                 "kernel_ms_high", "baseline_ms_low", "baseline_ms_high", "timing"}
+                 "kernel_ms_high", "baseline_ms_low", "baseline_ms_high", "timing", "numerics_ok",
+                 "structure_ok", "dtype_exact", "compile_finding"}
 
 
 def run(code, seeds=(0,)):
@@ -129,6 +130,26 @@ def test_a_float32_output_where_the_baseline_returns_bfloat16_is_a_dtype_mismatc
     assert (result["verdict"], result["stage"]) == ("shape_mismatch", "compile"), result["error"]
     assert result["error_signature"].startswith("compile:dtype:")
     assert "float32" in result["error"] and "bfloat16" in result["error"]
+
+
+def test_every_result_records_the_facts_beside_the_verdict():
+    # Issue 26: the study's definition of correct is the numerics alone; the strict verdict
+    # also asks for the structure rule and the exact dtype. A dtype objection no longer hides
+    # whether the numbers were right.
+    right = run(k.CORRECT)
+    assert (right["numerics_ok"], right["structure_ok"], right["dtype_exact"]) == \
+        (True, True, True)
+    wide = run(k.FLOAT32_OUTPUT)
+    assert (wide["verdict"], wide["stage"]) == ("shape_mismatch", "compile")
+    assert (wide["numerics_ok"], wide["structure_ok"], wide["dtype_exact"]) == \
+        (True, True, False)
+    assert wide["timing_kind"] is None and wide["max_abs_err"] is not None
+    wrong = run(k.NUMERICS_MISMATCH)
+    assert (wrong["numerics_ok"], wrong["structure_ok"], wrong["dtype_exact"]) == \
+        (False, True, True)
+    early = run(k.SYNTAX_ERROR)
+    assert (early["numerics_ok"], early["structure_ok"], early["dtype_exact"],
+            early["compile_finding"]) == (None, None, None, None)
 
 
 def test_numerics_mismatch_reports_errors():

@@ -211,6 +211,7 @@ def test_pallas_for_show_is_no_pallas(name, kind):
     result = run(getattr(h, name))
     assert (result["verdict"], result["stage"]) == ("no_pallas", "structure"), result
     assert result["error_signature"].startswith(f"structure:{kind}:")
+    assert result["structure_ok"] is False and result["timing_kind"] is None
     if kind == "outside_pallas":
         assert result["outside_pallas_fraction"] > 0.9
 
@@ -227,18 +228,24 @@ def test_code_that_differs_where_the_cpu_checks_it_fails(name, verdict, kind):
     assert result["error_signature"].startswith(f"structure:{kind}:")
 
 
-@pytest.mark.parametrize("name,verdict,kind", [
-    ("FORGED_CPU_LOWERING", "runtime_error", "cpu_branch_not_the_kernel"),
-    ("FORGED_HLO_INTERPRETER", "runtime_error", "cpu_branch_not_the_kernel"),
-    ("GEMM_IN_A_BRANCH_NO_STEP_TAKES", "no_pallas", "hollow_kernel"),
-    ("DEAD_GEMM_IN_SCRATCH", "runtime_error", "cpu_branch_not_the_kernel"),
-    ("TOKEN_KERNEL_WITH_HIDDEN_CPU_WORK", "no_pallas", "hollow_kernel")])
-def test_a_cpu_branch_forged_inside_the_candidate_process_is_refused(name, verdict, kind):
+@pytest.mark.parametrize("name,verdict,stage,kind", [
+    ("FORGED_CPU_LOWERING", "runtime_error", "structure", "cpu_branch_not_the_kernel"),
+    ("FORGED_HLO_INTERPRETER", "runtime_error", "structure", "cpu_branch_not_the_kernel"),
+    ("GEMM_IN_A_BRANCH_NO_STEP_TAKES", "numerics_mismatch", "numerics", None),
+    ("DEAD_GEMM_IN_SCRATCH", "runtime_error", "structure", "cpu_branch_not_the_kernel"),
+    ("TOKEN_KERNEL_WITH_HIDDEN_CPU_WORK", "numerics_mismatch", "numerics", None)])
+def test_a_cpu_branch_forged_inside_the_candidate_process_is_refused(name, verdict, stage,
+                                                                      kind):
     # Each rewrites JAX's lowering machinery in its own process so that the CPU branch the judge
-    # runs computes the GEMM in XLA while the Mosaic kernel a TPU would run does not.
+    # runs computes the GEMM in XLA while the Mosaic kernel a TPU would run does not. A kernel
+    # doing too little of the work is told by its numbers (the study's Figure 4 classes: a
+    # Pallas kernel that computes the wrong numbers is numerics_mismatch), the rule beside it.
     result = run(getattr(h, name))
-    assert (result["verdict"], result["stage"]) == (verdict, "structure"), result
-    assert result["error_signature"].startswith(f"structure:{kind}:"), result["error_signature"]
+    assert (result["verdict"], result["stage"]) == (verdict, stage), result
+    if kind:
+        assert result["error_signature"].startswith(f"structure:{kind}:"), result
+    else:
+        assert result["structure_ok"] is False and result["numerics_ok"] is False, result
 
 
 @pytest.mark.parametrize("name", ["FORGED_CPU_LOWERING", "TOKEN_KERNEL_WITH_HIDDEN_CPU_WORK"])

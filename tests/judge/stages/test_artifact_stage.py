@@ -3,19 +3,26 @@ verdict; an infrastructure fault is never one. The pool is a fake: what it retur
 import pytest
 
 from judge.stages.artifact import ArtifactStage, stand_in
+from judge.stages.context import Failure
 from stage_fakes import FakeJudge, FakePool, candidate_run, context
 
 
-def _run(**fields):
+def _ctx(**fields):
     pool = FakePool(candidate_run(**fields))
-    ctx = context(FakeJudge(pool=pool), code="def workload(x): return x")
+    return context(FakeJudge(pool=pool), code="def workload(x): return x"), pool
+
+
+def _run(**fields):
+    ctx, pool = _ctx(**fields)
     return ArtifactStage().run(ctx), ctx, pool
 
 
 def test_the_job_carries_the_code_both_shapes_and_fresh_check_inputs():
-    failure, ctx, pool = _run(result={"ok": True, "artifacts": {"full": b"f"},
-                                      "stage_ms": {"import": 3.0}, "stdout": "hi"})
-    assert failure is None
+    ctx, pool = _ctx(result={"ok": True, "artifacts": {"full": b"f"},
+                             "stage_ms": {"import": 3.0}, "stdout": "hi"})
+    with pytest.raises(Failure, match="does not deserialize"):  # then its artifacts are read
+        ArtifactStage().run(ctx)
+    assert ctx.stage == "compile"
     job = pool.jobs[0]
     assert job["code"] == "def workload(x): return x"
     assert set(job["args"]) == {"reduced", "full"} and len(job["check_inputs"]) == 1
