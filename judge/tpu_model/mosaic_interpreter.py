@@ -43,11 +43,16 @@ from jaxlib.mlir.passmanager import PassManager
 
 from judge.tpu_model import kernel_work
 
-# Bounds on one candidate's interpretation (all kernels and the glue around them). The most
-# the project's correct kernels need at the reduced shapes: 870k op executions (hand-tuned 6p,
-# paged attention), 4.6e9 elements (hand-tuned 2p); docs/verification.md 1b.
-MAX_OP_EXECUTIONS = 2_000_000
-MAX_ELEMENTS = 2e10          # elements produced, and multiply-adds of matmuls
+# Bounds on one candidate's interpretation (all kernels and the glue around them; each kernel
+# runs twice, see Kernel.run). The most the project's correct kernels need at the reduced
+# shapes, both runs: 1.7M op executions (hand-tuned 6p, paged attention), 9.2e9 elements
+# (hand-tuned 2p), 8.6e10 multiply-adds (solution 17p); docs/verification.md 1b. Matmul
+# multiply-adds have their own bound: BLAS does one in about 1/30 of the time numpy takes to
+# produce an element, so one bound for both either refused honest GEMMs or let elementwise work
+# run 30x longer than intended.
+MAX_OP_EXECUTIONS = 4_000_000
+MAX_ELEMENTS = 4e10          # elements produced
+MAX_MACS = 2e11              # multiply-adds of matmuls (~10-20 s of single-threaded BLAS)
 MAX_BYTES = 1 << 30          # allocated arrays (outputs, scratch, blocks) live at once, roughly
 
 
@@ -59,23 +64,44 @@ class OverBudget(Unsupported):
     """The program needs more work than Budget allows."""
 
 
+class OutOfBounds(Unsupported):
+    """A load, store, slice, DMA or block outside its buffer: on a TPU it reads or writes
+    whatever lies there (or faults), so no result of it can be judged."""
+
+
+class Deadlock(Unsupported):
+    """A semaphore or DMA wait that nothing in the kernel can ever satisfy: a TPU hangs."""
+
+
+class Nondeterministic(Unsupported):
+    """Outputs that change with what uninitialised memory holds or with the order of the
+    grid's "parallel" dimensions: a TPU may return either."""
+
+
 @dataclasses.dataclass
 class Budget:
     ops: int = MAX_OP_EXECUTIONS
     elements: float = MAX_ELEMENTS
     bytes: int = MAX_BYTES
+    macs: float = None      # None: MAX_MACS scaled as `elements` is to MAX_ELEMENTS
 
     def __post_init__(self):
+        if self.macs is None:
+            self.macs = MAX_MACS * self.elements / MAX_ELEMENTS
         # What is left counts down from these; messages name them.
         self.max_ops, self.max_elements, self.max_bytes = self.ops, self.elements, self.bytes
+        self.max_macs = self.macs
 
-    def charge(self, ops, elements):
+    def charge(self, ops, elements, macs=0):
         self.ops -= ops
         self.elements -= elements
+        self.macs -= macs
         if self.ops < 0:
             raise OverBudget(f"more than {self.max_ops} op executions")
         if self.elements < 0:
             raise OverBudget(f"more than {self.max_elements:.3g} elements computed")
+        if self.macs < 0:
+            raise OverBudget(f"more than {self.max_macs:.3g} matmul multiply-adds")
 
     def allocate(self, nbytes, persistent=True):
         """Outputs, scratch and allocas count against the bytes left; a block buffer, freed
@@ -166,17 +192,19 @@ def type_info(mlir_type):
     return tuple(shaped.shape), dtype_of(shaped.element_type)
 
 
-def uninitialized(shape, dtype, budget, persistent=True):
-    """What the HLO interpreter reads where nothing was written (primitives.uninitialized_value)."""
+def uninitialized(shape, dtype, budget, rng, persistent=True):
+    """Memory nothing wrote yet: random bits from `rng` (a fresh seed per run), so that a
+    kernel cannot recognise it (a fixed NaN fill let a kernel test for it and skip its work
+    where a TPU hands it stale data). Semaphores start at 0, as Mosaic allocates them."""
     if dtype is None:                                   # semaphores
         budget.allocate(int(np.prod(shape, dtype=np.float64)) * 4, persistent)
         return np.zeros(shape, np.int32)
-    budget.allocate(int(np.prod(shape, dtype=np.float64)) * dtype.itemsize, persistent)
-    if np.issubdtype(dtype, np.floating) or dtype in (ml_dtypes.bfloat16,):
-        return np.full(shape, np.nan, dtype)
+    n = int(np.prod(shape, dtype=np.float64))
+    budget.allocate(n * dtype.itemsize, persistent)
+    bits = np.frombuffer(bytearray(rng.bytes(n * dtype.itemsize)), np.uint8)
     if dtype == np.bool_:
-        return np.zeros(shape, np.bool_)
-    return np.full(shape, np.iinfo(dtype).min, dtype)
+        return (bits & 1).astype(np.bool_).reshape(shape)
+    return bits.view(dtype).reshape(shape)
 
 
 def _is_float(dtype):
@@ -505,7 +533,7 @@ def _pure(op):
     if name == "vector.shape_cast":
         shape = type_info(op.results[0].type)[0]
         return lambda x: np.reshape(x, shape)
-    if name == "vector.transpose":
+    if name in ("vector.transpose", "tpu.transpose"):
         perm = _ints(op, "permutation")
         return lambda x: np.transpose(x, perm)
     if name == "vector.extract_strided_slice":
@@ -562,15 +590,16 @@ def _bitcast(x, shape, dtype):
     raise Unsupported(f"tpu.bitcast from {x.dtype} to {dtype} (packed layouts)")
 
 
-_EFFECT_FREE_NOOPS = {"tpu.trace_start", "tpu.trace_stop", "tpu.sem_signal", "tpu.sem_wait",
-                      "tpu.sem_barrier", "tpu.delay", "tpu.yield_trace"}
+_EFFECT_FREE_NOOPS = {"tpu.trace_start", "tpu.trace_stop", "tpu.delay", "tpu.yield_trace"}
+_SEMAPHORES = {"tpu.sem_signal", "tpu.sem_wait"}
 _DMA_WAITS = {"tpu.wait_dma2", "tpu.wait_dma"}
 
 
 # -- compiled form --------------------------------------------------------------------------------
 
 class _Op:
-    __slots__ = ("name", "fn", "ins", "outs", "out_types", "blocks", "op", "size", "static")
+    __slots__ = ("name", "fn", "ins", "outs", "out_types", "blocks", "op", "size", "macs",
+                 "static")
 
     def __init__(self, name):
         self.name = name
@@ -578,6 +607,7 @@ class _Op:
         self.ins = self.outs = self.out_types = ()
         self.blocks = []
         self.size = 0
+        self.macs = 0
         self.static = None
 
 
@@ -659,7 +689,7 @@ class _Compiler:
                 # Multiply-adds: out x K, K = sqrt(lhs x rhs / out) (as kernel_work counts).
                 lhs, rhs = (int(np.prod(type_info(v.type)[0] or ())) for v in op.operands[:2])
                 out = max(int(np.prod(c.out_types[0][0] or ())), 1)
-                c.size += out * max(int(math.sqrt(lhs * rhs / out)), 1)
+                c.macs = out * max(int(math.sqrt(lhs * rhs / out)), 1)
             return c
         if name in ("scf.for", "scf.if", "scf.while", "tpu.region", "scf.execute_region"):
             c.blocks = [self.block(r.blocks[0]) for r in op.regions if len(r.blocks)]
@@ -668,7 +698,8 @@ class _Compiler:
             c.static = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
             c.blocks = [self.function(c.static)]
             return c
-        if name in _MEMORY or name in _EFFECT_FREE_NOOPS or name in _DMA_WAITS:
+        if name in _MEMORY or name in _EFFECT_FREE_NOOPS or name in _DMA_WAITS or \
+                name in _SEMAPHORES:
             c.static = _memory_static(op)
             return c
         raise Unsupported(f"the op {name}")
@@ -696,34 +727,57 @@ def _memory_static(op):
         raise Unsupported(f"the op {name} (sublane-masked access)")
     if name == "tpu.memref_bitcast":
         raise Unsupported("the op tpu.memref_bitcast")
-    if name == "tpu.enqueue_dma":
+    if name in ("tpu.enqueue_dma", "tpu.wait_dma2", "tpu.sem_signal"):
         segments = _ints(op, "operandSegmentSizes")
         return {"segments": segments}
     return None
 
 
-def _window(ref, indices, shape):
-    """The part of `ref` a load or store of `shape` at `indices` covers (trailing dims)."""
+def _window(ref, indices, shape, name="a load or store"):
+    """The part of `ref` a load or store of `shape` at `indices` covers (trailing dims); an
+    index outside the buffer (a negative one included: numpy would wrap it) is OutOfBounds."""
     lead = len(ref.shape) - len(shape)
     index = [int(i) for i in indices]
     slices = tuple(index[:lead]) if lead >= 0 else None
     if slices is None or len(index) != len(ref.shape):
-        raise Unsupported("a load or store of a higher rank than its memref")
+        raise Unsupported(f"{name} of a higher rank than its memref")
     region = tuple(slice(i, i + s) for i, s in zip(index[lead:], shape))
     for i, s, d in zip(index[lead:], shape, ref.shape[lead:]):
         if i < 0 or i + s > d:
-            raise IndexError(f"an access at {index} of {shape} outside a {ref.shape} buffer")
+            raise OutOfBounds(f"{name} at {index} of {list(shape)} outside a "
+                              f"{list(ref.shape)} buffer")
     for i, d in zip(index[:lead], ref.shape[:lead]):
         if not 0 <= i < d:
-            raise IndexError(f"an access at {index} outside a {ref.shape} buffer")
+            raise OutOfBounds(f"{name} at {index} outside a {list(ref.shape)} buffer")
     return slices + region
+
+
+def _element(ref, indices, name):
+    """The index of one element (a scalar memory load or store), bounds-checked."""
+    index = tuple(int(i) for i in indices)
+    if len(index) != ref.ndim or any(not 0 <= i < d for i, d in zip(index, ref.shape)):
+        raise OutOfBounds(f"{name} at {list(index)} outside a {list(ref.shape)} buffer")
+    return index
+
+
+def _strided(ref, indices, shape, strides, name):
+    """The strided region of a tpu.strided_load/store, bounds-checked."""
+    index = [int(i) for i in indices]
+    if len(index) != ref.ndim or len(shape) != ref.ndim:
+        raise Unsupported(f"{name} of a different rank than its memref")
+    for i, s, st, d in zip(index, shape, strides, ref.shape):
+        if st <= 0 or i < 0 or (s and i + (s - 1) * st >= d):
+            raise OutOfBounds(f"{name} at {index} of {list(shape)} by {list(strides)} "
+                              f"outside a {list(ref.shape)} buffer")
+    return tuple(slice(i, i + s * st, st) for i, s, st in zip(index, shape, strides))
 
 
 # -- the machine ----------------------------------------------------------------------------------
 
 class _Machine:
-    def __init__(self, budget):
+    def __init__(self, budget, rng):
         self.budget = budget
+        self.rng = rng          # fills what nothing wrote yet (uninitialized())
         # DMAs started and not yet waited on, per semaphore, oldest first: a copy lands when
         # its semaphore is waited on (TPU interpret mode's "on_wait"), so that a kernel that
         # reads a DMA's destination before the wait reads what a TPU may still hold there.
@@ -742,7 +796,8 @@ class _Machine:
         budget = self.budget
         budget.ops -= 1
         budget.elements -= c.size
-        if budget.ops < 0 or budget.elements < 0:
+        budget.macs -= c.macs
+        if budget.ops < 0 or budget.elements < 0 or budget.macs < 0:
             budget.charge(0, 0)
         if c.fn is not None:
             value = c.fn(*[env[v] for v in c.ins])
@@ -784,17 +839,53 @@ class _Machine:
         elif name in _EFFECT_FREE_NOOPS:
             return
         elif name in _DMA_WAITS:
-            queue = self.pending.get(_address(ins[0])) if ins else None
-            if queue:
-                _land(*queue.pop(0))
+            self.wait_dma(c, ins)
+        elif name in _SEMAPHORES:
+            self.semaphore(c, ins)
         else:
             self.memory(c, env, ins)
 
+    def wait_dma(self, c, ins):
+        """The oldest DMA started on this semaphore lands. A wait with none in flight can never
+        be satisfied (a TPU hangs); one whose size is not that DMA's would be satisfied at a
+        time that depends on the hardware, so it is refused rather than guessed."""
+        segments = c.static["segments"] if c.static else None
+        if segments and len(segments) > 3 and any(segments[3:]):
+            raise Unsupported(f"{c.name} for a DMA of another device or core")
+        queue = self.pending.get(_address(ins[0])) if ins else None
+        if not queue:
+            raise Deadlock(f"{c.name} on a semaphore no DMA in flight will signal")
+        source, target = queue.pop(0)
+        if c.name == "tpu.wait_dma2" and len(ins) >= 3 and np.asarray(ins[2]).size != target.size:
+            raise Unsupported(f"{c.name} for {np.asarray(ins[2]).size} elements on a semaphore "
+                              f"whose oldest DMA copies {target.size}")
+        _land(source, target)
+
+    def semaphore(self, c, ins):
+        """signal adds, wait subtracts. One core runs the whole grid in order, so a wait for
+        more than the semaphore holds can never be satisfied: a TPU deadlocks there."""
+        sem, amount = ins[0], int(np.asarray(ins[1]))
+        if _address(sem) in self.pending and self.pending[_address(sem)]:
+            raise Unsupported(f"{c.name} on a semaphore with DMAs in flight")
+        if c.name == "tpu.sem_signal":
+            segments = c.static["segments"] if c.static else None
+            if len(ins) > 2 or (segments and any(segments[2:])):
+                raise Unsupported("tpu.sem_signal to another device or core")
+            sem[...] = np.asarray(sem) + np.int32(amount)
+            return
+        if amount < 0 or int(np.asarray(sem)) < amount:
+            raise Deadlock(f"tpu.sem_wait for {amount} on a semaphore holding "
+                           f"{int(np.asarray(sem))} that nothing else can signal")
+        sem[...] = np.asarray(sem) - np.int32(amount)
+
     def finish_dmas(self):
-        """DMAs never waited on land at the end of the step (a TPU completes them anyway)."""
-        for queue in self.pending.values():
-            for dma in queue:
-                _land(*dma)
+        """A DMA never waited on by the end of its grid step races with whatever reads or
+        writes its target next (the pipeline's copy-out, the next step); when it lands on a
+        TPU is not modelled, so such a kernel is refused."""
+        if any(self.pending.values()):
+            self.pending.clear()
+            raise Unsupported("tpu.enqueue_dma never waited on within its grid step (a race "
+                              "on a TPU)")
         self.pending.clear()
 
     @staticmethod
@@ -809,15 +900,12 @@ class _Machine:
             ref, indices = ins[0], ins[1:]
             shape, dtype = c.out_types[0]
             if name == "tpu.strided_load":
-                strides = c.static["strides"]
-                index = tuple(slice(int(i), int(i) + s * st, st)
-                              for i, s, st in zip(indices, shape, strides))
-                value = ref[index]
+                value = ref[_strided(ref, indices, shape, c.static["strides"], name)]
             elif name == "vector.maskedload":
                 indices, mask, passthru = ins[1:-2], ins[-2], ins[-1]
-                value = np.where(mask, ref[_window(ref, indices, shape)], passthru)
+                value = np.where(mask, ref[_window(ref, indices, shape, name)], passthru)
             else:
-                value = ref[_window(ref, indices[:len(ref.shape)], _trailing(shape, ref))]
+                value = ref[_window(ref, indices[:len(ref.shape)], _trailing(shape, ref), name)]
             env[c.outs[0]] = _cast(np.array(value).reshape(shape), shape, dtype)
         elif name in ("vector.store", "tpu.vector_store", "tpu.strided_store",
                       "vector.maskedstore"):
@@ -832,29 +920,26 @@ class _Machine:
                 indices = rest
             value = np.asarray(value)
             if name == "tpu.strided_store":
-                strides = c.static["strides"]
-                index = tuple(slice(int(i), int(i) + s * st, st)
-                              for i, s, st in zip(indices, value.shape, strides))
-                ref[index] = value
+                ref[_strided(ref, indices, value.shape, c.static["strides"], name)] = value
                 return
             shape = _trailing(value.shape, ref)
-            region = _window(ref, indices, shape)
+            region = _window(ref, indices, shape, name)
             value = value.reshape(shape).astype(ref.dtype)
             if mask is not None:
                 ref[region] = np.where(np.asarray(mask).reshape(shape), value, ref[region])
             else:
                 ref[region] = value
         elif name == "memref.load":
-            env[c.outs[0]] = np.asarray(ins[0][tuple(int(i) for i in ins[1:])])
+            env[c.outs[0]] = np.asarray(ins[0][_element(ins[0], ins[1:], name)])
         elif name == "memref.store":
-            ins[1][tuple(int(i) for i in ins[2:])] = ins[0]
+            ins[1][_element(ins[1], ins[2:], name)] = ins[0]
         elif name == "tpu.memref_slice":
             ref = ins[0]
             shape, _ = c.out_types[0]
             offsets = [int(i) for i in ins[1:1 + len(ref.shape)]]
             if len(ins) != 1 + len(ref.shape):
                 raise Unsupported("tpu.memref_slice with dynamic sizes")
-            env[c.outs[0]] = ref[_window(ref, offsets, shape)]
+            env[c.outs[0]] = ref[_window(ref, offsets, shape, name)]
         elif name in ("tpu.memref_squeeze", "tpu.memref_reshape"):
             shape, _ = c.out_types[0]
             view = ins[0].reshape(shape)
@@ -865,13 +950,16 @@ class _Machine:
             env[c.outs[0]] = ins[0]
         elif name in ("memref.alloca", "memref.alloc", "tpu.sem_alloc"):
             shape, dtype = c.out_types[0]
-            env[c.outs[0]] = uninitialized(shape or (), dtype, self.budget)
+            env[c.outs[0]] = uninitialized(shape or (), dtype, self.budget, self.rng)
         elif name == "memref.dealloc":
             return
         elif name == "tpu.device_id":
             env[c.outs[0]] = np.asarray(0, c.out_types[0][1])
         elif name == "tpu.sem_read":
-            env[c.outs[0]] = np.asarray(0, c.out_types[0][1])
+            if self.pending.get(_address(ins[0])):
+                raise Unsupported("tpu.sem_read of a semaphore with DMAs in flight (its value "
+                                  "depends on the hardware's timing)")
+            env[c.outs[0]] = np.asarray(ins[0]).astype(c.out_types[0][1]).reshape(())
         elif name == "tpu.enqueue_dma":
             self.dma(c, ins)
         else:
@@ -922,27 +1010,56 @@ def _trailing(shape, ref):
 
 # -- a kernel -----------------------------------------------------------------------------------
 
+def parse_body(backend_config):
+    """(MLIR context, module) of the Mosaic body in a tpu_custom_call's backend_config,
+    deserialized to the current Mosaic dialect version. Raises ValueError when it does not
+    parse, OverBudget when it is larger than kernel_work.MAX_OPS."""
+    raw = kernel_work.body_bytes(backend_config)
+    context = jax_mlir.make_ir_context()
+    tpu.register_dialect(context)
+    with context, ir.Location.unknown():
+        context.allow_unregistered_dialects = True
+        try:
+            module = ir.Module.parse(raw)
+            PassManager.parse("builtin.module(mosaic-serde{serialize=false})").run(
+                module.operation)
+        except Exception as exc:  # MLIR's error types vary by version
+            raise ValueError(f"the kernel's Mosaic body does not parse: {exc}") from None
+        if kernel_work._count_ops(module.operation, kernel_work.MAX_OPS) > kernel_work.MAX_OPS:
+            raise OverBudget(f"the Mosaic body has more than {kernel_work.MAX_OPS} ops")
+    return context, module
+
+
+def op_names(backend_config):
+    """The names of every op in a kernel's Mosaic body (what the interpreter has to know)."""
+    context, module = parse_body(backend_config)
+    names = set()
+    with context:
+        stack = [module.operation]
+        while stack:
+            current = stack.pop()
+            names.add(current.name)
+            for region in current.regions:
+                for block in region.blocks:
+                    stack.extend(o.operation for o in block.operations)
+    return names - {"builtin.module"}
+
+
+
 class Kernel:
     """One Mosaic body, parsed and compiled once; run() any number of times."""
 
     def __init__(self, backend_config):
-        raw = kernel_work.body_bytes(backend_config)
-        self.context = jax_mlir.make_ir_context()
-        tpu.register_dialect(self.context)
+        self.context, self.module = parse_body(backend_config)
         with self.context, ir.Location.unknown():
-            self.context.allow_unregistered_dialects = True
-            try:
-                self.module = ir.Module.parse(raw)
-                PassManager.parse("builtin.module(mosaic-serde{serialize=false})").run(
-                    self.module.operation)
-            except Exception as exc:  # MLIR's error types vary by version
-                raise ValueError(f"the kernel's Mosaic body does not parse: {exc}") from None
-            if kernel_work._count_ops(self.module.operation, kernel_work.MAX_OPS) > \
-                    kernel_work.MAX_OPS:
-                raise OverBudget(f"the Mosaic body has more than {kernel_work.MAX_OPS} ops")
-            func = kernel_work._kernel_function(self.module)
+            func = _kernel_function(self.module)
+            # A kernel without a grid has no iteration bounds and no window params: one step,
+            # every operand whole.
             self.grid = tuple(int(d) for d in ir.DenseI64ArrayAttr(
-                func.attributes["iteration_bounds"]))
+                func.attributes["iteration_bounds"])) \
+                if "iteration_bounds" in func.attributes else ()
+            self.parallel = [i for i, kind in enumerate(_semantics(func))
+                             if kind in ("parallel", "core_parallel", "subcore_parallel")]
             # A grid dimension whose size is data (Mosaic's dynamic size, negative here) takes
             # its size from the custom call's leading operands, one per such dimension in order
             # (pallas_call_registration.py puts them first).
@@ -970,6 +1087,8 @@ class Kernel:
                 self.windows.append((compiler.function(transform) if transform else None,
                                      bounds))
             first = len(self.grid) + self.prefetch
+            if "window_params" not in func.attributes:
+                self.windows = [(None, None)] * max(len(args) - first - self.scratch, 0)
             if len(args) != first + len(self.windows) + self.scratch:
                 raise Unsupported(f"a kernel function of {len(args)} arguments for "
                                   f"{len(self.grid)} grid dims, {self.prefetch} prefetch, "
@@ -981,8 +1100,31 @@ class Kernel:
     def run(self, operands, out_avals, aliases, budget):
         """Outputs ([numpy arrays] of out_avals' (shape, dtype)) for `operands` (the sizes of
         the grid's dynamic dimensions first, then the scalar prefetch operands, then the
-        inputs). aliases: {output index: operand index}."""
-        machine = _Machine(budget)
+        inputs). aliases: {output index: operand index}.
+
+        The kernel runs twice: with uninitialised memory (outputs, scratch, the padding of an
+        edge block) filled from two fresh random seeds, the second time with each "parallel"
+        grid dimension visited in a random order (a TPU may split or reorder them). Outputs
+        that differ bit for bit are Nondeterministic: they depend on what a TPU happens to hold
+        or on an order it does not promise, so no one result of them can be judged."""
+        seeds = np.random.SeedSequence().spawn(2)
+        first = self._run(operands, out_avals, aliases, budget,
+                          np.random.default_rng(seeds[0]), permute=False)
+        bytes_left = budget.bytes
+        second = self._run(operands, out_avals, aliases, budget,
+                           np.random.default_rng(seeds[1]), permute=True)
+        budget.bytes = bytes_left    # the first run's outputs are what is kept
+        for i, (a, b) in enumerate(zip(first, second)):
+            if not _same_bits(a, b):
+                raise Nondeterministic(
+                    f"output {i} of the kernel depends on memory it never wrote (outputs, "
+                    "scratch, the padding of an edge block, all random here) or on the order "
+                    "of its \"parallel\" grid dimensions: two runs differ "
+                    f"({_first_difference(a, b)})")
+        return first
+
+    def _run(self, operands, out_avals, aliases, budget, rng, permute):
+        machine = _Machine(budget, rng)
         grid = list(self.grid)
         for dim, size in zip(self.dynamic, operands[:len(self.dynamic)]):
             grid[dim] = max(int(np.asarray(size).reshape(-1)[0]), 0)
@@ -996,25 +1138,28 @@ class Kernel:
             if i in aliases:
                 outputs.append(np.array(operands[aliases[i]]))
             else:
-                outputs.append(uninitialized(shape, np.dtype(dtype), budget))
+                outputs.append(uninitialized(shape, np.dtype(dtype), budget, rng))
         arrays = inputs + outputs
         if len(arrays) != len(self.windows):
             raise Unsupported(f"{len(arrays)} operands and results for {len(self.windows)} "
                               "windows")
         first = len(self.grid) + self.prefetch + len(self.windows)
-        scratch = [uninitialized(shape or (), dtype, budget)
+        scratch = [uninitialized(shape or (), dtype, budget, rng)
                    for shape, dtype in self.arg_types[first:]]
         n_in = len(inputs)
+        orders = [rng.permutation(size) if permute and dim in self.parallel else None
+                  for dim, size in enumerate(grid)]
         # Each window's block buffer stays resident while its block index does not change, as
         # a TPU's pipeline keeps it: an input block is fetched only when its index changes (a
         # kernel that writes into its input block sees its own writes on the next step), and
-        # an output block is never fetched at all, starting as NaN at each new index, first
-        # visit or revisit (a kernel that reads back an output block it wrote before moving
-        # on reads what a chip would not hold). TPU interpret mode does the same.
+        # an output block is never fetched at all, starting uninitialised at each new index,
+        # first visit or revisit (a kernel that reads back an output block it wrote before
+        # moving on reads what a chip would not hold). TPU interpret mode does the same.
         resident = [None] * len(self.windows)
         with np.errstate(all="ignore"):
             for point in np.ndindex(*grid) if grid else [()]:
                 budget.charge(1, 0)
+                point = [p if order is None else order[p] for p, order in zip(point, orders)]
                 ids = [np.asarray(i, np.int32) for i in point]
                 refs, writes = [], []
                 for w, ((transform, bounds), array) in enumerate(zip(self.windows, arrays)):
@@ -1026,10 +1171,10 @@ class Kernel:
                     if resident[w] is not None and resident[w][0] == blocks:
                         block = resident[w][1]
                     elif w < n_in:
-                        block = _read_block(array, blocks, bounds, budget)
+                        block = _read_block(array, blocks, bounds, budget, rng)
                     else:
-                        _block_region(array, blocks, bounds)  # checks the index's rank
-                        block = uninitialized(tuple(bounds), array.dtype, budget,
+                        _block_region(array, blocks, bounds)  # checks the index
+                        block = uninitialized(tuple(bounds), array.dtype, budget, rng,
                                               persistent=False)
                     resident[w] = (blocks, block)
                     view = block.reshape(arg_shape)
@@ -1043,21 +1188,62 @@ class Kernel:
         return outputs
 
 
+def _kernel_function(module):
+    """The kernel's func.func: the one with iteration bounds, or a grid-less module's only
+    function."""
+    funcs = [o.operation for o in module.body.operations if o.operation.name == "func.func"]
+    gridded = [f for f in funcs if "iteration_bounds" in f.attributes]
+    if len(gridded) == 1:
+        return gridded[0]
+    if not gridded and len(funcs) == 1:
+        return funcs[0]
+    raise Unsupported(f"a Mosaic body with {len(funcs)} functions, {len(gridded)} of them "
+                      "with a grid")
+
+
+def _semantics(func):
+    """The dimension semantics keywords (parallel, arbitrary, ...) of the kernel's grid."""
+    if "dimension_semantics" not in func.attributes:
+        return []
+    return [str(a).split("<", 1)[-1].rstrip(">").strip()
+            for a in ir.ArrayAttr(func.attributes["dimension_semantics"])]
+
+
+def _same_bits(a, b):
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and \
+        np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def _first_difference(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    differ = np.argwhere(np.ascontiguousarray(a).view(np.uint8).reshape(a.shape + (-1,))
+                         != np.ascontiguousarray(b).view(np.uint8).reshape(b.shape + (-1,)))
+    where = tuple(int(v) for v in differ[0][:-1]) if len(differ) else ()
+    return f"at {list(where)}: {a[where]!r} vs {b[where]!r}" if len(differ) else "shapes"
+
+
 def _block_region(array, blocks, bounds):
+    """(the part of `array` the block covers, where it sits in the block). A block that is
+    wholly outside the array (a negative block index included) is OutOfBounds: on a TPU its
+    copy reads or writes memory past the array. A partial edge block is legitimate."""
     if len(blocks) != len(bounds) or len(bounds) != array.ndim:
         raise Unsupported(f"a block index of rank {len(blocks)} for a {array.shape} array")
     starts = [b * s for b, s in zip(blocks, bounds)]
+    if any(b < 0 or (st >= d and d > 0) for b, st, d in zip(blocks, starts, array.shape)):
+        raise OutOfBounds(f"the block index {blocks} of a {bounds} window outside a "
+                          f"{list(array.shape)} array")
     inside = tuple(slice(max(st, 0), min(st + s, d)) for st, s, d in
                    zip(starts, bounds, array.shape))
     local = tuple(slice(sl.start - st, sl.stop - st) for sl, st in zip(inside, starts))
     return inside, local
 
 
-def _read_block(array, blocks, bounds, budget):
+def _read_block(array, blocks, bounds, budget, rng):
     inside, local = _block_region(array, blocks, bounds)
     if all(sl.start == 0 and sl.stop == d for sl, d in zip(local, bounds)):
         return np.array(array[inside])
-    block = uninitialized(tuple(bounds), array.dtype, budget, persistent=False)
+    block = uninitialized(tuple(bounds), array.dtype, budget, rng, persistent=False)
     if all(sl.stop > sl.start for sl in local):
         block[local] = array[inside]
     return block
