@@ -426,3 +426,31 @@ def test_jaxs_own_tpu_kernels_interpret_to_their_reference(name):
         want = _attention(*args, causal=name.endswith("causal"))
     (got,) = _run(_jax_kernel(name), *args)
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+
+
+def test_an_input_the_export_drops_does_not_shift_the_others():
+    # jax.export drops an unused input from main (module_kept_var_idx); the judge still has
+    # every input, so it must pick the kept ones or feed `x` from `unused`.
+    def fn(unused, x):
+        return _double(x)
+    unused, x = _rand((8, 128), seed=1), _rand((8, 128), seed=2)
+    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in (unused, x)]
+    with interpret.mode("tpu"), interpret.tpu_abstract_mesh():
+        exp = export.export(jax.jit(fn), platforms=["tpu", "cpu"])(*specs)
+    assert sorted(exp.module_kept_var_idx) == [1]
+    (got,) = tpu_program.run(exp.mlir_module(), exp.platforms, [unused, x],
+                             kept=exp.module_kept_var_idx)
+    np.testing.assert_array_equal(got, x * 2.0)
+    with pytest.raises(mi.Unsupported, match="takes 1 arrays, 2 were given"):
+        tpu_program.run(exp.mlir_module(), exp.platforms, [unused, x])
+
+
+def test_a_transpose_inside_the_kernel_and_a_kernel_without_a_grid():
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...].T + 1.0
+
+    def fn(x):
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape[::-1], x.dtype))(x)
+    x = _rand((8, 128))
+    (got,) = _run(fn, x)
+    np.testing.assert_array_equal(got, x.T + 1.0)
