@@ -132,6 +132,51 @@ def single_threaded_blas():
 
 _BLAS = []
 
+# x86-64 MXCSR bits: flush subnormal results to zero (FTZ) and read subnormal inputs as zero
+# (DAZ). glibc's fenv_t keeps MXCSR at byte 28.
+_MXCSR_FTZ_DAZ = 0x8040
+_MXCSR_OFFSET = 28
+
+
+@contextlib.contextmanager
+def flush_subnormals():
+    """Subnormal floats read and computed as zero while the judge interprets, as on a TPU and
+    in XLA (TPU interpret mode computes 1e-40 + 0 == 0 and 1e-40 == 0 true; numpy by default
+    keeps them, and a kernel can branch on the difference). The flags are the calling
+    thread's, which is where numpy and single-threaded BLAS run. A host where they cannot be
+    set cannot interpret as a TPU computes, so it refuses."""
+    libm = _libm()
+    if libm is None:
+        raise Unsupported("this host cannot flush subnormals to zero as a TPU does "
+                          "(no x86-64 glibc fenv)")
+    before = ctypes.create_string_buffer(64)
+    if libm.fegetenv(before) != 0:
+        raise Unsupported("fegetenv failed: cannot flush subnormals to zero as a TPU does")
+    env = bytearray(before.raw)
+    mxcsr = int.from_bytes(env[_MXCSR_OFFSET:_MXCSR_OFFSET + 4], "little")
+    env[_MXCSR_OFFSET:_MXCSR_OFFSET + 4] = (mxcsr | _MXCSR_FTZ_DAZ).to_bytes(4, "little")
+    libm.fesetenv(ctypes.create_string_buffer(bytes(env), 64))
+    try:
+        yield
+    finally:
+        libm.fesetenv(before)
+
+
+_LIBM = []
+
+
+def _libm():
+    if not _LIBM:
+        found = None
+        if os.uname().machine == "x86_64":
+            try:
+                found = ctypes.CDLL("libm.so.6")
+                found.fegetenv, found.fesetenv  # noqa: B018  (both must exist)
+            except (OSError, AttributeError):
+                found = None
+        _LIBM.append(found)
+    return _LIBM[0]
+
 
 def _blas_threads():
     if not _BLAS:
@@ -323,21 +368,50 @@ def widened(fn):
     return lambda *xs: fn(*[_up(x) for x in xs])
 
 
+def _minimumf(a, b):
+    """IEEE minimum: NaN propagates and -0 < +0 (numpy's minimum returns either zero). numpy
+    picks an operand's bits, so `* 1` flushes a subnormal pick as XLA's minimum does."""
+    out = np.minimum(a, b) * np.float32(1)
+    zeros = (a == 0) & (b == 0)
+    if zeros.any():
+        out = np.where(zeros, np.where(np.signbit(a) | np.signbit(b), -0.0, 0.0), out)
+    return out.astype(np.result_type(a, b))
+
+
+def _maximumf(a, b):
+    out = np.maximum(a, b) * np.float32(1)
+    zeros = (a == 0) & (b == 0)
+    if zeros.any():
+        out = np.where(zeros, np.where(np.signbit(a) & np.signbit(b), -0.0, 0.0), out)
+    return out.astype(np.result_type(a, b))
+
+
+def _powf(x, y):
+    """x ** y; a subnormal exponent is not 0 to XLA's pow (0 ** 1e-40 is 0, not 1) though
+    subnormal arithmetic flushes, so it is replaced by the smallest normal of its sign, which
+    gives the same result for every base."""
+    y = np.asarray(y)
+    if y.dtype == np.float32:   # read from the bits: arithmetic here already flushes them
+        bits = y.view(np.uint32)
+        subnormal = ((bits & 0x7F800000) == 0) & ((bits & 0x007FFFFF) != 0)
+        if subnormal.any():
+            tiny = np.where(bits >> 31, -np.finfo(np.float32).tiny, np.finfo(np.float32).tiny)
+            y = np.where(subnormal, tiny.astype(np.float32), y)
+    return np.power(x, y)
+
+
 _BINARY = {
     "arith.addf": widened(np.add), "arith.subf": widened(np.subtract),
     "arith.mulf": widened(np.multiply), "arith.divf": widened(np.divide),
-    "arith.remf": widened(np.fmod), "arith.maximumf": widened(np.maximum),
-    "arith.minimumf": widened(np.minimum), "arith.maxnumf": widened(np.fmax),
-    "arith.minnumf": widened(np.fmin), "math.powf": widened(np.power),
+    "arith.remf": widened(np.fmod), "arith.maximumf": widened(_maximumf),
+    "arith.minimumf": widened(_minimumf), "arith.maxnumf": widened(np.fmax),
+    "arith.minnumf": widened(np.fmin), "math.powf": widened(_powf),
     "math.atan2": widened(np.arctan2), "math.copysign": widened(np.copysign),
     "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
     "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
     "arith.maxsi": np.maximum, "arith.minsi": np.minimum,
     "arith.maxui": lambda a, b: np.maximum(_unsigned(a), _unsigned(b)),
     "arith.minui": lambda a, b: np.minimum(_unsigned(a), _unsigned(b)),
-    "arith.shli": lambda a, b: np.left_shift(a, b),
-    "arith.shrsi": lambda a, b: np.right_shift(a, b),
-    "arith.shrui": lambda a, b: np.right_shift(_unsigned(a), _unsigned(b)),
 }
 
 
@@ -346,21 +420,87 @@ def _safe(b):
 
 
 def _divsi(a, b):
-    q = np.abs(a) // np.abs(_safe(b))
-    return np.where((a < 0) != (b < 0), -q, q)
+    """Division rounding toward zero, as XLA defines the cases C leaves undefined: x / 0 is -1
+    and MIN / -1 is MIN (TPU interpret mode agrees; tests/judge/tpu_model/test_differential.py)."""
+    a, b = np.asarray(a), np.asarray(b)
+    q = np.abs(a.astype(np.int64)) // np.abs(_safe(b).astype(np.int64))
+    q = np.where((a < 0) != (b < 0), -q, q)
+    return np.where(b == 0, -1, q).astype(np.result_type(a, b))
 
 
 def _remsi(a, b):
-    return a - _divsi(a, b) * b
+    """The remainder with the dividend's sign; x % 0 is x (XLA)."""
+    a, b = np.asarray(a), np.asarray(b)
+    r = np.abs(a.astype(np.int64)) % np.abs(_safe(b).astype(np.int64))
+    r = np.where(a < 0, -r, r)
+    return np.where(b == 0, a, r).astype(np.result_type(a, b))
+
+
+def _divui(a, b):
+    a, b = _unsigned(a), _unsigned(b)
+    return np.where(b == 0, np.iinfo(a.dtype).max if a.dtype != np.bool_ else True,
+                    a // _safe(b)).astype(a.dtype)
+
+
+def _remui(a, b):
+    a, b = _unsigned(a), _unsigned(b)
+    return np.where(b == 0, a, a % _safe(b)).astype(a.dtype)
+
+
+def _shift(fn, fill):
+    """A shift by at least the bit width (or a negative amount, read as unsigned) gives 0, or
+    the sign for an arithmetic right shift (XLA), where numpy's C shift is undefined."""
+    def shift(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        bits = a.dtype.itemsize * 8
+        wide = _unsigned(b).astype(np.uint64)
+        inside = wide < bits
+        out = fn(a, np.where(inside, b, 0).astype(a.dtype))
+        return np.where(inside, out, fill(a)).astype(out.dtype)
+    return shift
 
 
 _BINARY.update({
-    "arith.divsi": _divsi, "arith.remsi": _remsi,
-    "arith.divui": lambda a, b: _unsigned(a) // _safe(_unsigned(b)),
-    "arith.remui": lambda a, b: _unsigned(a) % _safe(_unsigned(b)),
-    "arith.floordivsi": lambda a, b: np.floor_divide(a, _safe(b)),
-    "arith.ceildivsi": lambda a, b: -np.floor_divide(-a, _safe(b)),
+    "arith.divsi": _divsi, "arith.remsi": _remsi, "arith.divui": _divui, "arith.remui": _remui,
+    "arith.shli": _shift(np.left_shift, lambda a: np.zeros_like(a)),
+    "arith.shrsi": _shift(np.right_shift, lambda a: np.where(a < 0, -1, 0)),
+    "arith.shrui": _shift(lambda a, b: np.right_shift(_unsigned(a), _unsigned(b)),
+                          lambda a: np.zeros_like(_unsigned(a))),
 })
+
+
+def _subnormal(x):
+    """Where x (float32) is subnormal, read from its bits (arithmetic here flushes them)."""
+    x = np.asarray(x)
+    if x.dtype != np.float32:
+        return np.zeros(x.shape, bool)
+    bits = x.view(np.uint32)
+    return ((bits & 0x7F800000) == 0) & ((bits & 0x007FFFFF) != 0)
+
+
+def _identity_near_zero(fn):
+    """tanh, sin, tan of a subnormal x are x itself in XLA (and TPU interpret mode): their
+    small-argument path returns the argument's bits rather than computing with it."""
+    def run(x):
+        out = fn(x)
+        tiny = _subnormal(x)
+        return np.where(tiny, x, out) if tiny.any() else out
+    return run
+
+
+def _negf(x):
+    """A sign flip of the bits, as XLA's negate (numpy's would flush a subnormal)."""
+    x = np.asarray(x)
+    unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    sign = np.array(1 << (8 * x.dtype.itemsize - 1), unsigned)
+    return (np.ascontiguousarray(x).view(unsigned) ^ sign).view(x.dtype)
+
+
+def _round_half_away(x):
+    """math.round: half away from zero, keeping the sign of zero (-0.4 -> -0.0)."""
+    t = np.trunc(x)
+    out = np.where(np.abs(x - t) >= 0.5, t + np.copysign(np.ones_like(x), x), t)
+    return np.copysign(out, x)
 
 
 def _erf(x):
@@ -370,15 +510,16 @@ def _erf(x):
 
 _UNARY = {
     "math.exp": np.exp, "math.exp2": np.exp2, "math.expm1": np.expm1, "math.log": np.log,
-    "math.log2": np.log2, "math.log10": np.log10, "math.log1p": np.log1p, "math.tanh": np.tanh,
+    "math.log2": np.log2, "math.log10": np.log10, "math.log1p": np.log1p,
+    "math.tanh": _identity_near_zero(np.tanh),
     "math.sqrt": np.sqrt, "math.rsqrt": lambda x: 1.0 / np.sqrt(x), "math.cbrt": np.cbrt,
-    "math.sin": np.sin, "math.cos": np.cos, "math.tan": np.tan, "math.atan": np.arctan,
+    "math.sin": _identity_near_zero(np.sin), "math.cos": np.cos,
+    "math.tan": _identity_near_zero(np.tan), "math.atan": np.arctan,
     "math.sinh": np.sinh, "math.cosh": np.cosh, "math.asin": np.arcsin, "math.acos": np.arccos,
     "math.asinh": np.arcsinh, "math.acosh": np.arccosh, "math.atanh": np.arctanh,
     "math.erf": _erf, "math.absf": np.abs, "math.floor": np.floor, "math.ceil": np.ceil,
     "math.roundeven": np.rint, "math.trunc": np.trunc,
-    "math.round": lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5),
-    "arith.negf": np.negative, "math.absi": np.abs,
+    "math.round": _round_half_away, "math.absi": np.abs,
 }
 
 _CMPF = {0: lambda a, b: np.zeros(np.broadcast(a, b).shape, bool),
@@ -405,6 +546,18 @@ _REDUCE = {"add": np.sum, "mul": np.prod, "maximumf": np.max, "minimumf": np.min
 _COMBINE = {"add": np.add, "mul": np.multiply, "maximumf": np.maximum, "minimumf": np.minimum,
             "maxnumf": np.fmax, "minnumf": np.fmin, "maxsi": np.maximum, "minsi": np.minimum,
             "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+
+def _ordered_not_equal(a, b):
+    """arith.cmpf one. Pallas lowers every float `!=` (and jnp.isnan, x != x) to it. The op is
+    false when either side is NaN; TPU interpret mode, evaluating lax.ne, says true. Which a
+    TPU's compare gives is not known here, and a kernel can branch on it (a NaN test on memory
+    it never wrote), so a NaN operand is refused rather than guessed."""
+    a, b = _up(a), _up(b)
+    if np.isnan(a).any() or np.isnan(b).any():
+        raise Unsupported("arith.cmpf one (a float !=, or jnp.isnan) of a NaN: the Mosaic op "
+                          "says false, Pallas TPU interpret mode true")
+    return a != b
 
 
 def _dot_numbers(op):
@@ -498,11 +651,19 @@ def _pure(op):
     if name in _UNARY:
         fn = _UNARY[name]
         return lambda x: fn(_up(x))
+    if name == "arith.negf":
+        return _negf
     if name == "arith.cmpf":
         predicate = _int(op, "predicate")
+        if predicate not in _CMPF_MODELLED:
+            raise Unsupported(f"arith.cmpf predicate {predicate}")
+        if predicate == 6:
+            return _ordered_not_equal
         return lambda a, b: _CMPF[predicate](_up(a), _up(b))
     if name == "arith.cmpi":
         predicate = _int(op, "predicate")
+        if predicate not in _CMPI_MODELLED:
+            raise Unsupported(f"arith.cmpi predicate {predicate}")
         if predicate in _CMPI:
             return _CMPI[predicate]
         return lambda a, b: _CMPI_UNSIGNED[predicate](_unsigned(a), _unsigned(b))
@@ -518,9 +679,14 @@ def _pure(op):
     if name == "arith.uitofp":
         return lambda x: _unsigned(x).astype(np.float64)
     if name in ("arith.fptosi", "arith.fptoui"):
+        # Saturating, NaN to 0 (XLA's convert); clipped in float64, where the int32 bounds are
+        # exact (in float32 INT_MAX rounds up to 2^31 and wraps).
         out = type_info(op.results[0].type)[1]
+        if name == "arith.fptoui":
+            out = _UNSIGNED.get(out, out)
         info = np.iinfo(out)
-        return lambda x: np.clip(np.trunc(np.nan_to_num(_up(x))), info.min, info.max)
+        return lambda x: np.clip(np.trunc(np.nan_to_num(np.asarray(x, np.float64))),
+                                 info.min, info.max).astype(out)
     if name == "arith.bitcast":
         out = type_info(op.results[0].type)[1]
         return lambda x: np.asarray(x).view(out)
@@ -548,7 +714,7 @@ def _pure(op):
         return lambda x, *dynamic: np.asarray(x)[tuple(static)]
     if name == "vector.multi_reduction":
         kind, dims = _enum(op, "kind"), _ints(op, "reduction_dims")
-        if kind not in _REDUCE:
+        if kind not in _REDUCTIONS_MODELLED:
             raise Unsupported(f"vector.multi_reduction kind {kind}")
         return lambda x, acc: _COMBINE[kind](_up(acc), _REDUCE[kind](_up(x), axis=tuple(dims)))
     if name == "tpu.matmul":
@@ -577,10 +743,34 @@ def _pure(op):
             amount = _int(op, "amount")
             return lambda x: np.roll(x, amount, axis=axis)
         return lambda x, amount: np.roll(x, int(amount), axis=axis)
+    if name == "tpu.reduce_index":
+        # jnp.argmax / argmin: the first index of the extreme, a NaN counting as the extreme
+        # (numpy's and XLA's rule).
+        kind, axis = _enum(op, "kind"), _int(op, "axis")
+        shape = type_info(op.results[0].type)[0]
+        pick = {"arg_max": np.argmax, "arg_min": np.argmin}.get(kind)
+        if pick is None:
+            raise Unsupported(f"tpu.reduce_index kind {kind}")
+        return lambda x: pick(_up(x), axis=axis).reshape(shape)
+    if name == "tpu.weird":
+        return lambda x: ~np.isfinite(_up(x))     # NaN or +-inf (jnp.isfinite's negation)
+    if name == "math.ctlz":
+        return _count_leading_zeros
+    if name == "math.ctpop":
+        return lambda x: np.unpackbits(np.ascontiguousarray(x).view(np.uint8)).reshape(
+            np.shape(x) + (-1,)).sum(-1, dtype=np.int64)
     if name in ("tpu.bitcast", "tpu.bitcast_vreg"):
         shape, out = type_info(op.results[0].type)
         return lambda x: _bitcast(x, shape, out)
     return None
+
+
+def _count_leading_zeros(x):
+    x = np.asarray(x)
+    bits = 8 * x.dtype.itemsize
+    v = _unsigned(x).astype(np.float64)         # exact below 2^53
+    top = np.floor(np.log2(np.where(v == 0, 1, v)))
+    return np.where(v == 0, bits, bits - 1 - top).astype(np.int64)
 
 
 def _bitcast(x, shape, dtype):
@@ -593,6 +783,39 @@ def _bitcast(x, shape, dtype):
 _EFFECT_FREE_NOOPS = {"tpu.trace_start", "tpu.trace_stop", "tpu.delay", "tpu.yield_trace"}
 _SEMAPHORES = {"tpu.sem_signal", "tpu.sem_wait"}
 _DMA_WAITS = {"tpu.wait_dma2", "tpu.wait_dma"}
+
+
+# Every op the interpreter runs, each checked against Pallas TPU interpret mode on edge values
+# by tests/judge/tpu_model/test_differential.py (which fails when an op here is not covered).
+# Any other op is Unsupported, even where a table below could compute it: an unchecked op is
+# one a forger could aim at.
+MODELLED_OPS = frozenset({
+    "arith.addf", "arith.addi", "arith.andi", "arith.bitcast", "arith.cmpf", "arith.cmpi",
+    "arith.constant", "arith.divf", "arith.divsi", "arith.divui", "arith.extf", "arith.extsi",
+    "arith.extui", "arith.fptosi", "arith.fptoui", "arith.index_cast", "arith.maximumf",
+    "arith.maxsi", "arith.maxui", "arith.minimumf", "arith.minsi", "arith.minui", "arith.mulf",
+    "arith.muli", "arith.negf", "arith.ori", "arith.remf", "arith.remsi", "arith.remui",
+    "arith.select", "arith.shli", "arith.shrsi", "arith.shrui", "arith.sitofp", "arith.subf",
+    "arith.subi", "arith.truncf", "arith.trunci", "arith.uitofp", "arith.xori",
+    "func.func", "func.return",
+    "math.absf", "math.absi", "math.atan2", "math.ceil", "math.cos", "math.ctlz", "math.ctpop",
+    "math.erf", "math.exp", "math.exp2", "math.floor", "math.log", "math.log1p", "math.powf",
+    "math.round", "math.roundeven", "math.rsqrt", "math.sin", "math.sqrt", "math.tan",
+    "math.tanh",
+    "memref.alloca", "memref.load", "memref.store",
+    "scf.condition", "scf.for", "scf.if", "scf.while", "scf.yield",
+    "tpu.assume_multiple", "tpu.bitcast", "tpu.concatenate", "tpu.dynamic_rotate",
+    "tpu.enqueue_dma", "tpu.iota", "tpu.matmul", "tpu.memref_slice", "tpu.memref_squeeze",
+    "tpu.reduce_index", "tpu.region", "tpu.sem_alloc", "tpu.sem_signal", "tpu.sem_wait",
+    "tpu.strided_load", "tpu.strided_store", "tpu.trace_start", "tpu.trace_stop",
+    "tpu.transpose", "tpu.vector_store", "tpu.wait_dma2", "tpu.weird", "tpu.yield",
+    "vector.broadcast", "vector.extract", "vector.extract_strided_slice", "vector.load",
+    "vector.multi_reduction", "vector.shape_cast",
+})
+# Predicates and reduction kinds Pallas emits (and the differential test covers).
+_CMPF_MODELLED = {1, 2, 3, 4, 5, 6}           # oeq ogt oge olt ole one
+_CMPI_MODELLED = set(range(10))               # eq ne slt sle sgt sge ult ule ugt uge
+_REDUCTIONS_MODELLED = {"add", "maximumf", "minimumf", "maxsi", "minsi"}
 
 
 # -- compiled form --------------------------------------------------------------------------------
@@ -666,6 +889,8 @@ class _Compiler:
 
     def op(self, op):
         name = op.name
+        if name not in MODELLED_OPS:
+            raise Unsupported(f"the op {name}")
         c = _Op(name)
         c.op = op
         c.ins = [self.vid(v) for v in op.operands]
@@ -712,7 +937,7 @@ _MEMORY = {"vector.load", "vector.store", "tpu.vector_store", "tpu.vector_load",
            "tpu.memref_reshape", "tpu.enqueue_dma", "memref.alloca", "memref.alloc",
            "tpu.sem_alloc", "tpu.erase_memref_layout", "tpu.assume_layout", "memref.cast",
            "tpu.strided_load", "tpu.strided_store", "vector.maskedload", "vector.maskedstore",
-           "tpu.device_id", "tpu.sem_read", "memref.dealloc", "tpu.memref_bitcast"}
+           "tpu.device_id", "memref.dealloc", "tpu.memref_bitcast"}
 
 
 def _memory_static(op):
@@ -955,11 +1180,6 @@ class _Machine:
             return
         elif name == "tpu.device_id":
             env[c.outs[0]] = np.asarray(0, c.out_types[0][1])
-        elif name == "tpu.sem_read":
-            if self.pending.get(_address(ins[0])):
-                raise Unsupported("tpu.sem_read of a semaphore with DMAs in flight (its value "
-                                  "depends on the hardware's timing)")
-            env[c.outs[0]] = np.asarray(ins[0]).astype(c.out_types[0][1]).reshape(())
         elif name == "tpu.enqueue_dma":
             self.dma(c, ins)
         else:
@@ -1108,11 +1328,12 @@ class Kernel:
         that differ bit for bit are Nondeterministic: they depend on what a TPU happens to hold
         or on an order it does not promise, so no one result of them can be judged."""
         seeds = np.random.SeedSequence().spawn(2)
-        first = self._run(operands, out_avals, aliases, budget,
-                          np.random.default_rng(seeds[0]), permute=False)
-        bytes_left = budget.bytes
-        second = self._run(operands, out_avals, aliases, budget,
-                           np.random.default_rng(seeds[1]), permute=True)
+        with flush_subnormals():
+            first = self._run(operands, out_avals, aliases, budget,
+                              np.random.default_rng(seeds[0]), permute=False)
+            bytes_left = budget.bytes
+            second = self._run(operands, out_avals, aliases, budget,
+                               np.random.default_rng(seeds[1]), permute=True)
         budget.bytes = bytes_left    # the first run's outputs are what is kept
         for i, (a, b) in enumerate(zip(first, second)):
             if not _same_bits(a, b):
