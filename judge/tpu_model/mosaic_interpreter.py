@@ -404,9 +404,8 @@ _BINARY = {
     "arith.addf": widened(np.add), "arith.subf": widened(np.subtract),
     "arith.mulf": widened(np.multiply), "arith.divf": widened(np.divide),
     "arith.remf": widened(np.fmod), "arith.maximumf": widened(_maximumf),
-    "arith.minimumf": widened(_minimumf), "arith.maxnumf": widened(np.fmax),
-    "arith.minnumf": widened(np.fmin), "math.powf": widened(_powf),
-    "math.atan2": widened(np.arctan2), "math.copysign": widened(np.copysign),
+    "arith.minimumf": widened(_minimumf), "math.powf": widened(_powf),
+    "math.atan2": widened(np.arctan2),
     "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
     "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
     "arith.maxsi": np.maximum, "arith.minsi": np.minimum,
@@ -509,29 +508,16 @@ def _erf(x):
 
 
 _UNARY = {
-    "math.exp": np.exp, "math.exp2": np.exp2, "math.expm1": np.expm1, "math.log": np.log,
-    "math.log2": np.log2, "math.log10": np.log10, "math.log1p": np.log1p,
-    "math.tanh": _identity_near_zero(np.tanh),
-    "math.sqrt": np.sqrt, "math.rsqrt": lambda x: 1.0 / np.sqrt(x), "math.cbrt": np.cbrt,
-    "math.sin": _identity_near_zero(np.sin), "math.cos": np.cos,
-    "math.tan": _identity_near_zero(np.tan), "math.atan": np.arctan,
-    "math.sinh": np.sinh, "math.cosh": np.cosh, "math.asin": np.arcsin, "math.acos": np.arccos,
-    "math.asinh": np.arcsinh, "math.acosh": np.arccosh, "math.atanh": np.arctanh,
-    "math.erf": _erf, "math.absf": np.abs, "math.floor": np.floor, "math.ceil": np.ceil,
-    "math.roundeven": np.rint, "math.trunc": np.trunc,
-    "math.round": _round_half_away, "math.absi": np.abs,
+    "math.exp": np.exp, "math.exp2": np.exp2, "math.log": np.log, "math.log1p": np.log1p,
+    "math.tanh": _identity_near_zero(np.tanh), "math.sqrt": np.sqrt,
+    "math.rsqrt": lambda x: 1.0 / np.sqrt(x), "math.sin": _identity_near_zero(np.sin),
+    "math.cos": np.cos, "math.tan": _identity_near_zero(np.tan), "math.erf": _erf,
+    "math.absf": np.abs, "math.floor": np.floor, "math.ceil": np.ceil,
+    "math.roundeven": np.rint, "math.round": _round_half_away, "math.absi": np.abs,
 }
 
-_CMPF = {0: lambda a, b: np.zeros(np.broadcast(a, b).shape, bool),
-         1: lambda a, b: a == b, 2: lambda a, b: a > b, 3: lambda a, b: a >= b,
-         4: lambda a, b: a < b, 5: lambda a, b: a <= b,
-         6: lambda a, b: (a != b) & ~np.isnan(a) & ~np.isnan(b),
-         7: lambda a, b: ~np.isnan(a) & ~np.isnan(b),
-         8: lambda a, b: (a == b) | np.isnan(a) | np.isnan(b),
-         9: lambda a, b: ~(a <= b), 10: lambda a, b: ~(a < b), 11: lambda a, b: ~(a >= b),
-         12: lambda a, b: ~(a > b), 13: lambda a, b: a != b,
-         14: lambda a, b: np.isnan(a) | np.isnan(b),
-         15: lambda a, b: np.ones(np.broadcast(a, b).shape, bool)}
+_CMPF = {1: lambda a, b: a == b, 2: lambda a, b: a > b, 3: lambda a, b: a >= b,
+         4: lambda a, b: a < b, 5: lambda a, b: a <= b}
 _CMPI = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.greater,
          5: np.greater_equal}
 _CMPI_UNSIGNED = {6: np.less, 7: np.less_equal, 8: np.greater, 9: np.greater_equal}
@@ -539,13 +525,10 @@ _CMPI_UNSIGNED = {6: np.less, 7: np.less_equal, 8: np.greater, 9: np.greater_equ
 _CASTS = {"arith.truncf", "arith.extf", "arith.sitofp", "arith.trunci", "arith.index_cast",
           "tpu.assume_multiple"}
 
-_REDUCE = {"add": np.sum, "mul": np.prod, "maximumf": np.max, "minimumf": np.min,
-           "maxnumf": np.nanmax, "minnumf": np.nanmin, "maxsi": np.max, "minsi": np.min,
-           "and": np.bitwise_and.reduce, "or": np.bitwise_or.reduce,
-           "xor": np.bitwise_xor.reduce}
-_COMBINE = {"add": np.add, "mul": np.multiply, "maximumf": np.maximum, "minimumf": np.minimum,
-            "maxnumf": np.fmax, "minnumf": np.fmin, "maxsi": np.maximum, "minsi": np.minimum,
-            "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+_REDUCE = {"add": np.sum, "maximumf": np.max, "minimumf": np.min, "maxsi": np.max,
+           "minsi": np.min}
+_COMBINE = {"add": np.add, "maximumf": np.maximum, "minimumf": np.minimum, "maxsi": np.maximum,
+            "minsi": np.minimum}
 
 
 def _ordered_not_equal(a, b):
@@ -620,29 +603,6 @@ def _matmul(op):
     return run
 
 
-def _contract(op):
-    """vector.contract as an einsum over its indexing maps."""
-    if _enum(op, "kind") not in (None, "add"):
-        raise Unsupported(f"vector.contract kind {_enum(op, 'kind')}")
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    letters = "abcdefghijklmnop"
-    subs = []
-    for m in maps:
-        sub = ""
-        for expr in m.results:
-            text = str(expr)
-            if not text.startswith("d") or not text[1:].isdigit():
-                raise Unsupported(f"vector.contract indexing map {m}")
-            sub += letters[int(text[1:])]
-        subs.append(sub)
-    spec = f"{subs[0]},{subs[1]}->{subs[2]}"
-
-    def run(lhs, rhs, acc):
-        return np.asarray(acc, np.float32) + np.einsum(spec, np.asarray(lhs, np.float32),
-                                                       np.asarray(rhs, np.float32))
-    return run
-
-
 def _pure(op):
     """A function of the operands' values for an op without effects or regions, else None."""
     name = op.name
@@ -674,7 +634,7 @@ def _pure(op):
     if name == "arith.extsi":
         # A signed i1 is 0 or -1.
         return lambda x: -np.asarray(x, np.int64) if np.asarray(x).dtype == np.bool_ else x
-    if name in ("arith.extui", "arith.index_castui"):
+    if name == "arith.extui":
         return lambda x: _unsigned(x)
     if name == "arith.uitofp":
         return lambda x: _unsigned(x).astype(np.float64)
@@ -690,16 +650,12 @@ def _pure(op):
     if name == "arith.bitcast":
         out = type_info(op.results[0].type)[1]
         return lambda x: np.asarray(x).view(out)
-    if name == "math.fma":
-        return lambda a, b, c: _up(a) * _up(b) + _up(c)
-    if name == "vector.fma":
-        return lambda a, b, c: _up(a) * _up(b) + _up(c)
-    if name in ("vector.broadcast", "vector.splat"):
+    if name == "vector.broadcast":
         return lambda x: x   # _cast broadcasts to the result's shape
     if name == "vector.shape_cast":
         shape = type_info(op.results[0].type)[0]
         return lambda x: np.reshape(x, shape)
-    if name in ("vector.transpose", "tpu.transpose"):
+    if name == "tpu.transpose":
         perm = _ints(op, "permutation")
         return lambda x: np.transpose(x, perm)
     if name == "vector.extract_strided_slice":
@@ -719,8 +675,6 @@ def _pure(op):
         return lambda x, acc: _COMBINE[kind](_up(acc), _REDUCE[kind](_up(x), axis=tuple(dims)))
     if name == "tpu.matmul":
         return _matmul(op)
-    if name == "vector.contract":
-        return _contract(op)
     if name == "tpu.iota":
         shape, _ = type_info(op.results[0].type)
         dims = _ints(op, "dimensions")
@@ -729,19 +683,13 @@ def _pure(op):
         if len(dims) != 1:
             raise Unsupported(f"tpu.iota over dimensions {dims}")
         return lambda: np.indices(shape)[dims[0]]
-    if name == "tpu.repeat":
-        axis, times = _int(op, "dimension"), _int(op, "times")
-        return lambda x: np.concatenate([x] * times, axis=axis)
     if name == "tpu.concatenate":
         axis = _int(op, "dimension")
         return lambda *xs: np.concatenate(xs, axis=axis)
-    if name in ("tpu.dynamic_rotate", "tpu.rotate"):
+    if name == "tpu.dynamic_rotate":
         if _int(op, "stride") not in (None, 0) or "stride_dimension" in op.attributes:
             raise Unsupported(f"{name} with a stride")
         axis = _int(op, "dimension")
-        if name == "tpu.rotate":
-            amount = _int(op, "amount")
-            return lambda x: np.roll(x, amount, axis=axis)
         return lambda x, amount: np.roll(x, int(amount), axis=axis)
     if name == "tpu.reduce_index":
         # jnp.argmax / argmin: the first index of the extreme, a NaN counting as the extreme
@@ -759,7 +707,7 @@ def _pure(op):
     if name == "math.ctpop":
         return lambda x: np.unpackbits(np.ascontiguousarray(x).view(np.uint8)).reshape(
             np.shape(x) + (-1,)).sum(-1, dtype=np.int64)
-    if name in ("tpu.bitcast", "tpu.bitcast_vreg"):
+    if name == "tpu.bitcast":
         shape, out = type_info(op.results[0].type)
         return lambda x: _bitcast(x, shape, out)
     return None
@@ -780,9 +728,9 @@ def _bitcast(x, shape, dtype):
     raise Unsupported(f"tpu.bitcast from {x.dtype} to {dtype} (packed layouts)")
 
 
-_EFFECT_FREE_NOOPS = {"tpu.trace_start", "tpu.trace_stop", "tpu.delay", "tpu.yield_trace"}
+_EFFECT_FREE_NOOPS = {"tpu.trace_start", "tpu.trace_stop"}
 _SEMAPHORES = {"tpu.sem_signal", "tpu.sem_wait"}
-_DMA_WAITS = {"tpu.wait_dma2", "tpu.wait_dma"}
+_DMA_WAITS = {"tpu.wait_dma2"}
 
 
 # Every op the interpreter runs, each checked against Pallas TPU interpret mode on edge values
@@ -910,18 +858,14 @@ class _Compiler:
             if op.regions and any(len(r.blocks) for r in op.regions):
                 raise Unsupported(f"{name} with a region")
             c.fn = fn
-            if name in ("tpu.matmul", "vector.contract"):
+            if name == "tpu.matmul":
                 # Multiply-adds: out x K, K = sqrt(lhs x rhs / out) (as kernel_work counts).
                 lhs, rhs = (int(np.prod(type_info(v.type)[0] or ())) for v in op.operands[:2])
                 out = max(int(np.prod(c.out_types[0][0] or ())), 1)
                 c.macs = out * max(int(math.sqrt(lhs * rhs / out)), 1)
             return c
-        if name in ("scf.for", "scf.if", "scf.while", "tpu.region", "scf.execute_region"):
+        if name in ("scf.for", "scf.if", "scf.while", "tpu.region"):
             c.blocks = [self.block(r.blocks[0]) for r in op.regions if len(r.blocks)]
-            return c
-        if name == "func.call":
-            c.static = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-            c.blocks = [self.function(c.static)]
             return c
         if name in _MEMORY or name in _EFFECT_FREE_NOOPS or name in _DMA_WAITS or \
                 name in _SEMAPHORES:
@@ -932,26 +876,18 @@ class _Compiler:
 
 # -- memory -------------------------------------------------------------------------------------
 
-_MEMORY = {"vector.load", "vector.store", "tpu.vector_store", "tpu.vector_load", "tpu.load",
-           "tpu.store", "memref.load", "memref.store", "tpu.memref_slice", "tpu.memref_squeeze",
-           "tpu.memref_reshape", "tpu.enqueue_dma", "memref.alloca", "memref.alloc",
-           "tpu.sem_alloc", "tpu.erase_memref_layout", "tpu.assume_layout", "memref.cast",
-           "tpu.strided_load", "tpu.strided_store", "vector.maskedload", "vector.maskedstore",
-           "tpu.device_id", "memref.dealloc", "tpu.memref_bitcast"}
+_MEMORY = {"vector.load", "tpu.vector_store", "memref.load", "memref.store", "tpu.memref_slice",
+           "tpu.memref_squeeze", "tpu.enqueue_dma", "memref.alloca", "tpu.sem_alloc",
+           "tpu.strided_load", "tpu.strided_store"}
 
 
 def _memory_static(op):
     name = op.name
-    if name in ("tpu.vector_store", "tpu.vector_load", "tpu.strided_load", "tpu.strided_store"):
+    if name in ("tpu.vector_store", "tpu.strided_load", "tpu.strided_store"):
         strides = _ints(op, "strides")
-        if strides and any(s != 1 for s in strides):
-            if name in ("tpu.vector_store", "tpu.vector_load"):
-                raise Unsupported(f"{name} with strides {strides}")
+        if strides and any(s != 1 for s in strides) and name == "tpu.vector_store":
+            raise Unsupported(f"{name} with strides {strides}")
         return {"strides": strides}
-    if name in ("tpu.load", "tpu.store"):
-        raise Unsupported(f"the op {name} (sublane-masked access)")
-    if name == "tpu.memref_bitcast":
-        raise Unsupported("the op tpu.memref_bitcast")
     if name in ("tpu.enqueue_dma", "tpu.wait_dma2", "tpu.sem_signal"):
         segments = _ints(op, "operandSegmentSizes")
         return {"segments": segments}
@@ -1057,10 +993,8 @@ class _Machine:
                     self._set(c, env, out[1:])
                     break
                 values = self.block(c.blocks[1], env, out[1:])
-        elif name in ("tpu.region", "scf.execute_region"):
+        elif name == "tpu.region":
             self._set(c, env, self.block(c.blocks[0], env, []))
-        elif name == "func.call":
-            self._set(c, env, self.block(c.blocks[0], {}, ins))
         elif name in _EFFECT_FREE_NOOPS:
             return
         elif name in _DMA_WAITS:
@@ -1120,29 +1054,22 @@ class _Machine:
             env[vid] = value if same else _cast(value, shape, dtype)
 
     def memory(self, c, env, ins):
-        name, op = c.name, c.op
-        if name in ("vector.load", "tpu.vector_load", "tpu.strided_load", "vector.maskedload"):
+        name = c.name
+        if name in ("vector.load", "tpu.strided_load"):
             ref, indices = ins[0], ins[1:]
             shape, dtype = c.out_types[0]
             if name == "tpu.strided_load":
                 value = ref[_strided(ref, indices, shape, c.static["strides"], name)]
-            elif name == "vector.maskedload":
-                indices, mask, passthru = ins[1:-2], ins[-2], ins[-1]
-                value = np.where(mask, ref[_window(ref, indices, shape, name)], passthru)
             else:
                 value = ref[_window(ref, indices[:len(ref.shape)], _trailing(shape, ref), name)]
             env[c.outs[0]] = _cast(np.array(value).reshape(shape), shape, dtype)
-        elif name in ("vector.store", "tpu.vector_store", "tpu.strided_store",
-                      "vector.maskedstore"):
-            if name == "vector.maskedstore":
-                ref, indices, mask, value = ins[0], ins[1:-2], ins[-2], ins[-1]
-            else:
-                value, ref = ins[0], ins[1]
-                rest = ins[2:]
-                mask = None
-                if name == "tpu.vector_store" and len(rest) > len(ref.shape):
-                    mask, rest = rest[-1], rest[:len(ref.shape)]
-                indices = rest
+        elif name in ("tpu.vector_store", "tpu.strided_store"):
+            value, ref = ins[0], ins[1]
+            rest = ins[2:]
+            mask = None
+            if name == "tpu.vector_store" and len(rest) > len(ref.shape):
+                mask, rest = rest[-1], rest[:len(ref.shape)]
+            indices = rest
             value = np.asarray(value)
             if name == "tpu.strided_store":
                 ref[_strided(ref, indices, value.shape, c.static["strides"], name)] = value
@@ -1165,21 +1092,15 @@ class _Machine:
             if len(ins) != 1 + len(ref.shape):
                 raise Unsupported("tpu.memref_slice with dynamic sizes")
             env[c.outs[0]] = ref[_window(ref, offsets, shape, name)]
-        elif name in ("tpu.memref_squeeze", "tpu.memref_reshape"):
+        elif name == "tpu.memref_squeeze":
             shape, _ = c.out_types[0]
             view = ins[0].reshape(shape)
             if not np.shares_memory(view, ins[0]):
                 raise Unsupported(f"{name} that is not a view")
             env[c.outs[0]] = view
-        elif name in ("tpu.erase_memref_layout", "tpu.assume_layout", "memref.cast"):
-            env[c.outs[0]] = ins[0]
-        elif name in ("memref.alloca", "memref.alloc", "tpu.sem_alloc"):
+        elif name in ("memref.alloca", "tpu.sem_alloc"):
             shape, dtype = c.out_types[0]
             env[c.outs[0]] = uninitialized(shape or (), dtype, self.budget, self.rng)
-        elif name == "memref.dealloc":
-            return
-        elif name == "tpu.device_id":
-            env[c.outs[0]] = np.asarray(0, c.out_types[0][1])
         elif name == "tpu.enqueue_dma":
             self.dma(c, ins)
         else:
