@@ -205,7 +205,8 @@ def tpu_program_outputs(exp, arrays, budget, info, refusal):
     start = time.perf_counter()
     try:
         return tpu_program.run(exp.mlir_module(), exp.platforms,
-                               [np.asarray(a) for a in arrays], budget)
+                               [np.asarray(a) for a in arrays], budget,
+                               kept=exp.module_kept_var_idx)
     except Exception as exc:  # Unsupported, OverBudget, or the interpreter's own gap
         why = str(exc) if isinstance(exc, mosaic_interpreter.Unsupported) else \
             f"interpreter error {type(exc).__name__}: {exc}"
