@@ -88,14 +88,16 @@ def time_interpreted(judge, module, exp, arrays, timeout_s, result):
     key = (module.ID, repr(sorted(config.items())))
     side = "baseline's TPU program"
     try:
-        base_text = _baseline_program(judge, module, config, key)
+        base_text, base_kept = _baseline_program(judge, module, config, key)
         side = "kernel's and the baseline's TPU programs"
 
         def kernel():
-            tpu_program.run(kernel_text, exp.platforms, arrays, mosaic_interpreter.Budget())
+            tpu_program.run(kernel_text, exp.platforms, arrays, mosaic_interpreter.Budget(),
+                            kept=exp.module_kept_var_idx)
 
         def baseline():
-            tpu_program.run(base_text, ("tpu",), arrays, mosaic_interpreter.Budget())
+            tpu_program.run(base_text, ("tpu",), arrays, mosaic_interpreter.Budget(),
+                            kept=base_kept)
 
         runs = judge.timing_runs
         min_runs = min(CPU_TIMING_MIN_RUNS, runs)
@@ -134,13 +136,14 @@ def time_interpreted(judge, module, exp, arrays, timeout_s, result):
 
 
 def _baseline_program(judge, module, config, key):
-    """The StableHLO text of the XLA baseline exported for TPU at `config` (cached)."""
+    """(StableHLO text, kept input indices) of the XLA baseline exported for TPU at `config`
+    (cached): like a candidate's artifact, its main function takes only the inputs it uses."""
     if key not in judge._baseline_programs:
         specs = judge._argument_specs(module, config)
         args = [s["static"] if "static" in s else
                 jax.ShapeDtypeStruct(tuple(s["shape"]), s["dtype"]) for s in specs]
         exported = export.export(judge._baseline(module), platforms=["tpu"])(*args)
-        judge._baseline_programs[key] = exported.mlir_module()
+        judge._baseline_programs[key] = (exported.mlir_module(), exported.module_kept_var_idx)
     return judge._baseline_programs[key]
 
 
