@@ -23,6 +23,8 @@
 //   bench, status   -> eval_dispatcher: (stats_atom)                            -> DispatcherStats
 //                                       (stats_atom, true): the same, then the longest-lag
 //                                       figures start again from 0 (a measured window)
+//   run, tests      -> eval_dispatcher: (quarantine_atom)                       -> std::vector<Quarantine>
+//                                       every key quarantined so far
 //   main            -> run:             (start_atom)                            -> std::string status
 #pragma once
 
@@ -54,6 +56,7 @@ using status_atom = caf::atom_constant<caf::atom("status")>;
 using budget_atom = caf::atom_constant<caf::atom("budget")>;
 using inflight_atom = caf::atom_constant<caf::atom("inflight")>;
 using evaluated_atom = caf::atom_constant<caf::atom("evaluated")>;
+using quarantine_atom = caf::atom_constant<caf::atom("quarantine")>;
 
 
 // Frames from agents, as the bridge read them in one turn (actors/zmq_bridge.hpp).
@@ -70,13 +73,7 @@ struct ZmqInboundBatch {
 struct EvalBatch {
   std::vector<wire::Job> jobs;
 };
-// A job's answer: what the judge found, and beside it the agent that found it (from its
-// admitted HELLO and the dispatcher's bookkeeping, never from the result frame's claims).
-struct Evaluated {
-  Evaluation evaluation;
-  AgentFacts agent;
-};
-// The one answer to one job of an EvalBatch: its evaluation, or (error set) a retryable
+// The one answer to one job of an EvalBatch: its Evaluated (protocol/evaluation.hpp), or (error set) a retryable
 // Errc::unavailable after too many lost leases, or Errc::already_exists for a job id already
 // being evaluated.
 struct EvalAnswer {

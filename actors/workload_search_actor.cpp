@@ -117,6 +117,7 @@ void on_answers(Self self, EvalAnswers& got) {
     record.candidate_id = p.candidate_id;
     record.evaluation = std::move(a.evaluated.evaluation);
     record.agent = std::move(a.evaluated.agent);
+    record.checks = std::move(a.evaluated.checks);
     EvalOutcome outcome = EvalOutcome::from(record.evaluation);
     self->request(st.peers.store, caf::infinite, put_eval_atom::value, std::move(record))
         .then(

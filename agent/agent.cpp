@@ -418,7 +418,7 @@ void Agent::Impl::finish(Slot& s, JudgeResult judged) {
   e.error_signature = scrubber_.scrub(e.error_signature);
   e.stdout_text = scrubber_.scrub(e.stdout_text);
   e.stderr_text = scrubber_.scrub(e.stderr_text);
-  e.compile_finding = scrubber_.scrub(e.compile_finding);
+  if (e.compile_finding) e.compile_finding = scrubber_.scrub(*e.compile_finding);
   long ms = ms_between(s.started, Clock::now());
   const wire::Job& job = *s.job;
   const std::string_view verdict = to_string(e.verdict);

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli/run_config.hpp"
+#include "store/llm_usage_report.hpp"
 
 namespace palladium {
 namespace {
@@ -57,7 +58,8 @@ void fill_run(const RunStore& store, const RunRecord& run, const std::string& or
     c.workload = s.workload;
     c.seed = s.seed;
     c.sample_index = s.sample_index;
-    if (auto it = evals.find(s.id); it != evals.end()) {
+    // A result of a quarantined key is not trusted: it reads as not evaluated.
+    if (auto it = evals.find(s.id); it != evals.end() && !it->second->needs_reevaluation) {
       const EvaluationRecord& row = *it->second;
       const Evaluation& e = row.evaluation;
       c.verdict = e.verdict;
@@ -68,8 +70,8 @@ void fill_run(const RunStore& store, const RunRecord& run, const std::string& or
       c.timing_runs = e.timing_runs;
       c.kernel_ms_low = e.kernel_ms_low;
       c.kernel_ms_high = e.kernel_ms_high;
-      c.plausibility = row.plausibility;
-      c.retiming_json = row.retiming_json;
+      c.plausibility = row.checks.plausibility;
+      c.retiming_json = row.checks.retiming_json;
     }
     cell.candidates.push_back(std::move(c));
   }
@@ -85,6 +87,17 @@ void fill_run(const RunStore& store, const RunRecord& run, const std::string& or
              call.provider != "hand_tuned")
       u.cost_complete = false;  // an API call without a price
   }
+  const LlmUsageSummary who = summarize_llm_usage(store, run.id);
+  auto& u = cell.usage;
+  u.cached_prompt_tokens = who.cached_prompt_tokens;
+  u.cache_saved_usd = who.cache_saved_usd;
+  u.paid_prompt_tokens = who.paid_prompt_tokens;
+  u.paid_output_tokens = who.paid_output_tokens;
+  u.reused_prompt_tokens = who.reused_prompt_tokens;
+  u.reused_output_tokens = who.reused_output_tokens;
+  u.paid_usd = who.paid_usd;
+  u.reused_usd = who.reused_usd;
+  u.truncated = who.truncated;
 }
 
 }  // namespace
@@ -104,6 +117,9 @@ SweepReportInput collect_report_input(const RunStore& store, std::optional<int64
                                       const InputSensitivity& sensitivity) {
   SweepReportInput in;
   in.sensitivity = sensitivity;
+  for (const auto& q : store.quarantines())
+    in.quarantines.push_back(
+        ReportQuarantine{q.run_id, q.agent_key, q.agent_id, q.reason, q.job_id, q.evaluations});
   if (!sweep_id) {
     auto sweeps = store.sweeps();
     if (!sweeps.empty()) sweep_id = sweeps.back().id;

@@ -8,7 +8,10 @@
 //
 // What is not the judge's finding stays beside the evaluation, never inside it: AgentFacts (who
 // evaluated, on what, after how many dispatches) come from the coordinator's dispatcher, which
-// knows the answering agent by its CURVE key, not from anything the agent claims per result.
+// knows the answering agent by its CURVE key, not from anything the agent claims per result;
+// CheckFindings are what the dispatcher's result checks (actors/result_check.hpp) concluded
+// about the evaluation. `Evaluated` is the three together: a job's answer inside the
+// coordinator, and what the store writes as one evaluations row.
 
 #ifndef PALLADIUM_PROTOCOL_EVALUATION_HPP_
 #define PALLADIUM_PROTOCOL_EVALUATION_HPP_
@@ -29,6 +32,26 @@ struct AgentFacts {
   std::string jax_version;
   std::string libtpu_version;  // "" when the agent has none
   int dispatches = 1;          // dispatches the job took (lost leases + 1, and a cascade's tier)
+};
+
+// The coordinator's own findings about an evaluation (actors/result_check.hpp), never the
+// judge's: stored in the evaluations columns of the same names.
+struct CheckFindings {
+  // The plausibility gate (search/plausibility.hpp): "" not checked, "plausible", "retimed" or
+  // "implausible_speed".
+  std::string plausibility;
+  // Both timings of a re-timed result: {"first": {...}, "second": {...}, "reason": "..."}.
+  std::string retiming_json = "{}";
+  // Who else evaluated the job and whether they agreed; "{}" when it was not checked.
+  std::string cross_check_json = "{}";
+};
+
+// One job's answer: what the judge found, the agent that found it, and what the coordinator's
+// checks concluded about it.
+struct Evaluated {
+  Evaluation evaluation;
+  AgentFacts agent;
+  CheckFindings checks;
 };
 
 // baseline_ms / kernel_ms when the verdict is correct and both times are present and positive;

@@ -11,6 +11,13 @@ bool present(wire::MapReader& rd, const FieldSpec& spec) {
   return false;
 }
 
+// True when the key holds a value to read: an optional key's nil means "not said", like a
+// missing one (the judge sends None for a fact nothing decided), so the default stays.
+bool given(wire::MapReader& rd, const FieldSpec& spec) {
+  if (!present(rd, spec)) return false;
+  return spec.required || !rd.is_nil(spec.key);
+}
+
 // A ?-enum: nil, missing and "" read as absent; another spelling must be one of `parse`'s.
 template <typename E, typename Parse>
 void read_enum(wire::MapReader& rd, const FieldSpec& spec, std::optional<E>* out, Parse parse,
@@ -29,32 +36,35 @@ void read_enum(wire::MapReader& rd, const FieldSpec& spec, std::optional<E>* out
 }  // namespace
 
 void read_value(wire::MapReader& rd, const FieldSpec& spec, int64_t* out) {
-  if (present(rd, spec)) rd.int64(spec.key, out);
+  if (given(rd, spec)) rd.int64(spec.key, out);
 }
 void read_value(wire::MapReader& rd, const FieldSpec& spec, int* out) {
-  if (present(rd, spec)) rd.int32(spec.key, out);
+  if (given(rd, spec)) rd.int32(spec.key, out);
 }
 void read_value(wire::MapReader& rd, const FieldSpec& spec, double* out) {
-  if (present(rd, spec)) rd.number(spec.key, out);
+  if (given(rd, spec)) rd.number(spec.key, out);
 }
 void read_value(wire::MapReader& rd, const FieldSpec& spec, bool* out) {
-  if (present(rd, spec)) rd.opt_bool(spec.key, out);
+  if (given(rd, spec)) rd.opt_bool(spec.key, out);
 }
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::string* out) {
-  if (!present(rd, spec)) return;
-  if (spec.required)
-    rd.str(spec.key, out);
-  else
-    rd.opt_str(spec.key, out);
+  if (given(rd, spec)) rd.str(spec.key, out);
+}
+void read_value(wire::MapReader& rd, const FieldSpec& spec, std::optional<std::string>* out) {
+  out->reset();
+  if (!present(rd, spec) || rd.is_nil(spec.key)) return;
+  std::string text;
+  rd.str(spec.key, &text);
+  if (rd.ok()) *out = std::move(text);
 }
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::vector<int64_t>* out) {
-  if (present(rd, spec)) rd.int_list(spec.key, out);
+  if (given(rd, spec)) rd.int_list(spec.key, out);
 }
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::vector<std::string>* out) {
-  if (present(rd, spec)) rd.str_list(spec.key, out);
+  if (given(rd, spec)) rd.str_list(spec.key, out);
 }
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::map<std::string, double>* out) {
-  if (present(rd, spec)) rd.number_map(spec.key, out);
+  if (given(rd, spec)) rd.number_map(spec.key, out);
 }
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::optional<double>* out) {
   if (present(rd, spec))

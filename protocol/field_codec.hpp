@@ -91,8 +91,9 @@ void pack_message(P& pk, const M& message, int version = kJudgePipeVersion) {
   pack_fields(pk, message);
 }
 
-// Reads one field: a missing optional key leaves *out as it is (its default); a missing required
-// one, a wrong type or an unknown enum spelling is the reader's error, naming the key.
+// Reads one field: a missing optional key, or one that is nil, leaves *out as it is (its
+// default); a missing required one, a wrong type or an unknown enum spelling is the reader's
+// error, naming the key. A required ?-type may be nil (absent).
 void read_value(wire::MapReader& rd, const FieldSpec& spec, int64_t* out);
 void read_value(wire::MapReader& rd, const FieldSpec& spec, int* out);
 void read_value(wire::MapReader& rd, const FieldSpec& spec, double* out);
@@ -103,6 +104,7 @@ void read_value(wire::MapReader& rd, const FieldSpec& spec, std::vector<std::str
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::map<std::string, double>* out);
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::optional<double>* out);
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::optional<bool>* out);
+void read_value(wire::MapReader& rd, const FieldSpec& spec, std::optional<std::string>* out);
 void read_value(wire::MapReader& rd, const FieldSpec& spec, Verdict* out);
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::optional<Stage>* out);
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::optional<TimingKind>* out);

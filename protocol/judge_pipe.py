@@ -116,7 +116,8 @@ def _check_value(kind, key, value, where):
 
 def check(msg):
     """Raises ProtocolError unless `msg` is a map the schema allows (the C++ decoder's rules: a
-    required key must be there, nil is allowed for the ?-types, unknown keys are ignored)."""
+    required key must be there, nil is allowed for the ?-types and for any key that is not
+    required (it reads as the field's default), unknown keys are ignored)."""
     if not isinstance(msg, dict):
         raise ProtocolError(f"not a map: {type(msg).__name__}")
     kind = msg.get("type")
@@ -129,6 +130,8 @@ def check(msg):
         if key not in msg:
             if field.get("required"):
                 raise ProtocolError(f"missing field {key!r} in {kind!r}")
+            continue
+        if msg[key] is None and not field.get("required"):
             continue
         _check_value(field["type"], key, msg[key], kind)
     return msg

@@ -31,6 +31,7 @@ class MapReader {
   MapReader(const msgpack::object& map, std::string frame_type);
 
   bool has(std::string_view key);  // the key is present (any type)
+  bool is_nil(std::string_view key);  // the key is present and nil
   void str(std::string_view key, std::string* out);
   void int64(std::string_view key, int64_t* out);
   void int32(std::string_view key, int* out);

@@ -263,6 +263,11 @@ bool as_number(const msgpack::object& o, double* out) {
 
 bool MapReader::has(std::string_view key) { return find(key, false) != nullptr; }
 
+bool MapReader::is_nil(std::string_view key) {
+  const msgpack::object* v = find(key, false);
+  return v != nullptr && v->type == msgpack::type::NIL;
+}
+
 void MapReader::str(std::string_view key, std::string* out) {
   const msgpack::object* v = find(key, true);
   if (v == nullptr) return;
@@ -749,10 +754,14 @@ bool fast_value(FastReader& rd, const FieldSpec&, int* out) {
   *out = static_cast<int>(wide);
   return true;
 }
-bool fast_value(FastReader& rd, const FieldSpec& spec, std::string* out) {
-  if (rd.is_nil() && !spec.required) return rd.skip_nil(), true;  // nil: the default stays
+bool fast_value(FastReader& rd, const FieldSpec&, std::string* out) {
   std::string_view s;
   return rd.str(&s) && (out->assign(s), true);
+}
+bool fast_value(FastReader& rd, const FieldSpec&, std::optional<std::string>* out) {
+  if (rd.is_nil()) return rd.skip_nil(), out->reset(), true;
+  std::string_view s;
+  return rd.str(&s) && (*out = std::string(s), true);
 }
 bool fast_value(FastReader& rd, const FieldSpec&, std::optional<double>* out) {
   if (rd.is_nil()) return rd.skip_nil(), out->reset(), true;
@@ -822,7 +831,13 @@ bool fast_evaluation_field(FastReader& rd, std::size_t index, Evaluation* out) {
   std::size_t i = 0;
   bool ok = false;
   visit_fields(*out, [&](const FieldSpec& spec, auto& value) {
-    if (i++ == index) ok = fast_value(rd, spec, &value);
+    if (i++ != index) return;
+    if (!spec.required && rd.is_nil()) {
+      rd.skip_nil();  // an optional key's nil: the field keeps its default (codec::read_value)
+      ok = true;
+    } else {
+      ok = fast_value(rd, spec, &value);
+    }
   });
   return ok;
 }

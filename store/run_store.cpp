@@ -191,8 +191,9 @@ constexpr int kEvaluationFixedColumns = 12;
 // read-only open never migrates (add_missing_columns), so its SELECT names what is there. The
 // evaluation's own columns (protocol/judge_pipe.json) read as NULL, which is the field's default.
 constexpr std::pair<const char*, const char*> kLaterEvaluationColumns[] = {
-    {"plausibility", "''"}, {"retiming_json", "'{}'"}};
-constexpr int kLaterEvaluationColumnCount = 2;
+    {"plausibility", "''"}, {"retiming_json", "'{}'"}, {"cross_check_json", "'{}'"},
+    {"needs_reevaluation", "0"}};
+constexpr int kLaterEvaluationColumnCount = 4;
 
 std::string evaluation_columns(const sqlite::Db& db) {
   std::set<std::string> have;
@@ -235,6 +236,12 @@ struct ColumnReader {
     if (!st.is_null(column)) *out = st.text(column);
   }
   void read(const FieldSpec&, std::optional<double>* out) { *out = st.opt_double(column); }
+  void read(const FieldSpec&, std::optional<std::string>* out) {
+    if (st.is_null(column))
+      out->reset();
+    else
+      *out = st.text(column);
+  }
   void read(const FieldSpec&, std::optional<bool>* out) {
     if (auto v = st.opt_int64(column)) *out = *v != 0;
     else out->reset();
@@ -288,8 +295,10 @@ EvaluationRecord read_evaluation(const sqlite::Db& db, const sqlite::Statement& 
   e.agent.dispatches = static_cast<int>(st.int64(9));
   e.structure_json = st.text(10);
   e.created_at = st.text(11);
-  e.plausibility = st.text(kEvaluationFixedColumns);
-  e.retiming_json = st.text(kEvaluationFixedColumns + 1);
+  e.checks.plausibility = st.text(kEvaluationFixedColumns);
+  e.checks.retiming_json = st.text(kEvaluationFixedColumns + 1);
+  e.checks.cross_check_json = st.text(kEvaluationFixedColumns + 2);
+  e.needs_reevaluation = st.int64(kEvaluationFixedColumns + 3) != 0;
   ColumnReader reader{db, st, e.id, kEvaluationFixedColumns + kLaterEvaluationColumnCount};
   visit_fields(e.evaluation, [&](const FieldSpec& spec, auto& value) {
     reader.read(spec, &value);
@@ -298,21 +307,36 @@ EvaluationRecord read_evaluation(const sqlite::Db& db, const sqlite::Statement& 
   return e;
 }
 
-// The INSERT of one evaluations row: the columns beside the evaluation (?1-?12), then the
-// evaluation's own, in visit_fields() order.
+// The INSERT of one evaluations row: the columns beside the evaluation (?1-?13), then the
+// evaluation's own, in visit_fields() order. A result from a key already quarantined is marked
+// as it is written (needs_reevaluation, from ?4: the agent key). The first write wins, except
+// over a row whose key was quarantined since: that row is replaced.
+constexpr int kInsertFixedParameters = 13;
 std::string insert_evaluation_sql() {
-  std::string columns =
-      "candidate_id, speedup, agent_id, agent_key, backend, device_kind, jax_version, "
-      "libtpu_version, attempts, structure_json, plausibility, retiming_json";
-  std::string values = "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12";
-  int index = 13;
+  std::vector<std::string> columns = {
+      "candidate_id", "speedup",       "agent_id",       "agent_key",    "backend",
+      "device_kind",  "jax_version",   "libtpu_version", "attempts",     "structure_json",
+      "plausibility", "retiming_json", "cross_check_json"};
+  std::string values;
+  for (int i = 1; i <= kInsertFixedParameters; ++i)
+    values += (i > 1 ? ", ?" : "?") + std::to_string(i);
+  int index = kInsertFixedParameters + 1;
   Evaluation none;
   visit_fields(none, [&](const FieldSpec& spec, const auto&) {
-    columns += ", " + std::string(spec.column);
+    columns.emplace_back(spec.column);
     values += ", ?" + std::to_string(index++);
   });
-  return "INSERT INTO evaluations (" + columns + ") VALUES (" + values +
-         ") ON CONFLICT (candidate_id) DO NOTHING";
+  std::string names, update;
+  for (const auto& column : columns) {
+    names += column + ", ";
+    if (column != "candidate_id") update += column + " = excluded." + column + ", ";
+  }
+  return "INSERT INTO evaluations (" + names + "needs_reevaluation) VALUES (" + values +
+         ", ?4 != '' AND EXISTS (SELECT 1 FROM quarantined_keys q WHERE q.agent_key = ?4)) "
+         "ON CONFLICT (candidate_id) DO UPDATE SET " + update +
+         "needs_reevaluation = excluded.needs_reevaluation, "
+         "created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+         "WHERE evaluations.needs_reevaluation = 1";
 }
 
 // One evaluation field as its column stores it: enums by their spelling ('' when absent),
@@ -338,6 +362,12 @@ void bind_value(sqlite::Statement& st, int index, const std::map<std::string, do
 }
 void bind_value(sqlite::Statement& st, int index, Verdict value) {
   st.bind_text(index, to_string(value));
+}
+void bind_value(sqlite::Statement& st, int index, const std::optional<std::string>& value) {
+  if (value)
+    st.bind_text(index, *value);
+  else
+    st.bind_null(index);
 }
 template <typename E>
 void bind_value(sqlite::Statement& st, int index, const std::optional<E>& value) {
@@ -888,7 +918,11 @@ StoredSearch RunStore::search_samples(const SampleKey& k) const {
   }
   sqlite::CachedUse st(*db_, sql_search_evaluations_.c_str());
   st->bind_int64(1, k.run_id).bind_text(2, k.workload).bind_text(3, k.method).bind_int64(4, k.seed);
-  while (st->step()) out.evaluations.push_back(read_evaluation(*db_, *st));
+  while (st->step()) {
+    // A result from a quarantined key is not reused: the resumed search evaluates it again.
+    EvaluationRecord e = read_evaluation(*db_, *st);
+    if (!e.needs_reevaluation) out.evaluations.push_back(std::move(e));
+  }
   return out;
 }
 
@@ -965,9 +999,10 @@ bool RunStore::put_evaluation(const EvaluationRecord& e) {
       .bind_text(8, agent.libtpu_version)
       .bind_int64(9, std::max(1, agent.dispatches))
       .bind_text(10, e.structure_json)
-      .bind_text(11, e.plausibility)
-      .bind_text(12, e.retiming_json);
-  int index = 13;
+      .bind_text(11, e.checks.plausibility)
+      .bind_text(12, e.checks.retiming_json)
+      .bind_text(13, e.checks.cross_check_json);
+  int index = kInsertFixedParameters + 1;
   visit_fields(e.evaluation, [&](const FieldSpec&, const auto& value) {
     bind_value(*st, index++, value);
   });
@@ -977,12 +1012,12 @@ bool RunStore::put_evaluation(const EvaluationRecord& e) {
   return inserted;
 }
 
-bool RunStore::put_evaluation(int64_t candidate_id, const Evaluation& evaluation,
-                              const AgentFacts& agent) {
+bool RunStore::put_evaluation(int64_t candidate_id, const Evaluated& evaluated) {
   EvaluationRecord row;
   row.candidate_id = candidate_id;
-  row.evaluation = evaluation;
-  row.agent = agent;
+  row.evaluation = evaluated.evaluation;
+  row.agent = evaluated.agent;
+  row.checks = evaluated.checks;
   return put_evaluation(row);
 }
 
@@ -991,6 +1026,63 @@ std::optional<EvaluationRecord> RunStore::find_evaluation(int64_t candidate_id) 
   st->bind_int64(1, candidate_id);
   if (!st->step()) return std::nullopt;
   return read_evaluation(*db_, *st);
+}
+
+int64_t RunStore::put_quarantine(const QuarantineRecord& q) {
+  WriteScope w(*this, "put_quarantine");
+  sqlite::CachedUse st(*db_,
+                       "INSERT INTO quarantined_keys (run_id, agent_key, agent_id, reason, job_id) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5) "
+                       "ON CONFLICT (run_id, agent_key, agent_id) DO NOTHING");
+  try {
+    st->bind_int64(1, q.run_id)
+        .bind_text(2, q.agent_key)
+        .bind_text(3, q.agent_id)
+        .bind_text(4, q.reason)
+        .bind_int64(5, q.job_id)
+        .run();
+  } catch (const StoreError& e) {
+    bad(*db_, "put_quarantine: run " + std::to_string(q.run_id) + ": " + e.what());
+  }
+  int64_t marked = 0;
+  if (!q.agent_key.empty()) {
+    sqlite::CachedUse mark(*db_,
+                           "UPDATE evaluations SET needs_reevaluation = 1 "
+                           "WHERE agent_key = ?1 AND needs_reevaluation = 0");
+    mark->bind_text(1, q.agent_key).run();
+    marked = changes(*db_);
+  }
+  w.commit();
+  return marked;
+}
+
+std::vector<QuarantineRecord> RunStore::quarantines() const {
+  std::vector<QuarantineRecord> out;
+  {
+    // A database written before quarantines existed has no table (a read-only open does not
+    // migrate): it has none.
+    sqlite::Statement has(*db_,
+                          "SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                          "name = 'quarantined_keys'");
+    if (!has.step()) return out;
+  }
+  sqlite::Statement st(*db_,
+                       "SELECT q.id, q.run_id, q.agent_key, q.agent_id, q.reason, q.job_id, "
+                       "q.created_at, (SELECT COUNT(*) FROM evaluations e WHERE q.agent_key != '' "
+                       "AND e.agent_key = q.agent_key) FROM quarantined_keys q ORDER BY q.id");
+  while (st.step()) {
+    QuarantineRecord q;
+    q.id = st.int64(0);
+    q.run_id = st.int64(1);
+    q.agent_key = st.text(2);
+    q.agent_id = st.text(3);
+    q.reason = st.text(4);
+    q.job_id = st.int64(5);
+    q.created_at = st.text(6);
+    q.evaluations = st.int64(7);
+    out.push_back(std::move(q));
+  }
+  return out;
 }
 
 std::vector<EvaluationRecord> RunStore::evaluations(int64_t run_id) const {

@@ -152,8 +152,8 @@ struct PutSampleResult {
 };
 
 // One evaluations row: the candidate, what the judge found (Evaluation, whose fields and columns
-// protocol/judge_pipe.json lists) and the agent that found it (AgentFacts), plus what the store
-// and the coordinator add.
+// protocol/judge_pipe.json lists), the agent that found it (AgentFacts) and what the
+// coordinator's checks concluded (CheckFindings), plus what the store adds.
 struct EvaluationRecord {
   int64_t id = 0;  // store
   int64_t candidate_id = 0;  // a code or repair sample
@@ -163,11 +163,24 @@ struct EvaluationRecord {
   // is written; the report reads this column as is.
   std::optional<double> speedup;
   std::string structure_json = "{}";  // further structural figures
+  // The dispatcher's result checks: plausibility, re-timing, cross-check.
+  CheckFindings checks;
   std::string created_at;  // store
-  // The plausibility gate: "", "plausible", "retimed" or "implausible_speed"; retiming_json
-  // holds both timings of a re-timed candidate ("{}" otherwise).
-  std::string plausibility;
-  std::string retiming_json = "{}";
+  // Whether its key was quarantined since (then a resumed run evaluates the candidate again).
+  // The store sets it itself from quarantined_keys; the writer's value is ignored.
+  bool needs_reevaluation = false;
+};
+
+// A key the dispatcher quarantined during run `run_id` (actors/eval_dispatcher.hpp).
+struct QuarantineRecord {
+  int64_t id = 0;  // store
+  int64_t run_id = 0;
+  std::string agent_key;  // "" on a plaintext link: its results cannot be traced by key
+  std::string agent_id;
+  std::string reason;
+  int64_t job_id = 0;
+  std::string created_at;  // store
+  int64_t evaluations = 0;  // store, on read: evaluations in the database sent by this key
 };
 
 // Everything stored for one search: its live samples (with texts) in
@@ -401,10 +414,18 @@ class RunStore {
   // Inserts the evaluation and returns true; returns false and writes
   // nothing if the candidate already has one. Throws StoreError for an
   // unknown sample.
+  // A candidate whose evaluation is marked needs_reevaluation gets the new one instead: its
+  // row is replaced (and true returned).
   bool put_evaluation(const EvaluationRecord& evaluation);
-  // The row of `candidate_id` from the evaluation and the agent beside it.
-  bool put_evaluation(int64_t candidate_id, const Evaluation& evaluation, const AgentFacts& agent);
+  // The row of `candidate_id` from one job's answer (the evaluation, the agent beside it and
+  // the coordinator's check findings).
+  bool put_evaluation(int64_t candidate_id, const Evaluated& evaluated);
   std::optional<EvaluationRecord> find_evaluation(int64_t candidate_id) const;
+  // Records a quarantined key (once per run and key) and marks every evaluation it sent, in
+  // any run, needs_reevaluation; returns how many were marked. A key of "" marks nothing.
+  int64_t put_quarantine(const QuarantineRecord& quarantine);
+  // Every quarantined key of the database, oldest first, with its evaluations counted.
+  std::vector<QuarantineRecord> quarantines() const;
   // The evaluations of the run's live candidates, by id.
   std::vector<EvaluationRecord> evaluations(int64_t run_id) const;
 

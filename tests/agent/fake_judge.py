@@ -12,6 +12,10 @@ with an eval is chosen by markers in the candidate code:
   ECHO_LIMITS     answer correct with stdout = the rlimits, network interfaces and open fds
   DIE_ONCE=<path> exit with status 3 if <path> does not exist (creating it), else answer correct
   ECHO_TEXT=<t>   answer numerics_mismatch with <t> as error, signature, stdout and stderr
+  FACTS           answer from the real judge's result dict (judge/stages/context.py) with every
+                  fact and the timing spread filled, as the stages fill them
+  NO_FACTS        answer from the real judge's result dict as an early failure leaves it:
+                  every fact and the spread None
   (otherwise)     answer correct
 
 With --backend tpu it refuses to start, as the real judge does without a TPU. Every message it
@@ -30,6 +34,7 @@ import msgpack
 
 # The repository root, for protocol/ (the agent puts only this directory on PYTHONPATH).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from judge.stages.context import empty_result  # noqa: E402
 from protocol import judge_pipe  # noqa: E402
 
 
@@ -47,6 +52,23 @@ def _result(job_id, verdict="correct", stdout="", text=""):
         error_signature=text, stdout=stdout or text, stderr=text,
         stage_ms={"import": 1.5, "numerics": 2}, max_abs_err=0.0, kernel_ms=0.25,
         timing_kind="cpu-wall" if verdict == "correct" else None)
+
+
+def _judge_result(job_id, decided):
+    """The result map the judge's server sends for the judge's own result dict."""
+    result = empty_result()
+    if decided:
+        result.update(verdict="correct", stage="done", kernel_ms=2.0, baseline_ms=5.0,
+                      timing_kind="cpu-wall", timing_runs=7, kernel_ms_low=1.8,
+                      kernel_ms_high=2.4, baseline_ms_low=4.5, baseline_ms_high=5.5,
+                      numerics_ok=True, structure_ok=False, dtype_exact=True,
+                      compile_finding="", numerics_path="mosaic_interpreter")
+    else:
+        result.update(verdict="lint_rejected", stage="lint", error="import os",
+                      error_signature="lint:forbidden_import")
+    keys = {field["key"] for field in judge_pipe.fields("result")}
+    return judge_pipe.message("result", job_id=job_id,
+                              **{k: v for k, v in result.items() if k in keys and k != "job_id"})
 
 
 def main():
@@ -116,6 +138,9 @@ def main():
             m = re.search(r"ECHO_TEXT=(.*)", code)
             if m:
                 _write(out, _result(msg["job_id"], "numerics_mismatch", text=m.group(1)))
+                continue
+            if "NO_FACTS" in code or "FACTS" in code:
+                _write(out, _judge_result(msg["job_id"], "NO_FACTS" not in code))
                 continue
             m = re.search(r"SLEEP_MS=(\d+)", code)
             if m:

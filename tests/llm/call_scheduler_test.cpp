@@ -366,8 +366,67 @@ TEST(CallSchedulerTest, NoSpendWindowEverHoldsMoreThanTheLimit) {
   }
   EXPECT_GT(s.stats().spend_window_waits, 0);
   // Four calls a window: after three settle at $0.6, a fourth worst case ($1.0) still fits,
-  // a fifth does not. 40 calls, so just under 100 s; a stall would take longer.
-  EXPECT_LE(now - t0, 100s);
+  // a fifth does not. A charge is held a window past its answer (2 s after its start), so a
+  // round takes 12 s: 40 calls in just under 120 s; a stall would take longer.
+  EXPECT_LE(now - t0, 120s);
+}
+
+TEST(CallSchedulerTest, NoServerWindowHoldsMoreThanTheLimitWhereverItSeesACallArrive) {
+  // A server charges a call at its own arrival, anywhere between our start and our answer.
+  // Latencies of 0.5-4.5 s; the server sees each call arrive early, late or in the middle.
+  CallScheduler s(windowed(3.0, 10s), t0);
+  for (int i = 0; i < 40; ++i) s.submit(req("p" + std::to_string(i), 0), t0);
+  struct Seen {
+    TimePoint start, end;
+  };
+  std::vector<Seen> calls;
+  std::vector<std::pair<uint64_t, Seen>> running;
+  TimePoint now = t0;
+  int answered = 0, k = 0;
+  while (answered < 40) {
+    auto step = s.poll(now);
+    ASSERT_TRUE(step.fail.empty());
+    for (auto& st : step.start) {
+      const auto latency = std::chrono::milliseconds(500 + (k++ * 1237) % 4000);
+      running.push_back({st.call_id, {now, now + latency}});
+    }
+    std::optional<TimePoint> next = s.next_wakeup();
+    for (auto& r : running) next = next ? std::min(*next, r.second.end) : r.second.end;
+    ASSERT_TRUE(next) << "stalled with " << answered << " answered";
+    now = std::max(now, *next);
+    for (auto it = running.begin(); it != running.end();) {
+      if (it->second.end > now) {
+        ++it;
+        continue;
+      }
+      calls.push_back(it->second);
+      s.finish(it->first, answer(1, 100, 500), now);  // $0.6
+      ++answered;
+      it = running.erase(it);
+    }
+  }
+  for (int where = 0; where < 3; ++where) {  // arrival at the start, at the answer, or between
+    std::vector<TimePoint> arrival;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      // A server answers after it sees the request: its arrival is a moment before our answer.
+      const auto span = calls[i].end - 1ms - calls[i].start;
+      arrival.push_back(where == 0   ? calls[i].start
+                        : where == 1 ? calls[i].end - 1ms
+                                     : calls[i].start + span * static_cast<int>(i % 3) / 2);
+    }
+    // The server's check as the fake server makes it: at a call's arrival, the calls that
+    // arrived within the window before it hold their real cost once answered and their
+    // worst case (at least $1) until then; with its own worst case they stay within $3.
+    for (size_t k = 0; k < calls.size(); ++k) {
+      double held = 1.0;
+      for (size_t j = 0; j < calls.size(); ++j) {
+        if (j == k || arrival[j] > arrival[k] || arrival[j] <= arrival[k] - 10s) continue;
+        held += calls[j].end <= arrival[k] ? 0.6 : 1.0;
+      }
+      EXPECT_LE(held, 3.0 + 1e-9) << "call " << k << ", arrivals at "
+                                  << (where == 0 ? "start" : where == 1 ? "answer" : "mixed");
+    }
+  }
 }
 
 TEST(CallSchedulerTest, ACallDearerThanTheWholeWindowFailsByName) {
@@ -447,6 +506,43 @@ TEST(CallSchedulerTest, RepeatedRateLimitsHalveConcurrencyThenSuccessesRestoreIt
   }
   EXPECT_GT(s.stats().concurrency_window, 4.0);
   EXPECT_LE(s.stats().concurrency_window, 8.0);
+}
+
+}  // namespace
+}  // namespace palladium
+
+namespace palladium {
+namespace {
+
+TEST(CallSchedulerHolding, NamesTheLimitTheOldestWaitingCallWaitsOn) {
+  SchedulerOptions o = options();
+  o.max_samples_per_call = 1;
+  o.max_concurrent = 1;
+  CallScheduler s(o, t0);
+  s.submit(req("a", 0), t0);
+  s.submit(req("b", 0), t0);
+  EXPECT_EQ(s.poll(t0 + 20ms).start.size(), 1u);
+  EXPECT_EQ(s.stats().holding, "concurrency");  // b waits for a's slot
+
+  SchedulerOptions r = options();
+  r.requests_per_minute = 60;  // one call a second
+  CallScheduler rpm(r, t0);
+  for (const char* p : {"a", "b"}) rpm.submit(req(p, 0), t0);
+  EXPECT_EQ(rpm.poll(t0 + 20ms).start.size(), 1u);
+  EXPECT_EQ(rpm.stats().holding, "requests/min");
+
+  SchedulerOptions w = options();
+  w.cost = [](const Usage& u) { return static_cast<double>(u.prompt_tokens + u.output_tokens()) / 1000.0; };
+  w.max_usd_per_window = 1.5;  // one call's worst case (~1 $) fits, two do not
+  CallScheduler spend(w, t0);
+  for (const char* p : {"a", "b"}) spend.submit(req(p, 0), t0);
+  EXPECT_EQ(spend.poll(t0 + 20ms).start.size(), 1u);
+  EXPECT_EQ(spend.stats().holding, "spend window");
+
+  CallScheduler idle(options(), t0);
+  idle.submit(req("a", 0), t0);
+  idle.poll(t0);  // still coalescing: no limit holds it
+  EXPECT_EQ(idle.stats().holding, "");
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ def echo():
 
 # A value of each type that is not its default, so that a field the codec dropped shows.
 SAMPLES = {"int": -(1 << 40), "int32": 7, "float": 2.5, "float?": 0.125, "bool": True,
-           "bool?": False, "str": "héllo\x00", "int_list": [3, -1, 1 << 50],
+           "bool?": False, "str": "héllo\x00", "str?": "", "int_list": [3, -1, 1 << 50],
            "str_list": ["lint", "numerics"], "float_map": {"lint": 1.5, "numerics": 2.0},
            "verdict": "numerics_mismatch", "stage?": "numerics", "timing_kind?": "tpu-profiler",
            "numerics_path?": "full_shapes"}
@@ -71,10 +71,27 @@ def test_absent_values_round_trip_as_nil_and_defaults_fill_missing_keys(echo):
     assert back[0]["timing_runs"] == 1 and back[0]["numerics_ok"] is None
 
 
+def test_nil_for_an_optional_key_reads_as_its_default(echo):
+    # The judge sends None for what nothing decided (judge/stages/context.py): an untimed
+    # candidate's timing_runs, a compile tier that did not run.
+    msg = judge_pipe.message("result", job_id=4, verdict="lint_rejected", stage="lint",
+                             timing_runs=None, compile_finding=None, seeds=None)
+    judge_pipe.check(msg)
+    status, back, err = echo([msg])
+    assert status == 0, err
+    assert back[0]["timing_runs"] == 1 and back[0]["seeds"] == []
+    assert back[0]["compile_finding"] is None
+    msg["compile_finding"] = ""  # ran and found nothing: not the same as absent
+    status, back, err = echo([msg])
+    assert status == 0 and back[0]["compile_finding"] == "", err
+
+
 @pytest.mark.parametrize("key,value", [("verdict", "totally_correct_trust_me"),
                                        ("timing_kind", "tpu-guess"),
                                        ("numerics_ok", "yes"),
-                                       ("seeds", [1.5])])
+                                       ("seeds", [1.5]),
+                                       ("compile_finding", 3),
+                                       ("error", None)])
 def test_both_sides_refuse_the_same_breakage_and_name_the_field(echo, key, value):
     msg = full_message("result")
     msg[key] = value

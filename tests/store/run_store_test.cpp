@@ -587,8 +587,9 @@ TEST(RunStoreTest, EvaluationPutIsIdempotent) {
   EXPECT_EQ(store->evaluations(run).size(), 1u);
 }
 
-// The row is the evaluation and the agent facts beside it: every field the judge found is
-// stored, the speedup is computed from the times, and the dispatch count is what really happened.
+// The row is the evaluation, the agent facts and the check findings beside it: every field the
+// judge found is stored, the speedup is computed from the times, and the dispatch count is what
+// really happened.
 TEST(RunStoreTest, ARowIsWrittenFromTheEvaluationAndTheAgentFacts) {
   TempDb tmp;
   auto store = RunStore::open(tmp.path());
@@ -616,7 +617,11 @@ TEST(RunStoreTest, ARowIsWrittenFromTheEvaluationAndTheAgentFacts) {
   agent.jax_version = "0.10.2";
   agent.libtpu_version = "0.0.42.1";
   agent.dispatches = 0;  // never passed a dispatcher: it still took one
-  ASSERT_TRUE(store->put_evaluation(cid, e, agent));
+  CheckFindings checks;
+  checks.plausibility = "retimed";
+  checks.retiming_json = R"({"first":{"kernel_ms":0.2}})";
+  checks.cross_check_json = R"({"agreement":"agree"})";
+  ASSERT_TRUE(store->put_evaluation(cid, Evaluated{e, agent, checks}));
   auto back = store->find_evaluation(cid);
   ASSERT_TRUE(back.has_value());
   const Evaluation& b = back->evaluation;
@@ -637,6 +642,9 @@ TEST(RunStoreTest, ARowIsWrittenFromTheEvaluationAndTheAgentFacts) {
   EXPECT_EQ(back->agent.agent_id, "tpu-host-3");
   EXPECT_EQ(back->agent.device_kind, "TPU v6 lite");
   EXPECT_EQ(back->agent.dispatches, 1);
+  EXPECT_EQ(back->checks.plausibility, "retimed");
+  EXPECT_EQ(back->checks.retiming_json, checks.retiming_json);
+  EXPECT_EQ(back->checks.cross_check_json, checks.cross_check_json);
 
   // A wrong answer has no speedup, whatever its times say; an unreached stage stays absent.
   const int64_t other = store->put_sample(sample(run, 1)).id;
@@ -645,11 +653,16 @@ TEST(RunStoreTest, ARowIsWrittenFromTheEvaluationAndTheAgentFacts) {
   timeout.kernel_ms = 1.0;
   timeout.baseline_ms = 9.0;
   agent.dispatches = 3;
-  ASSERT_TRUE(store->put_evaluation(other, timeout, agent));
+  timeout.compile_finding = "";  // the compile tier ran and found nothing
+  ASSERT_TRUE(store->put_evaluation(other, Evaluated{timeout, agent, {}}));
   back = store->find_evaluation(other);
   EXPECT_FALSE(back->speedup.has_value());
   EXPECT_FALSE(back->evaluation.stage.has_value());
   EXPECT_FALSE(back->evaluation.numerics_ok.has_value());
+  EXPECT_EQ(back->evaluation.compile_finding, std::optional<std::string>(""))
+      << "found nothing is not the same as never ran";
+  EXPECT_EQ(back->checks.plausibility, "");
+  EXPECT_EQ(back->checks.cross_check_json, "{}");
   EXPECT_EQ(back->agent.dispatches, 3);
 }
 
@@ -973,8 +986,9 @@ TEST(RunStoreTest, TimingSpreadAndPlausibilityRoundTripAndDefaultForOlderRows) {
     ASSERT_EQ(old.size(), 1u);
     EXPECT_EQ(old[0].evaluation.timing_runs, 1);
     EXPECT_FALSE(old[0].evaluation.kernel_ms_high.has_value());
-    EXPECT_EQ(old[0].plausibility, "");
-    EXPECT_EQ(old[0].retiming_json, "{}");
+    EXPECT_EQ(old[0].checks.plausibility, "");
+    EXPECT_EQ(old[0].checks.retiming_json, "{}");
+    EXPECT_FALSE(old[0].evaluation.compile_finding.has_value());
   }
   auto store = RunStore::open(tmp.path());
   plain = store->put_sample(sample(1, 0)).id;
@@ -982,8 +996,8 @@ TEST(RunStoreTest, TimingSpreadAndPlausibilityRoundTripAndDefaultForOlderRows) {
   auto back = store->find_evaluation(plain);
   EXPECT_EQ(back->evaluation.timing_runs, 1);
   EXPECT_FALSE(back->evaluation.kernel_ms_low.has_value());
-  EXPECT_EQ(back->plausibility, "");
-  EXPECT_EQ(back->retiming_json, "{}");
+  EXPECT_EQ(back->checks.plausibility, "");
+  EXPECT_EQ(back->checks.retiming_json, "{}");
 
   const int64_t cid = store->put_sample(sample(1, 1)).id;
   EvaluationRecord e = evaluation(cid, Verdict::correct);
@@ -992,8 +1006,8 @@ TEST(RunStoreTest, TimingSpreadAndPlausibilityRoundTripAndDefaultForOlderRows) {
   e.evaluation.kernel_ms_high = 2.2;
   e.evaluation.baseline_ms_low = 2.8;
   e.evaluation.baseline_ms_high = 3.3;
-  e.plausibility = "implausible_speed";
-  e.retiming_json = R"({"first":{"kernel_ms":2.0},"second":{"kernel_ms":2.1}})";
+  e.checks.plausibility = "implausible_speed";
+  e.checks.retiming_json = R"({"first":{"kernel_ms":2.0},"second":{"kernel_ms":2.1}})";
   ASSERT_TRUE(store->put_evaluation(e));
   back = store->find_evaluation(cid);
   EXPECT_EQ(back->evaluation.timing_runs, 7);
@@ -1001,8 +1015,8 @@ TEST(RunStoreTest, TimingSpreadAndPlausibilityRoundTripAndDefaultForOlderRows) {
   EXPECT_EQ(back->evaluation.kernel_ms_high, 2.2);
   EXPECT_EQ(back->evaluation.baseline_ms_low, 2.8);
   EXPECT_EQ(back->evaluation.baseline_ms_high, 3.3);
-  EXPECT_EQ(back->plausibility, "implausible_speed");
-  EXPECT_EQ(back->retiming_json, e.retiming_json);
+  EXPECT_EQ(back->checks.plausibility, "implausible_speed");
+  EXPECT_EQ(back->checks.retiming_json, e.checks.retiming_json);
 }
 
 TEST(RunStoreTest, ReopenAfterCloseKeepsEverything) {
@@ -1039,6 +1053,68 @@ TEST(RunStoreTest, QueriesAreScopedToTheRun) {
   EXPECT_EQ(store->evaluations(r1)[0].candidate_id, c1);
   ASSERT_EQ(store->candidates(r2).size(), 1u);
   EXPECT_EQ(store->candidates(r2)[0].id, c2);
+}
+
+// Issue 21 item 6: a quarantined key's results are traceable and marked for re-evaluation,
+// in every run of the database, and so is a result it sends after the quarantine; a resumed
+// search does not reuse them, and the new evaluation replaces the marked row (and only a
+// marked row: the first write still wins otherwise).
+TEST(RunStoreTest, AQuarantinedKeysResultsAreMarkedNotReusedAndReplaced) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const int64_t run = store->begin_or_resume_run("r", "c");
+  const int64_t forged = store->put_sample(sample(run, 0)).id;
+  const int64_t honest = store->put_sample(sample(run, 1)).id;
+  const int64_t late = store->put_sample(sample(run, 2)).id;
+  EvaluationRecord f = evaluation(forged, Verdict::correct);
+  f.agent.agent_key = "KEY-F";
+  f.checks.cross_check_json = R"({"agreement":"unchecked: no other slot could take it"})";
+  ASSERT_TRUE(store->put_evaluation(f));
+  EvaluationRecord h = evaluation(honest, Verdict::numerics_mismatch);
+  h.agent.agent_key = "KEY-H";
+  ASSERT_TRUE(store->put_evaluation(h));
+  EXPECT_FALSE(store->find_evaluation(forged)->needs_reevaluation);
+  EXPECT_EQ(store->find_evaluation(forged)->checks.cross_check_json, f.checks.cross_check_json);
+
+  QuarantineRecord q;
+  q.run_id = run;
+  q.agent_key = "KEY-F";
+  q.agent_id = "forger";
+  q.reason = "claimed correct for job 9 where agent h found numerics_mismatch";
+  q.job_id = 9;
+  EXPECT_EQ(store->put_quarantine(q), 1) << "its one stored result is marked";
+  EXPECT_EQ(store->put_quarantine(q), 0) << "once per run and key";
+  EXPECT_TRUE(store->find_evaluation(forged)->needs_reevaluation);
+  EXPECT_FALSE(store->find_evaluation(honest)->needs_reevaluation);
+
+  // A result the key sent while the quarantine was on its way is marked as it is written.
+  EvaluationRecord l = evaluation(late, Verdict::correct);
+  l.agent.agent_key = "KEY-F";
+  ASSERT_TRUE(store->put_evaluation(l));
+  EXPECT_TRUE(store->find_evaluation(late)->needs_reevaluation);
+
+  auto listed = store->quarantines();
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].agent_key, "KEY-F");
+  EXPECT_EQ(listed[0].agent_id, "forger");
+  EXPECT_EQ(listed[0].job_id, 9);
+  EXPECT_EQ(listed[0].evaluations, 2) << "traceable: every result the key sent";
+
+  SampleKey key{run, "8p", "iterative", 3, 0};
+  auto loaded = store->search_samples(key);
+  ASSERT_EQ(loaded.evaluations.size(), 1u) << "the marked ones are evaluated again on resume";
+  EXPECT_EQ(loaded.evaluations[0].candidate_id, honest);
+
+  EvaluationRecord again = evaluation(forged, Verdict::numerics_mismatch);
+  again.agent.agent_key = "KEY-H";
+  EXPECT_TRUE(store->put_evaluation(again)) << "replaces the marked row";
+  auto now = store->find_evaluation(forged);
+  EXPECT_EQ(now->evaluation.verdict, Verdict::numerics_mismatch);
+  EXPECT_EQ(now->agent.agent_key, "KEY-H");
+  EXPECT_FALSE(now->needs_reevaluation);
+  EXPECT_FALSE(store->put_evaluation(evaluation(forged, Verdict::correct)))
+      << "an unmarked row stays: the first write wins";
+  EXPECT_EQ(store->find_evaluation(forged)->evaluation.verdict, Verdict::numerics_mismatch);
 }
 
 }  // namespace
