@@ -25,9 +25,12 @@ failure (docs/verification.md has every rule with its reason and its test):
             process of its own (compile_process.py)                       -> compile_error,
                                                                              resource_exhausted,
                                                                              timeout
-  structure no custom calls but Pallas kernels; a Pallas kernel on the
-            TPU path; outside kernels at most 90% of the baseline's work -> no_pallas
-            (structure.py)
+  structure no custom calls but Pallas kernels; no platform branch but a
+            kernel's own dispatch; a Pallas kernel on the TPU path; the
+            XLA glue at most 90% of the program's own work, as the
+            judge's interpretation of the TPU program (tpu_program.py,
+            last numerics seed) executes it                               -> no_pallas,
+            (structure.py)                                                   runtime_error
   numerics  (1) the candidate process's Pallas TPU interpret-mode check
             on check seeds (out-of-bounds reads raise, unwritten outputs
             are NaN): its error, or its outputs against the reference;
@@ -442,15 +445,23 @@ class Evaluator:
 
         self._stage("structure", result, state)
         measured = structure.measure(full_exp.mlir_module())
-        baseline = self.baseline_structure(module)
-        fraction = structure.outside_fraction(measured, baseline)
-        result["outside_pallas_fraction"] = None if fraction is None else round(fraction, 6)
         result["structure"] = {"kernels": measured.kernels,
                                "inside": measured.inside.as_dict(),
                                "dead_mxu_flops": measured.dead_mxu_flops,
                                "outside": measured.outside.as_dict(),
-                               "baseline": baseline.outside.as_dict(),
                                "unbounded_loops": measured.unbounded_loops}
+        # The rule counts what the judge's own interpretation of the TPU program executes, on
+        # the last numerics seed's inputs; the numerics stage reuses its outputs.
+        executed = state["interpreted"] = None
+        if reduced_exp is not None and INTERPRET_THE_KERNELS:
+            executed, state["interpreted"] = self._execute(module, reduced_exp,
+                                                           numerics_seeds[-1])
+        counted = executed if executed is not None else measured
+        fraction = structure.outside_fraction(counted.outside, counted.inside)
+        result["outside_pallas_fraction"] = None if fraction is None else round(fraction, 6)
+        result["structure"]["counted"] = "executed" if executed is not None else "static"
+        if executed is not None:
+            result["structure"]["executed"] = executed.as_dict()
         # The artifact the CPU runs is held to the same rules (a platform branch around a
         # kernel, a heavy CPU-only branch beside a cheap TPU one fail there), and each of its
         # kernels' CPU branches must do its Mosaic body's work.
@@ -460,9 +471,7 @@ class Evaluator:
             result["structure"]["dispatches"] = [
                 {"kernel": d.kernel.as_dict(), "cpu": d.cpu.as_dict()}
                 for d in measured_reduced.dispatches]
-        found = structure.check(
-            measured, baseline, require_pallas, measured_reduced,
-            None if reduced_exp is None else self.baseline_structure(module, reduced))
+        found = structure.check(measured, require_pallas, measured_reduced, executed)
         if found:
             raise _Failed(*found)
 
@@ -479,9 +488,10 @@ class Evaluator:
         runs = self._judge_numerics(module, full_exp if self.backend == "tpu" else reduced_exp,
                                     numerics_seeds, result)
         if self.backend != "tpu" and INTERPRET_THE_KERNELS:
-            self._interpret_the_kernels(module, reduced_exp, runs, result, state["screen"])
+            self._interpret_the_kernels(module, reduced_exp, runs, result, state["screen"],
+                                        state["interpreted"])
             if self.full_shapes and not state["screen"]:
-                self._interpret_at_full_shapes(module, full_exp, result)
+                self._interpret_at_full_shapes(module, full_exp, result, require_pallas)
 
         self._stage("timing", result, state)
         if self.backend == "tpu":
@@ -609,12 +619,30 @@ class Evaluator:
             runs["kernel_ms"].append((time.perf_counter() - start) * 1e3)
             runs["baseline_ms"].append(base_ms)
             got = [np.asarray(leaf) for leaf in jax.tree.leaves(out)]
-            self._compare(module, got, reference, f"seed {seed}", result)
+            where = f"seed {seed}"
+            self._compare(module, got, reference, where, result)
             runs["inputs"], runs["arrays"] = inputs, arrays
-            runs["seed"], runs["reference"] = seed, reference
+            runs["seed"], runs["reference"], runs["where"] = seed, reference, where
         return runs
 
-    def _interpret_the_kernels(self, module, exp, runs, result, screen):
+    def _execute(self, module, exp, seed):
+        """(structure.Executed or None, (outputs, error, ms)): the judge's interpretation of the
+        artifact's TPU program on `seed`'s inputs at the reduced shapes, counting what it
+        executes. None when the interpreter cannot run it (the error is kept for the numerics
+        stage, which refuses or screens it; structure.check then counts statically)."""
+        static = static_argnums(module)
+        inputs = module.create_inputs(module.CPU_CONFIG, seed)
+        arrays = [np.asarray(x) for i, x in enumerate(inputs) if i not in static]
+        executed = structure.Executed()
+        start = time.perf_counter()
+        try:
+            outputs = tpu_program.run(exp.mlir_module(), exp.platforms, arrays,
+                                      mosaic_interpreter.Budget(), executed)
+            return executed, (outputs, None, time.perf_counter() - start)
+        except Exception as exc:  # Unsupported, OverBudget, or the interpreter's own gap
+            return None, (None, exc, time.perf_counter() - start)
+
+    def _interpret_the_kernels(self, module, exp, runs, result, screen, interpreted=None):
         """The program a TPU would run (the kernels' Mosaic bodies and the XLA glue on the TPU
         path), computed by the judge on the last numerics seed's inputs and held to
         compare.py's rules: a CPU branch that passes beside a kernel that computes something
@@ -628,24 +656,25 @@ class Evaluator:
         info = {"ms": None, "unsupported": ""}
         result["mosaic_interpreter"] = info
         got = self._tpu_program(exp, runs["arrays"], mosaic_interpreter.Budget(), info,
-                                None if screen else "the CPU branch passed, but")
+                                None if screen else "the CPU branch passed, but",
+                                done=interpreted)
         if got is None:
             return
         result["numerics_path"] = taxonomy.NUMERICS_MOSAIC_INTERPRETER
         why = self._differs(module, got, runs["reference"], info)
         if why:
             raise _Failed("numerics_mismatch", "mosaic_kernel_differs",
-                          f"seed {runs['seed']}: the CPU branch passed, but the Mosaic kernel a "
+                          f"{runs['where']}: the CPU branch passed, but the Mosaic kernel a "
                           "TPU would run computes something else (the judge interpreted its "
                           f"Mosaic body on the same inputs): {why}")
 
-    def _interpret_at_full_shapes(self, module, exp, result):
+    def _interpret_at_full_shapes(self, module, exp, result, require_pallas=True):
         """The full-shape artifact's TPU program, computed by the judge on inputs from a secret
         seed and held to compare.py's rules ($PALLADIUM_FULL_SHAPES=on): a kernel right at the
         reduced shapes and wrong at the workload's own is numerics_mismatch, kind
         full_shapes_differ; a program the interpreter cannot run at these shapes is refused as
         in _interpret_the_kernels."""
-        info = {"ms": None, "unsupported": "", "seed": None}
+        info = {"ms": None, "unsupported": ""}
         result["mosaic_interpreter"]["full_shapes"] = info
         try:
             seed, arrays, reference = self._full_shape_reference(module)
@@ -654,15 +683,24 @@ class Evaluator:
             # numerics_path stays mosaic_interpreter, which says the full shapes were not run.
             info["unsupported"] = truncate(f"the full-shape reference: MemoryError: {exc}", 400)
             return
-        info["seed"] = seed
+        executed = structure.Executed()
         got = self._tpu_program(exp, arrays, mosaic_interpreter.Budget(**FULL_SHAPES_BUDGET),
-                                info, "at the workload's full shapes")
+                                info, "at the workload's full shapes", executed=executed)
+        # The secret seed is reused for the workload's later candidates: the message names
+        # neither it nor any figure of its inputs (compare.py's bands only).
         why = self._differs(module, got, reference, info)
         if why:
             raise _Failed("numerics_mismatch", "full_shapes_differ",
-                          f"the kernel passed at the reduced shapes, but at the workload's full "
-                          f"shapes (inputs of seed {seed}) the program a TPU would run computes "
+                          "the kernel passed at the reduced shapes, but at the workload's full "
+                          "shapes (on secret inputs) the program a TPU would run computes "
                           f"something else (the judge interpreted its Mosaic bodies): {why}")
+        # Work that only the full shapes run (XLA glue the candidate's Python adds only there)
+        # is held to the same rule.
+        found = structure.outside_rule(executed.outside, executed.inside,
+                                       executed.output_elems, "executed at the full shapes") \
+            if require_pallas else None
+        if found:
+            raise _Failed(*found)
         result["numerics_path"] = taxonomy.NUMERICS_FULL_SHAPES
 
     def _full_shape_reference(self, module):
@@ -680,16 +718,23 @@ class Evaluator:
         return self._full_reference[1:]
 
     @staticmethod
-    def _tpu_program(exp, arrays, budget, info, refusal):
+    def _tpu_program(exp, arrays, budget, info, refusal, executed=None, done=None):
         """The outputs of the program a TPU would run (tpu_program.py), or None when the
         interpreter cannot run it and `refusal` is None (a cascade's screen). Otherwise a gap
         (an op it does not know, its work bound, its own error) is runtime_error, kind
         mosaic_interpreter: on a CPU host nothing else checks the kernel itself, and each such
-        gap is one a forger can aim at, so only a TPU agent can judge it."""
+        gap is one a forger can aim at, so only a TPU agent can judge it. `done`: the
+        (outputs, error, seconds) of a run already made on these arrays (_execute)."""
         start = time.perf_counter()
         try:
+            if done is not None:
+                outputs, error, seconds = done
+                start -= seconds
+                if error is not None:
+                    raise error
+                return outputs
             return tpu_program.run(exp.mlir_module(), exp.platforms,
-                                   [np.asarray(a) for a in arrays], budget)
+                                   [np.asarray(a) for a in arrays], budget, executed)
         except Exception as exc:  # Unsupported, OverBudget, or the interpreter's own gap
             why = str(exc) if isinstance(exc, mosaic_interpreter.Unsupported) else \
                 f"interpreter error {type(exc).__name__}: {exc}"
