@@ -35,7 +35,9 @@ failure (docs/verification.md has every rule with its reason and its test):
             on check seeds (out-of-bounds reads raise, unwritten outputs
             are NaN): its error, or its outputs against the reference;
             (2) the judge runs the artifact itself on fresh seeds the
-            candidate never saw: the CPU branch (HLO interpreter) on the
+            candidate never saw (every seed after the first on inputs
+            rescaled or shifted: workloads/input_variants.py): the CPU
+            branch (HLO interpreter) on the
             interpret backend, the TPU program natively on a TPU, with the
             outputs NaN-poisoned first. Both are held to compare.py's
             rules: exact shapes and dtypes, no NaN/inf, each element
@@ -94,7 +96,7 @@ from judge.candidate_pool import CandidatePool
 from judge.compile.compile_process import CompileProcess
 from judge.lint import lint
 from judge.verdicts import classify, error_signature, truncate
-from workloads import registry
+from workloads import input_variants, registry
 
 TPU_TIMING_RUNS = 20
 # The taxonomy stages the judge runs (its ready frame lists them); "compile" only when the
@@ -273,11 +275,11 @@ class Evaluator:
         """Reduced shapes in the CPU interpreter; the real JAXBench shapes on a chip."""
         return module.CONFIG if self.backend == "tpu" else module.CPU_CONFIG
 
-    def reference(self, module, config, seed, store=np.float64):
+    def reference(self, module, config, seed, store=np.float64, variant=0):
         """(inputs, compare.Reference, baseline run ms) at `config` for this seed: the bf16
         baseline's output and the same inputs computed in float64 (compare.make_reference),
-        kept as `store`."""
-        inputs = module.create_inputs(config, seed)
+        kept as `store`. `variant`: the inputs rescaled or shifted (input_variants.py)."""
+        inputs = input_variants.create_inputs(module, config, seed, variant)
         start = time.perf_counter()
         out = jax.block_until_ready(self._baseline(module)(*inputs))
         ms = (time.perf_counter() - start) * 1e3
@@ -454,8 +456,9 @@ class Evaluator:
         # the last numerics seed's inputs; the numerics stage reuses its outputs.
         executed = state["interpreted"] = None
         if reduced_exp is not None and INTERPRET_THE_KERNELS:
-            executed, state["interpreted"] = self._execute(module, reduced_exp,
-                                                           numerics_seeds[-1])
+            executed, state["interpreted"] = self._execute(
+                module, reduced_exp, numerics_seeds[-1],
+                input_variants.variant_for(numerics_seeds[-1], len(numerics_seeds) - 1))
         counted = executed if executed is not None else measured
         fraction = structure.outside_fraction(counted.outside, counted.inside)
         result["outside_pallas_fraction"] = None if fraction is None else round(fraction, 6)
@@ -608,9 +611,11 @@ class Evaluator:
         call = jax.jit(exp.call)
         static = static_argnums(module)
         runs = {"kernel_ms": [], "baseline_ms": [], "call": call}
-        for seed in seeds:
+        for position, seed in enumerate(seeds):
+            # Every seed after the first checks the kernel on inputs of another scale or mean.
+            variant = input_variants.variant_for(seed, position)
             inputs, reference, base_ms = self.reference(module, self.numerics_config(module),
-                                                        seed)
+                                                        seed, variant=variant)
             arrays = [x for i, x in enumerate(inputs) if i not in static]
             if self.backend == "tpu":
                 _poison_outputs(exp.out_avals)
@@ -619,19 +624,20 @@ class Evaluator:
             runs["kernel_ms"].append((time.perf_counter() - start) * 1e3)
             runs["baseline_ms"].append(base_ms)
             got = [np.asarray(leaf) for leaf in jax.tree.leaves(out)]
-            where = f"seed {seed}"
+            where = f"seed {seed}" + (f" (inputs {input_variants.describe(variant)})"
+                                      if variant else "")
             self._compare(module, got, reference, where, result)
             runs["inputs"], runs["arrays"] = inputs, arrays
             runs["seed"], runs["reference"], runs["where"] = seed, reference, where
         return runs
 
-    def _execute(self, module, exp, seed):
+    def _execute(self, module, exp, seed, variant):
         """(structure.Executed or None, (outputs, error, ms)): the judge's interpretation of the
         artifact's TPU program on `seed`'s inputs at the reduced shapes, counting what it
         executes. None when the interpreter cannot run it (the error is kept for the numerics
         stage, which refuses or screens it; structure.check then counts statically)."""
         static = static_argnums(module)
-        inputs = module.create_inputs(module.CPU_CONFIG, seed)
+        inputs = input_variants.create_inputs(module, module.CPU_CONFIG, seed, variant)
         arrays = [np.asarray(x) for i, x in enumerate(inputs) if i not in static]
         executed = structure.Executed()
         start = time.perf_counter()
