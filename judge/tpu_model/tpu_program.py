@@ -228,8 +228,10 @@ class _Program:
         if name == "stablehlo.gather" and _is_row_take(op, *ins):
             return [_take_rows(*ins)]
         # Anything that computes: XLA's CPU backend, XLA:TPU's semantics (see _BITWISE),
-        # charged its work (a matmul's multiply-adds, a window's elements), not only its result.
-        self.budget.charge(0, self._work(op).total())
+        # charged its work (a matmul's multiply-adds, as the interpreter charges a kernel's; a
+        # window's elements), not only its result.
+        work = self._work(op)
+        self.budget.charge(0, work.mxu_flops / 2 + work.reduce_elems + work.elementwise_elems)
         return self.glue.run(op, env)
 
 
