@@ -572,7 +572,8 @@ def workload(A, B):
 XLA_GEMM_IN_A_COUNT_DOWN_LOOP = _GEMM_IN_A_LOOP.replace("LOOP", '''_, acc = jax.lax.while_loop(
         lambda s: s[0] > 0, lambda s: (s[0] - 1, _update(A, B, s[0] - 1, s[1])),
         (jnp.int32(K // 256), acc))''')
-XLA_GEMM_IN_A_DATA_BOUND_LOOP = _GEMM_IN_A_LOOP.replace("LOOP", '''n = K // 256 + (A[0, 0] * 0).astype(jnp.int32)
+XLA_GEMM_IN_A_DATA_BOUND_LOOP = _GEMM_IN_A_LOOP.replace("LOOP", '''n = K // 256 + (A[0, 0] * 0).astype(
+        jnp.int32)
     _, acc = jax.lax.while_loop(
         lambda s: s[0] < n, lambda s: (s[0] + 1, _update(A, B, s[0], s[1])),
         (jnp.int32(0), acc))''')
