@@ -11,6 +11,8 @@ A variant transforms each floating-point input x by its domain:
   * "positive" (no negative value: uniform[0, 1), a variance): x * scale, so it stays >= 0;
   * "fixed"    (integer and boolean inputs: indices, lengths, masks; and any input a workload
     names in INPUT_DOMAINS as fixed): unchanged.
+The judge widens the workload's ATOL by the variant's output magnitude over the usual one
+(evaluate.py), since ATOL is calibrated at the usual magnitude.
 The domain of an input is read from its dtype and its drawn values, unless the workload module
 declares it (`INPUT_DOMAINS = {"name": "fixed" | "positive" | "any"}`, names as in
 `workload`'s signature). The transform is a function of the seed alone, so a replay of an
