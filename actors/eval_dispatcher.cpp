@@ -1,6 +1,7 @@
 #include "actors/eval_dispatcher.hpp"
 
 #include <unordered_map>
+#include <unordered_set>
 
 #include <spdlog/spdlog.h>
 
@@ -20,12 +21,22 @@ using pump_atom = caf::atom_constant<caf::atom("pump")>;
 // Small on purpose: it is written when a job comes and read again only when its answer comes,
 // a few hundred milliseconds and many megabytes of traffic later, so each of its cache lines
 // (and each heap block it owns) is a cache miss per candidate.
+// A result being checked (actors/result_check.hpp): the opinions so far, while another is asked.
+struct Checking {
+  FirstLook look;
+  std::vector<Opinion> opinions;
+  std::vector<std::string> avoid;  // of the opinion being asked for
+};
+
 struct Waiting {
   caf::typed_response_promise<wire::Result> promise;
   caf::actor requester;
-  std::unique_ptr<wire::Job> job;  // only for the second tier of a cascade
-  bool cpu_tier = false;           // the job is in the CPU tier now
-  int dispatches = 0;              // of the tiers already finished
+  // The job (its code moved here, not copied, once its frame is packed): for the second tier
+  // of a cascade and for a result check's second opinion.
+  std::unique_ptr<wire::Job> job;
+  std::unique_ptr<Checking> check;  // set once a final result is being checked
+  bool cpu_tier = false;            // the job is in the CPU tier now
+  int dispatches = 0;               // of the tiers already finished
 };
 
 // At most `per_s` log lines of one kind per second, so a flood cannot flood the log too.
@@ -55,6 +66,13 @@ struct DispatcherState {
   std::shared_ptr<ZmqBridge> bridge;
   std::unique_ptr<JobLedger> ledger;
   std::unique_ptr<AgentAdmission> admission;
+  std::unique_ptr<ResultChecks> checks;
+  // Jobs whose check is queued or leased in the ledger: watched by the tick, which settles a
+  // check that no remaining agent can take.
+  std::unordered_set<int64_t> checking;
+  // Quarantined identities (CURVE keys; routing ids on a plaintext link), in order.
+  std::unordered_map<std::string, size_t> quarantined;
+  std::vector<Quarantine> quarantine_list;
   DispatcherOptions options;
   Requirement cpu_need;
   Requirement final_need;
@@ -98,9 +116,8 @@ void submit(Self self, Waiting& w, wire::Job& job) {
   // tier of a cascade sets its own check level.
   job.check_level = std::string(screen ? wire::kCheckCpu : wire::kCheckFull);
   st.ledger->submit(job, screen ? st.cpu_need : st.final_need);
-  // Kept (its code moved, not copied) only when a second tier will need it; otherwise the
-  // frame holds all of it.
-  if (screen) w.job = std::make_unique<wire::Job>(std::move(job));
+  // Kept (its code moved, not copied): a second tier or a result check may need it again.
+  w.job = std::make_unique<wire::Job>(std::move(job));
 }
 
 // Answers `w` (which the caller then erases).
@@ -129,7 +146,85 @@ void flush_answers(Self self) {
   st.outgoing.clear();
 }
 
-void deliver(Self self, int64_t job_id, wire::Result&& result, int dispatches) {
+void finish(Self self, std::unordered_map<int64_t, Waiting>::iterator it, wire::Result&& result) {
+  auto& st = self->state;
+  Waiting& w = it->second;
+  result.dispatches = w.dispatches;
+  answer(self, w, it->first, std::move(result), caf::error{});
+  st.checking.erase(it->first);
+  st.waiting.erase(it);
+  ++st.stats.answered;
+}
+
+std::string describe_peer(const std::string& agent_id, const std::string& peer) {
+  return agent_id + " (" + short_id(peer) + ")";
+}
+
+void quarantine(Self self, const std::string& peer, const std::string& reason, int64_t job_id,
+                const std::string& agent_id) {
+  auto& st = self->state;
+  if (st.quarantined.count(peer)) return;
+  Quarantine q;
+  q.agent_key = st.bridge->authenticated() ? peer : std::string();
+  q.agent_id = agent_id;
+  q.reason = reason;
+  q.job_id = job_id;
+  st.quarantined.emplace(peer, st.quarantine_list.size());
+  st.quarantine_list.push_back(q);
+  ++st.stats.quarantined;
+  spdlog::error("quarantined agent {}: {}; no more leases for its key, its results are marked "
+                "for re-evaluation",
+                describe_peer(agent_id, peer), reason);
+  if (st.ledger->known(peer)) {
+    st.ledger->remove(peer, "quarantined");
+    st.admission->forget(peer);
+  }
+  st.bridge->send(peer, wire::encode(wire::Bye{"coordinator", "quarantined: " + reason}));
+}
+
+// Asks for one more opinion on a checked job, from an agent none of the opinions came from.
+// False if no such agent can take it.
+bool ask_again(Self self, int64_t job_id, Waiting& w, bool any_slot) {
+  auto& st = self->state;
+  std::vector<std::string> avoid;
+  if (!any_slot)
+    for (const auto& o : w.check->opinions) avoid.push_back(o.peer);
+  if (!st.ledger->has_agent_for(st.final_need, avoid)) return false;
+  w.job->check_level = std::string(wire::kCheckFull);
+  w.check->avoid = avoid;
+  st.ledger->submit_check(*w.job, st.final_need, std::move(avoid));
+  st.checking.insert(job_id);
+  ++st.stats.checks;
+  return true;
+}
+
+// Decides a checked job with the opinions it has, unless a tie-break is wanted and possible.
+void conclude(Self self, std::unordered_map<int64_t, Waiting>::iterator it, bool may_ask) {
+  auto& st = self->state;
+  Waiting& w = it->second;
+  Checking& c = *w.check;
+  st.checking.erase(it->first);
+  bool third = false;
+  if (may_ask && c.opinions.size() == 2 && c.opinions[0].peer != c.opinions[1].peer) {
+    std::vector<std::string> avoid{c.opinions[0].peer, c.opinions[1].peer};
+    third = st.ledger->has_agent_for(st.final_need, avoid);
+  }
+  CheckDecision d = st.checks->decide(c.look, c.opinions, third);
+  if (d.need_tiebreak) {
+    if (ask_again(self, it->first, w, false)) return;
+    d = st.checks->decide(c.look, c.opinions, false);
+  }
+  for (const auto& [peer, reason] : d.quarantine) {
+    std::string name;
+    for (const auto& o : c.opinions)
+      if (o.peer == peer) name = o.result.agent_id;
+    quarantine(self, peer, reason, it->first, name);
+  }
+  finish(self, it, std::move(d.answer));
+}
+
+void deliver(Self self, int64_t job_id, wire::Result&& result, int dispatches,
+             const std::string& peer) {
   auto& st = self->state;
   auto it = st.waiting.find(job_id);
   if (it == st.waiting.end()) return;
@@ -138,21 +233,64 @@ void deliver(Self self, int64_t job_id, wire::Result&& result, int dispatches) {
   if (w.cpu_tier && result.verdict == "correct") {
     // Survived the CPU tier: now the chip.
     w.cpu_tier = false;
-    std::unique_ptr<wire::Job> tier = std::move(w.job);
-    tier->check_level = std::string(wire::kCheckFull);
-    st.ledger->submit(*tier, st.final_need);
+    w.job->check_level = std::string(wire::kCheckFull);
+    st.ledger->submit(*w.job, st.final_need);
     return;
   }
-  result.dispatches = w.dispatches;
-  answer(self, w, job_id, std::move(result), caf::error{});
-  st.waiting.erase(it);
-  ++st.stats.answered;
+  if (w.cpu_tier) {
+    // Failed on the CPU tier: answered as is (the chip never saw it, nothing to re-time).
+    finish(self, it, std::move(result));
+    return;
+  }
+  if (!w.check) {
+    FirstLook look = st.checks->first_look(result, w.job->workload_id);
+    if (!look.again()) {
+      result.plausibility = st.checks->plausibility_of(result, w.job->workload_id);
+      finish(self, it, std::move(result));
+      return;
+    }
+    w.check = std::make_unique<Checking>();
+    w.check->look = std::move(look);
+    w.check->opinions.push_back(Opinion{peer, std::move(result)});
+    // A different agent when there is one; for a suspect timing alone, any slot will do.
+    if (ask_again(self, job_id, w, false)) return;
+    if (w.check->look.timing.suspect && ask_again(self, job_id, w, true)) return;
+    conclude(self, it, false);
+    return;
+  }
+  w.check->opinions.push_back(Opinion{peer, std::move(result)});
+  conclude(self, it, true);
+}
+
+// Settles the checks that no remaining agent can take (they left, or were quarantined).
+void settle_stranded_checks(Self self) {
+  auto& st = self->state;
+  if (st.checking.empty()) return;
+  std::vector<int64_t> stranded;
+  for (int64_t id : st.checking) {
+    auto it = st.waiting.find(id);
+    if (it == st.waiting.end() || !it->second.check) continue;
+    if (!st.ledger->has_agent_for(st.final_need, it->second.check->avoid)) stranded.push_back(id);
+  }
+  for (int64_t id : stranded) {
+    st.ledger->cancel(id);
+    auto it = st.waiting.find(id);
+    spdlog::warn("job {}: no agent left for its check; answered with the opinions it has", id);
+    conclude(self, it, false);
+  }
 }
 
 void fail_job(Self self, const JobLedger::Abandoned& gone) {
   auto& st = self->state;
   auto it = st.waiting.find(gone.job_id);
   if (it == st.waiting.end()) return;
+  if (it->second.check) {
+    // A check lost too often is not a verdict on the candidate: the opinions it has decide.
+    spdlog::warn("job {}: its check was {}; answered with the opinions it has", gone.job_id,
+                 gone.reason);
+    conclude(self, it, false);
+    return;
+  }
   spdlog::error("job {}: {}; answering with a retryable error", gone.job_id, gone.reason);
   answer(self, it->second, gone.job_id, wire::Result{}, make_error(Errc::unavailable, gone.reason));
   st.waiting.erase(it);
@@ -172,6 +310,15 @@ void apply_sweep(Self self, JobLedger::SweepOutcome& out) {
 
 void on_hello(Self self, const ZmqInbound& in, const wire::Hello& hello, Clock::time_point now) {
   auto& st = self->state;
+  if (auto q = st.quarantined.find(in.peer); q != st.quarantined.end()) {
+    ++st.stats.refused_hellos;
+    if (st.warn_limit.allow(now))
+      spdlog::warn("refused HELLO from quarantined {} at {}", short_id(in.peer), in.address);
+    st.bridge->send(in.peer, wire::encode(wire::Bye{
+                                 "coordinator", "refused: quarantined: " +
+                                                    st.quarantine_list[q->second].reason}));
+    return;
+  }
   bool registered = st.ledger->known(in.peer);
   auto decision = st.admission->admit(in.peer, in.address, registered, hello, now);
   if (!decision.admitted) {
@@ -203,7 +350,8 @@ void on_result(Self self, const ZmqInbound& in, wire::Result& msg, Clock::time_p
         msg.jax_version = caps->jax_version;
         msg.libtpu_version = caps->libtpu_version;
       }
-      deliver(self, msg.job_id, std::move(msg), dispatches);
+      msg.agent_key = st.bridge->authenticated() ? in.peer : std::string();
+      deliver(self, msg.job_id, std::move(msg), dispatches, in.peer);
       return;
     case JobLedger::ResultDisposition::stale_lease:
       // The late result may have freed the agent's slot: the batch's pump() will use it.
@@ -273,6 +421,7 @@ void on_tick(Self self) {
   if (late > st.stats.longest_tick_late_us) st.stats.longest_tick_late_us = late;
   auto sweep = st.ledger->sweep(now);
   apply_sweep(self, sweep);
+  settle_stranded_checks(self);
   auto interval = static_cast<int>(st.ledger->heartbeat_interval().count());
   std::vector<std::pair<std::string, std::string>> beats;
   if (st.ledger->take_interval_broadcast()) {
@@ -353,6 +502,7 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
   st.options = options;
   st.ledger = std::make_unique<JobLedger>(options.ledger);
   st.admission = std::make_unique<AgentAdmission>(options.admission);
+  st.checks = std::make_unique<ResultChecks>(options.checks);
   st.final_need = options.target;
   st.final_need.stages = required_stages(wire::kCheckFull);
   st.cpu_need = Requirement{"interpret", "cpu", options.target.jax_version, "",
@@ -409,6 +559,7 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
                                                         beat_atom::value);
       },
       [=](agents_atom) { return static_cast<int32_t>(self->state.ledger->agent_count()); },
+      [=](quarantine_atom) { return self->state.quarantine_list; },
       [=](stats_atom) { return snapshot(self); },
       [=](stats_atom, bool restart_longest) {
         auto s = snapshot(self);

@@ -15,6 +15,14 @@
 // took. Malformed frames, refused HELLOs and results from anyone but the lease holder are
 // logged (rate-limited) and dropped.
 //
+// Result checks (actors/result_check.hpp): a final result drawn for a random check, or a
+// `correct` with a suspect timing, is not answered at once: the same job goes to a different
+// agent (a re-timing may use another slot of the same agent when no other agent can take it),
+// and the answer is what the opinions decide. A disagreement quarantines the outvoted key:
+// it is dropped (its leases requeued), told BYE, refused at every later HELLO, and listed by
+// (quarantine_atom) so that the run stores it and marks its results for re-evaluation.
+// Every answer carries the sending agent's CURVE key (Result::agent_key).
+//
 // Cascade: with target backend "tpu" and CPU-check agents in the fleet, a job first runs the
 // CPU tier (check level cpu_check: lint, lowering, the libtpu compile where present, interpret
 // numerics) on an interpret agent; only a `correct` survivor goes on to a TPU agent, one job
@@ -32,6 +40,7 @@
 #include "actors/agent_admission.hpp"
 #include "actors/capabilities.hpp"
 #include "actors/job_ledger.hpp"
+#include "actors/result_check.hpp"
 #include "actors/zmq_bridge.hpp"
 
 namespace palladium {
@@ -45,6 +54,17 @@ struct DispatcherOptions {
   bool cascade = true;
   // The longest batch window the bridge gets (batch_window_for); 0 turns batching off.
   std::chrono::microseconds max_batch_window{2000};
+  // Random checks are off unless asked for (the run config's evaluation.recheck_share sets
+  // them); the plausibility gate is always on.
+  ResultCheckOptions checks;
+};
+
+// A key the result checks caught (actors/result_check.hpp).
+struct Quarantine {
+  std::string agent_key;  // its CURVE key (Z85); "" on a plaintext link
+  std::string agent_id;   // the name its HELLO gave, for people
+  std::string reason;
+  int64_t job_id = 0;     // the job on which it was caught
 };
 
 // The bridge's batch window (actors/zmq_bridge.hpp, Batching) for a fleet whose typical
@@ -70,6 +90,8 @@ struct DispatcherStats {
   int64_t refused_hellos = 0;
   int64_t refused_results = 0;   // not from the lease holder, or for no live lease
   int64_t heartbeats_sent = 0;
+  int64_t checks = 0;       // second opinions and re-timings asked for (tie-breaks included)
+  int64_t quarantined = 0;  // keys quarantined
   int64_t heartbeat_interval_ms = 0;
   int64_t batch_window_us = 0;   // the bridge's, as last set
   // Since the start, or since the last (stats_atom, true):
@@ -85,3 +107,4 @@ caf::actor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBrid
 }  // namespace palladium
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::DispatcherStats)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<palladium::Quarantine>)

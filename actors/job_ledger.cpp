@@ -89,6 +89,16 @@ int JobLedger::pool_for(const Capabilities& caps) {
 }
 
 bool JobLedger::submit(const wire::Job& job, const Requirement& need) {
+  return enqueue(job, need, {});
+}
+
+bool JobLedger::submit_check(const wire::Job& job, const Requirement& need,
+                             std::vector<std::string> avoid) {
+  return enqueue(job, need, std::move(avoid));
+}
+
+bool JobLedger::enqueue(const wire::Job& job, const Requirement& need,
+                        std::vector<std::string> avoid) {
   if (jobs_.count(job.job_id)) return false;
   int index = queue_for(need);
   std::string storage;
@@ -96,11 +106,49 @@ bool JobLedger::submit(const wire::Job& job, const Requirement& need) {
     storage = std::move(spare_frames_.back());
     spare_frames_.pop_back();
   }
-  jobs_.try_emplace(job.job_id, job, index, std::move(storage));
-  needs_[index]->jobs.push_back(job.job_id);
+  auto [it, fresh] = jobs_.try_emplace(job.job_id, job, index, std::move(storage));
+  if (avoid.empty()) {
+    needs_[index]->jobs.push_back(job.job_id);
+  } else {
+    it->second.avoid = std::move(avoid);
+    needs_[index]->jobs.push_front(job.job_id);
+  }
   ++queued_;
   dirty_ = true;
   return true;
+}
+
+bool JobLedger::cancel(int64_t job_id) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return false;
+  Entry& entry = it->second;
+  if (entry.lease != 0) {
+    end_lease(entry);
+  } else {
+    auto& q = needs_[entry.need]->jobs;
+    if (auto pos = std::find(q.begin(), q.end(), job_id); pos != q.end()) {
+      q.erase(pos);
+      --queued_;
+    }
+  }
+  jobs_.erase(it);
+  return true;
+}
+
+void JobLedger::remove(const std::string& peer, const std::string& why) {
+  drop_agent(peer, why, nullptr);
+}
+
+std::deque<int64_t>::iterator JobLedger::first_allowed(std::deque<int64_t>& jobs,
+                                                       const std::string& peer) {
+  // Checks are few and sit at the front: a short look past them finds an ordinary job.
+  constexpr int kLookahead = 64;
+  int looked = 0;
+  for (auto it = jobs.begin(); it != jobs.end() && looked < kLookahead; ++it, ++looked) {
+    const auto& avoid = jobs_.at(*it).avoid;
+    if (std::find(avoid.begin(), avoid.end(), peer) == avoid.end()) return it;
+  }
+  return jobs.end();
 }
 
 void JobLedger::on_hello(const std::string& peer, const std::string& name,
@@ -349,7 +397,10 @@ std::vector<JobLedger::Assignment> JobLedger::assign(TimePoint now) {
     for (int p : q.pools) {
       Pool& pool = *pools_[p];
       auto& list = pass == 0 ? pool.free : pool.spare;
-      while (!q.jobs.empty() && !list.empty()) {
+      // Agents in a row that no queued job may go to (checks avoiding them): once every entry
+      // of the list was such an agent, the list has nothing for this queue.
+      size_t refused = 0;
+      while (!q.jobs.empty() && !list.empty() && refused <= list.size()) {
         auto [slot, incarnation] = list.front();
         list.pop_front();
         Agent* found = slots_[slot];
@@ -360,10 +411,22 @@ std::vector<JobLedger::Assignment> JobLedger::assign(TimePoint now) {
           offer(a);
           continue;
         }
-        int64_t job_id = q.jobs.front();
-        q.jobs.pop_front();
+        auto pick = q.jobs.begin();
+        Entry* picked = &jobs_.at(*pick);
+        if (!picked->avoid.empty()) {
+          pick = first_allowed(q.jobs, a.peer);
+          if (pick == q.jobs.end()) {
+            offer(a);  // back of the list: another agent may take the checks
+            ++refused;
+            continue;
+          }
+          picked = &jobs_.at(*pick);
+        }
+        refused = 0;
+        int64_t job_id = *pick;
+        q.jobs.erase(pick);
         --queued_;
-        Entry& entry = jobs_.at(job_id);
+        Entry& entry = *picked;
         entry.attempts++;
         entry.lease = next_lease_++;
         entry.holder = &a;
@@ -405,6 +468,21 @@ std::vector<std::string> JobLedger::due_heartbeats(TimePoint now) {
 bool JobLedger::has_agent_for(const Requirement& need) const {
   for (const auto& pool : pools_)
     if (pool->agents > 0 && need.satisfied_by(pool->caps)) return true;
+  return false;
+}
+
+bool JobLedger::has_agent_for(const Requirement& need,
+                              const std::vector<std::string>& avoid) const {
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    const Pool& pool = *pools_[p];
+    if (pool.agents == 0 || !need.satisfied_by(pool.caps)) continue;
+    int avoided = 0;
+    for (const auto& peer : avoid) {
+      const Agent* a = find_agent(peer);
+      if (a != nullptr && a->pool == static_cast<int>(p)) ++avoided;
+    }
+    if (pool.agents > avoided) return true;
+  }
   return false;
 }
 

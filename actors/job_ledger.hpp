@@ -104,6 +104,18 @@ class JobLedger {
   // Queues a job for agents satisfying `need`. The job's frame is encoded here, once. Returns
   // false (and changes nothing) if the job id is already queued or in flight.
   bool submit(const wire::Job& job, const Requirement& need);
+  // A second opinion on a job already answered (the dispatcher's result checks,
+  // actors/result_check.hpp): it goes to the front of its queue (its requester is already
+  // waiting for it) and never to an agent in `avoid` (peers; empty = any agent), requeues
+  // included. A job is leased to a different agent only if such an agent satisfies `need`;
+  // call has_agent_for(need, avoid) first.
+  bool submit_check(const wire::Job& job, const Requirement& need, std::vector<std::string> avoid);
+  // Withdraws a queued or leased job without an answer (a check no remaining agent can take);
+  // a late result for it is then stale. False if the job is neither.
+  bool cancel(int64_t job_id);
+  // Drops the agent for good (quarantined): its live leases are requeued at once, as for a BYE;
+  // jobs lost too often come back from the next sweep() as abandoned.
+  void remove(const std::string& peer, const std::string& why);
 
   // Registers an agent (or re-registers it: a HELLO from a known peer means it restarted, so
   // the jobs it held are requeued). `slots` must already be validated (>= 1).
@@ -144,6 +156,8 @@ class JobLedger {
   // What the peer's HELLO declared (and admission accepted); nullptr for an unknown peer.
   const Capabilities* capabilities(const std::string& peer) const;
   bool has_agent_for(const Requirement& need) const;
+  // Whether an agent not in `avoid` satisfies `need`.
+  bool has_agent_for(const Requirement& need, const std::vector<std::string>& avoid) const;
   std::vector<std::string> agent_ids() const;
   size_t agent_count() const { return agents_.size(); }
   size_t queued() const { return queued_; }
@@ -171,6 +185,7 @@ class JobLedger {
     // The agent holding `lease`: an agent's live leases end before it is dropped (drop_agent).
     Agent* holder = nullptr;
     TimePoint sent;      // when `lease` was handed out
+    std::vector<std::string> avoid;  // peers that must not get it (submit_check)
   };
 
   Agent* find_agent(const std::string& peer) const;
@@ -184,6 +199,9 @@ class JobLedger {
   int queue_for(const Requirement& need);  // the index in needs_, created if new
   int pool_for(const Capabilities& caps);
   void recompute_interval();
+  bool enqueue(const wire::Job& job, const Requirement& need, std::vector<std::string> avoid);
+  // The position in `jobs` of the first job (of the first `limit`) `peer` may take.
+  std::deque<int64_t>::iterator first_allowed(std::deque<int64_t>& jobs, const std::string& peer);
 
   Options options_;
   std::unordered_map<std::string, std::unique_ptr<Agent>> agents_;

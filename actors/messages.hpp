@@ -23,6 +23,8 @@
 //   bench, status   -> eval_dispatcher: (stats_atom)                            -> DispatcherStats
 //                                       (stats_atom, true): the same, then the longest-lag
 //                                       figures start again from 0 (a measured window)
+//   run, tests      -> eval_dispatcher: (quarantine_atom)                       -> std::vector<Quarantine>
+//                                       every key quarantined so far
 //   main            -> run:             (start_atom)                            -> std::string status
 #pragma once
 
@@ -53,6 +55,7 @@ using status_atom = caf::atom_constant<caf::atom("status")>;
 using budget_atom = caf::atom_constant<caf::atom("budget")>;
 using inflight_atom = caf::atom_constant<caf::atom("inflight")>;
 using evaluated_atom = caf::atom_constant<caf::atom("evaluated")>;
+using quarantine_atom = caf::atom_constant<caf::atom("quarantine")>;
 
 
 // Frames from agents, as the bridge read them in one turn (actors/zmq_bridge.hpp).

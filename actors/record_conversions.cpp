@@ -36,6 +36,10 @@ EvaluationRecord record_from_result(int64_t candidate_id, const wire::Result& r)
   e.input_seeds = r.seeds;
   e.outside_pallas_flops_share = r.outside_pallas_fraction;
   e.numerics_path = r.numerics_path;
+  e.agent_key = r.agent_key;
+  e.plausibility = r.plausibility;
+  e.retiming_json = r.retiming_json;
+  e.cross_check_json = r.cross_check_json;
   e.speedup = outcome_from_record(e).speedup();
   return e;
 }

@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -34,6 +36,8 @@ struct RunState {
   int llm_in_flight = -1, llm_queued = -1;
   int64_t evals_in_flight = -1, evals_queued = -1;
   std::chrono::steady_clock::time_point started, last_line;
+  std::set<std::string> quarantines_stored;  // agent_key|agent_id already written
+  bool finishing = false;
   static inline const char* name = "run";
 };
 
@@ -71,9 +75,53 @@ void print_progress(Self self, bool final_line) {
   std::fflush(stderr);
 }
 
+// Writes the keys the dispatcher quarantined since the last call (the store marks their
+// results for re-evaluation), then runs `then`. A dispatcher that does not answer (a test's
+// stand-in) has none.
+void store_quarantines(Self self, std::function<void()> then) {
+  self->request(self->state.dispatcher, std::chrono::seconds(5), quarantine_atom::value)
+      .then(
+          [=](const std::vector<Quarantine>& found) {
+            auto& st = self->state;
+            for (const auto& q : found) {
+              if (!st.quarantines_stored.insert(q.agent_key + "|" + q.agent_id).second) continue;
+              QuarantineRecord r;
+              r.run_id = st.plan.run_id;
+              r.agent_key = q.agent_key;
+              r.agent_id = q.agent_id;
+              r.reason = q.reason;
+              r.job_id = q.job_id;
+              self->request(st.store, caf::infinite, put_quarantine_atom::value, r)
+                  .then(
+                      [=](int64_t marked) {
+                        spdlog::error("run {}: agent {} quarantined ({}); {} stored result(s) "
+                                      "marked for re-evaluation",
+                                      r.run_id, r.agent_id, r.reason, marked);
+                      },
+                      [=](caf::error& e) {
+                        spdlog::error("run {}: storing the quarantine of agent {} failed: {}",
+                                      r.run_id, r.agent_id, to_string(e));
+                      });
+            }
+            if (then) then();
+          },
+          [=](caf::error&) {
+            if (then) then();
+          });
+}
+
+void finish_run(Self self);
+
 void maybe_finish(Self self) {
   auto& st = self->state;
-  if (!st.running.empty()) return;
+  if (!st.running.empty() || st.finishing) return;
+  st.finishing = true;
+  // The last quarantines are written before the run is marked finished.
+  store_quarantines(self, [=] { finish_run(self); });
+}
+
+void finish_run(Self self) {
+  auto& st = self->state;
   print_progress(self, true);
   std::string status = st.searches_failed ? "incomplete" : "finished";
   self->request(st.store, caf::infinite, finish_atom::value, st.plan.run_id, status)
@@ -244,6 +292,7 @@ caf::behavior run_actor(Self self, RunPlan plan, StoreActor store, caf::actor ll
                   self->state.evals_queued = s.queued;
                 },
                 [=](caf::error&) { self->state.evals_in_flight = -1; });
+        store_quarantines(self, nullptr);
         self->delayed_send(self, std::chrono::seconds(1), beat_atom::value);
       },
   };

@@ -132,6 +132,10 @@ StoreActor::behavior_type store_actor(Self self, std::shared_ptr<RunStore> store
       [=](put_eval_atom, const EvaluationRecord& record) {
         return handle<bool>(self, write, [&](RunStore& s) { return s.put_evaluation(record); });
       },
+      [=](put_quarantine_atom, const QuarantineRecord& record) {
+        return handle<int64_t>(self, write,
+                               [&](RunStore& s) { return s.put_quarantine(record); });
+      },
       [=](find_response_atom, const ResponseKey& key) {
         return handle<MaybeResponse>(self, read,
                                      [&](RunStore& s) { return MaybeResponse{s.find_response(key)}; });

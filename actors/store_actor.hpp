@@ -47,6 +47,7 @@ using finish_atom = caf::atom_constant<caf::atom("finish")>;
 using store_stats_atom = caf::atom_constant<caf::atom("st_stats")>;
 using begin_run_atom = caf::atom_constant<caf::atom("begin_run")>;
 using commit_atom = caf::atom_constant<caf::atom("commit")>;
+using put_quarantine_atom = caf::atom_constant<caf::atom("put_quar")>;
 
 struct MaybeSample {
   std::optional<SampleRecord> record;
@@ -86,6 +87,7 @@ struct StoreStats {
 //   (begin_run_atom, name, config_text, int64_t cell_id)
 //                                                  -> int64_t        begin_or_resume_run (a sweep cell)
 //   (store_stats_atom)                             -> StoreStats
+//   (put_quarantine_atom, QuarantineRecord)        -> int64_t        put_quarantine (rows marked)
 //   (commit_atom)                                  the actor's own batch tick
 using StoreActor = caf::typed_actor<
     caf::replies_to<find_sample_atom, SampleKey>::with<MaybeSample>,
@@ -101,7 +103,9 @@ using StoreActor = caf::typed_actor<
     caf::replies_to<finish_atom, int64_t, std::string>::with<bool>,
     caf::replies_to<finish_atom, int64_t, std::string, std::string>::with<bool>,
     caf::replies_to<begin_run_atom, std::string, std::string, int64_t>::with<int64_t>,
-    caf::replies_to<store_stats_atom>::with<StoreStats>, caf::reacts_to<commit_atom>>;
+    caf::replies_to<store_stats_atom>::with<StoreStats>,
+    caf::replies_to<put_quarantine_atom, QuarantineRecord>::with<int64_t>,
+    caf::reacts_to<commit_atom>>;
 
 struct StoreActorOptions {
   // Writes after which a batch commits without waiting for the mailbox to
@@ -121,6 +125,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::SampleRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::StoredSearch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::PutSampleResult)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::EvaluationRecord)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::QuarantineRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::LlmCallRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::LlmResponseRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::PutResponseResult)

@@ -51,8 +51,9 @@ bool judge_environment_variable(const std::string& name) {
   if (secret_variable_name(name)) return false;
   static const char* const kExact[] = {
       "PATH", "LANG", "LANGUAGE", "TZ", "HOME", "USER", "LOGNAME", "XDG_CACHE_HOME",
-      "PALLADIUM_JUDGE_CACHE", "PALLADIUM_SANDBOX", "PALLADIUM_COMPILE_TIER",
-      "PALLADIUM_COMPILE_MEMORY_MB", "PALLADIUM_FULL_SHAPES", "XLA_FLAGS",
+      "PALLADIUM_JUDGE_CACHE", "PALLADIUM_SANDBOX", "PALLADIUM_SANDBOX_CGROUP",
+      "PALLADIUM_COMPILE_TIER",
+      "PALLADIUM_COMPILE_MEMORY_MB", "PALLADIUM_FULL_SHAPES", "PALLADIUM_TIMING_RUNS", "XLA_FLAGS",
       "LIBTPU_INIT_ARGS", "ALLOW_MULTIPLE_LIBTPU_LOAD", "TF_CPP_MIN_LOG_LEVEL",
       "PYTHONDONTWRITEBYTECODE"};
   for (const char* exact : kExact) {

@@ -53,6 +53,8 @@ void LiveStatusWriter::maybe_write(const std::function<std::vector<int64_t>()>& 
               s.llm_in_flight = std::max<int64_t>(s.llm_in_flight, 0) + g.calls.in_flight;
               s.llm_queued = std::max<int64_t>(s.llm_queued, 0) + g.calls.queued;
               s.llm_committed_usd += g.committed_usd;
+              if (!g.calls.holding.empty())
+                s.llm_holding += (s.llm_holding.empty() ? "" : "; ") + g.calls.holding;
               if (!g.stopped.empty())
                 s.llm_stopped += (s.llm_stopped.empty() ? "" : "; ") + g.stopped;
             },

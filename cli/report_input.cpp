@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli/run_config.hpp"
+#include "store/llm_usage_report.hpp"
 
 namespace palladium {
 namespace {
@@ -57,7 +58,8 @@ void fill_run(const RunStore& store, const RunRecord& run, const std::string& or
     c.workload = s.workload;
     c.seed = s.seed;
     c.sample_index = s.sample_index;
-    if (auto it = evals.find(s.id); it != evals.end()) {
+    // A result of a quarantined key is not trusted: it reads as not evaluated.
+    if (auto it = evals.find(s.id); it != evals.end() && !it->second->needs_reevaluation) {
       const auto& e = *it->second;
       c.verdict = e.verdict;
       c.speedup = e.speedup;
@@ -84,6 +86,17 @@ void fill_run(const RunStore& store, const RunRecord& run, const std::string& or
              call.provider != "hand_tuned")
       u.cost_complete = false;  // an API call without a price
   }
+  const LlmUsageSummary who = summarize_llm_usage(store, run.id);
+  auto& u = cell.usage;
+  u.cached_prompt_tokens = who.cached_prompt_tokens;
+  u.cache_saved_usd = who.cache_saved_usd;
+  u.paid_prompt_tokens = who.paid_prompt_tokens;
+  u.paid_output_tokens = who.paid_output_tokens;
+  u.reused_prompt_tokens = who.reused_prompt_tokens;
+  u.reused_output_tokens = who.reused_output_tokens;
+  u.paid_usd = who.paid_usd;
+  u.reused_usd = who.reused_usd;
+  u.truncated = who.truncated;
 }
 
 }  // namespace
@@ -103,6 +116,9 @@ SweepReportInput collect_report_input(const RunStore& store, std::optional<int64
                                       const InputSensitivity& sensitivity) {
   SweepReportInput in;
   in.sensitivity = sensitivity;
+  for (const auto& q : store.quarantines())
+    in.quarantines.push_back(
+        ReportQuarantine{q.run_id, q.agent_key, q.agent_id, q.reason, q.job_id, q.evaluations});
   if (!sweep_id) {
     auto sweeps = store.sweeps();
     if (!sweeps.empty()) sweep_id = sweeps.back().id;

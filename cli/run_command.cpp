@@ -20,6 +20,7 @@
 #include "cli/live_status.hpp"
 #include "cli/run_config.hpp"
 #include "cli/run_setup.hpp"
+#include "store/sweep_report_costs.hpp"
 #include "store/run_report.hpp"
 
 namespace fs = std::filesystem;
@@ -104,7 +105,12 @@ int run_command(const std::vector<std::string>& args) {
 
   std::unique_ptr<Coordinator> coordinator;
   try {
-    coordinator = std::make_unique<Coordinator>(coordinator_options(config, db_path + ".logs"));
+    auto options = coordinator_options(config, db_path + ".logs");
+    // A TPU time below the v6e roofline is suspect too (the dispatcher's plausibility gate).
+    if (config.evaluation.backend == "tpu")
+      options.dispatch.checks.costs =
+          load_workload_costs(palladium_home() / "workloads" / "workload_costs.json");
+    coordinator = std::make_unique<Coordinator>(std::move(options));
   } catch (const CoordinatorError& e) {
     store->finish_run(run_id, "failed");
     std::cerr << "palladium run: " << config_path << ": " << e.key() << ": " << e.what() << "\n";

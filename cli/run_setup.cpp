@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -16,6 +17,7 @@
 #include "llm/openai_provider.hpp"
 #include "llm/price_table.hpp"
 #include "llm/replay_provider.hpp"
+#include "llm/split_runner.hpp"
 #include "llm/synthetic_provider.hpp"
 
 namespace fs = std::filesystem;
@@ -174,10 +176,16 @@ LlmBackend make_llm_backend(const LlmConfig& llm, const std::string& origin,
                       " model '" + llm.model + "' in " + prices.string() +
                       ", so the spend-rate limit cannot be enforced");
   const bool batch = llm.mode == "batch";
+  // Some roles or methods online, the rest in jobs: each call is priced as it went (its usage
+  // says so); a worst case before the call is then the online one.
+  const bool split = batch && (!llm.batch_roles.empty() || !llm.online_methods.empty());
+  const bool all_batch = batch && !split;
   if (price) {
-    so.cost = [p = *price, batch](const Usage& u) { return cost_usd(p, u, batch); };
-    b.options.cache_saved = [p = *price, batch](const Usage& u) {
-      return cache_savings_usd(p, u, batch);
+    so.cost = [p = *price, all_batch](const Usage& u) {
+      return cost_usd(p, u, all_batch || u.batch);
+    };
+    b.options.cache_saved = [p = *price, all_batch](const Usage& u) {
+      return cache_savings_usd(p, u, all_batch || u.batch);
     };
   }
   std::shared_ptr<HttpProvider> provider = llm.provider == "openai"
@@ -196,7 +204,27 @@ LlmBackend make_llm_backend(const LlmConfig& llm, const std::string& origin,
     so.max_concurrent = 1000000;
     so.adaptive_concurrency = false;
     so.call_deadline.reset();
-    b.runner = make_batch_runner(std::move(provider), make_curl_transport(), std::move(bo));
+    PromptCheck check;
+    check.fail = llm.prompt_shortfall == "error";
+    if (!split) {
+      b.runner = make_batch_runner(std::move(provider), make_curl_transport(), std::move(bo));
+      return b;
+    }
+    // The online calls share this scheduler: no concurrency cap and no call deadline for
+    // them either (a job's calls would hold the slots for hours); the per-minute and spend
+    // limits bound both.
+    std::shared_ptr<HttpTransport> transport = make_curl_transport();
+    auto online = make_http_runner(provider, transport, check);
+    auto jobs = make_batch_runner(provider, transport, std::move(bo));
+    std::set<SampleRole> roles;
+    for (const auto& r : llm.batch_roles) roles.insert(*sample_role_from_string(r));
+    const std::set<std::string> online_methods(llm.online_methods.begin(),
+                                               llm.online_methods.end());
+    b.runner = make_split_runner(
+        std::move(online), std::move(jobs),
+        [roles, online_methods](const ChatRequest& r) {
+          return (roles.empty() || roles.count(r.role)) && !online_methods.count(r.method);
+        });
     return b;
   }
   PromptCheck check;
@@ -216,6 +244,8 @@ CoordinatorOptions coordinator_options(const RunConfig& config, const std::strin
   o.dispatch.ledger.liveness = config.agents.liveness;
   o.dispatch.ledger.eval_heartbeat_max =
       std::chrono::milliseconds(config.agents.eval_heartbeat_max_ms);
+  o.dispatch.checks.share = config.evaluation.recheck_share;
+  o.dispatch.checks.speedup_ceiling = config.evaluation.speedup_ceiling;
   o.local_agents = config.agents.local;
   o.agent.backend = config.evaluation.backend;
   o.agent.slots = config.agents.slots_per_agent;

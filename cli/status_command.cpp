@@ -101,7 +101,9 @@ nlohmann::ordered_json status_json(const std::string& db, const SweepReportInput
                    {"utilisation", util < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(util)},
                    {"llm_in_flight", live->llm_in_flight < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(live->llm_in_flight)},
                    {"llm_queued", live->llm_queued < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(live->llm_queued)},
-                   {"llm_stopped", live->llm_stopped}};
+                   {"llm_stopped", live->llm_stopped},
+                   {"llm_holding", live->llm_holding},
+                   {"binding", binding_limit_now(*live)}};
   }
   return {{"database", db},
           {"title", in.title},
@@ -135,6 +137,8 @@ std::string status_text(const nlohmann::ordered_json& s) {
     if (!c["llm_stopped"].get<std::string>().empty())
       out += " (no more calls: " + c["llm_stopped"].get<std::string>() + ")";
     out += "\n";
+    if (!c["binding"].get<std::string>().empty())
+      out += "binding now: " + c["binding"].get<std::string>() + "\n";
   }
   const auto& smp = s["samples"];
   out += "samples: " + std::to_string(smp["generated"].get<int64_t>()) + " generated of " +

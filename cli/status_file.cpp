@@ -33,7 +33,8 @@ void write_status_file(const std::filesystem::path& path, const CoordinatorStatu
                     {{"in_flight", optional_count(s.llm_in_flight)},
                      {"queued", optional_count(s.llm_queued)},
                      {"committed_usd", s.llm_committed_usd},
-                     {"stopped", s.llm_stopped}}}};
+                     {"stopped", s.llm_stopped},
+                     {"holding", s.llm_holding}}}};
   auto tmp = path;
   tmp += ".tmp";
   {
@@ -69,11 +70,51 @@ std::optional<CoordinatorStatus> read_status_file(const std::filesystem::path& p
       s.llm_queued = count(l.at("queued"));
       s.llm_committed_usd = l.at("committed_usd").get<double>();
       s.llm_stopped = l.at("stopped").get<std::string>();
+      s.llm_holding = l.value("holding", std::string());  // absent in older files
     }
     return s;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
+}
+
+namespace {
+
+// The config key (or the outside party) that relaxes a gateway limit.
+std::string relax(const std::string& holding) {
+  if (holding.rfind("concurrency (learned", 0) == 0)
+    return "the provider's 429s lowered it; it creeps back as calls succeed";
+  if (holding.rfind("concurrency", 0) == 0) return "raise llm.max_concurrent";
+  if (holding.rfind("429", 0) == 0) return "the provider's own rate limit: a higher tier";
+  if (holding.rfind("requests/min", 0) == 0) return "raise llm.requests_per_minute";
+  if (holding.rfind("tokens/min", 0) == 0) return "raise llm.tokens_per_minute";
+  if (holding.rfind("spend window", 0) == 0) return "raise llm.max_usd_per_window";
+  if (holding.rfind("dollar cap", 0) == 0) return "raise llm.max_usd";
+  return "";
+}
+
+}  // namespace
+
+std::string binding_limit_now(const CoordinatorStatus& s) {
+  if (s.llm_queued > 0 && !s.llm_holding.empty()) {
+    const std::string first = s.llm_holding.substr(0, s.llm_holding.find(';'));
+    std::string out = "the LLM gateway: " + std::to_string(s.llm_queued) +
+                      " samples wait on its " + s.llm_holding + " limit";
+    const std::string how = relax(first);
+    return how.empty() ? out : out + " (" + how + ")";
+  }
+  if (s.slots > 0 && s.queued > 0 && s.in_flight >= s.slots)
+    return "the TPU agents: all " + std::to_string(s.slots) + " slots busy, " +
+           std::to_string(s.queued) + " candidates queued (more agents or chips)";
+  if (s.slots > 0 && s.in_flight >= 0 && s.in_flight < s.slots && s.queued <= 0 &&
+      s.llm_in_flight > 0)
+    return "the LLM's answers: agents idle waiting for code (" +
+           std::to_string(s.slots - s.in_flight) + " of " + std::to_string(s.slots) +
+           " slots free while " + std::to_string(s.llm_in_flight) +
+           " samples are being answered; more parallel searches or a faster model)";
+  if (s.agents == 0 && s.queued > 0)
+    return "no agent: " + std::to_string(s.queued) + " candidates wait for one to connect";
+  return "";
 }
 
 bool status_is_live(const CoordinatorStatus& s, int64_t now_unix_ms, int64_t max_age_ms) {

@@ -8,7 +8,8 @@
 //   {"version": 1, "pid", "updated_unix_ms", "command": "run"|"sweep",
 //    "dispatcher": {"agents", "slots", "queued", "in_flight"},
 //    "running_runs": [run_id, ...], "sample_cap": int, "usd_cap": number|null,
-//    "llm": {"in_flight", "queued", "committed_usd", "stopped"}}  (llm: absent in older files)
+//    "llm": {"in_flight", "queued", "committed_usd", "stopped", "holding"}}
+//   (llm: absent in older files; holding: the limit the gateways' waiting calls wait on)
 //
 // The file is replaced atomically (write, then rename). A reader treats it as
 // live only while its pid is alive and it is younger than a few seconds;
@@ -43,7 +44,16 @@ struct CoordinatorStatus {
   int64_t llm_queued = -1;
   double llm_committed_usd = 0;
   std::string llm_stopped;
+  // The limit the oldest waiting call of each gateway waits on (llm/call_scheduler.hpp
+  // Stats::holding), "; "-joined; "" when none waits on a limit.
+  std::string llm_holding;
 };
+
+// Which limit binds now, from what the coordinator reports: the LLM gateway's queue held at
+// one of its limits, the TPU agents all busy with candidates queued, or agents idle waiting
+// for code while the LLM answers. "" when nothing waits (or too little is reported to say).
+// A sentence naming the limit and what would relax it.
+std::string binding_limit_now(const CoordinatorStatus& status);
 
 std::filesystem::path status_file_path(const std::string& db_path);
 

@@ -157,7 +157,12 @@ int sweep_command(const std::vector<std::string>& args) {
 
   std::unique_ptr<Coordinator> coordinator;
   try {
-    coordinator = std::make_unique<Coordinator>(coordinator_options(sweep.base, db_path + ".logs"));
+    auto options = coordinator_options(sweep.base, db_path + ".logs");
+    // A TPU time below the v6e roofline is suspect too (the dispatcher's plausibility gate).
+    if (sweep.base.evaluation.backend == "tpu")
+      options.dispatch.checks.costs =
+          load_workload_costs(palladium_home() / "workloads" / "workload_costs.json");
+    coordinator = std::make_unique<Coordinator>(std::move(options));
   } catch (const CoordinatorError& e) {
     std::cerr << "palladium sweep: " << sweep_path << ": base " << e.key() << ": " << e.what()
               << "\n";

@@ -11,7 +11,11 @@ and MaxKernel `xprof_utils.extract_xprof_time`, without their TensorFlow/xprof d
   4. parse `<dir>/plugins/profile/<run>/<host>.xplane.pb` with `jax.profiler.ProfileData`:
      plane `/device:TPU:0`, line `XLA Modules`, the events of this jitted program (one per call,
      named `<hlo module name>(<program id>)`, e.g. `jit_workload(12)`), `duration_ns` each;
-  5. report the median (and min) of the last `iterations` such events.
+  5. report the median (and min, and the interquartile band, judge/timing.py) of the last
+     `iterations` such events.
+
+`time_pair_on_tpu` does the same for a kernel and its baseline in one sitting: their calls
+alternate in steps 1-3 and one trace holds both, each side's events picked by its module name.
 
 If the trace holds no device event for the program (no TPU plane, the profiler refused to start,
 the module name did not match), the result falls back to the wall-clock median and says so:
@@ -42,10 +46,11 @@ import json
 import os
 import re
 import shutil
-import statistics
 import tempfile
 import time
 import types
+
+from judge import timing
 
 DEVICE_PLANE = "/device:TPU:0"
 MODULES_LINE = "XLA Modules"
@@ -201,7 +206,9 @@ def module_name_of(fn, args):
 # -- measurement (needs a TPU for device times) ---------------------------------------------------
 
 def _summary(samples):
-    return {"median": statistics.median(samples), "min": min(samples)}
+    spread = timing.spread(samples)
+    return {"median": spread.median, "min": min(samples), "low": spread.low,
+            "high": spread.high}
 
 
 def time_on_tpu(fn, args, *, warmup=3, iterations=20, kernel_name_hint=None, trace_dir=None,
@@ -212,26 +219,74 @@ def time_on_tpu(fn, args, *, warmup=3, iterations=20, kernel_name_hint=None, tra
     fn: usually a `jax.jit` function (its HLO module name is looked up from its lowering unless
     `kernel_name_hint` names the program, or a substring of it, on `line_name`).
     trace_dir: parent directory for the trace (a fresh subdirectory per call, removed afterwards
-    unless keep_trace). Returns {"kernel_ms", "min_ms", "samples", "wall_ms", "wall_min_ms",
-    "wall_samples", "timing_kind": "tpu-profiler"|"tpu-wall-fallback", "module_name",
-    "events_found", "device_le_wall", "trace_dir" (if kept), "fallback_reason" (fallback only)}.
+    unless keep_trace). Returns {"kernel_ms", "min_ms", "low_ms", "high_ms" (the interquartile
+    band of the samples, timing.py), "samples", "wall_ms", "wall_min_ms", "wall_samples",
+    "timing_kind": "tpu-profiler"|"tpu-wall-fallback", "module_name", "events_found",
+    "device_le_wall", "trace_dir" (if kept), "fallback_reason" (fallback only)}.
     """
+    return _measure([(fn, args, kernel_name_hint)], warmup=warmup, iterations=iterations,
+                    trace_dir=trace_dir, keep_trace=keep_trace, plane_name=plane_name,
+                    line_name=line_name, _load_profile=_load_profile, _clock=_clock)[0]
+
+
+def time_pair_on_tpu(kernel_fn, kernel_args, baseline_fn, baseline_args, *, warmup=3,
+                     iterations=20, trace_dir=None, plane_name=DEVICE_PLANE,
+                     line_name=MODULES_LINE, _load_profile=load_profile,
+                     _clock=time.perf_counter):
+    """A kernel and its baseline timed in one sitting on this chip: the warm-ups of both, then
+    `iterations` calls of each, alternating (the order flips every pair, as in timing.py),
+    wall-clocked and then inside one profiler trace, where each side's device events are told
+    apart by its HLO module name. Returns (kernel result, baseline result), each as
+    time_on_tpu's. Two programs with one module name cannot be told apart in one trace: they
+    are then timed one after the other (each result's "interleaved" says which)."""
+    programs = [(kernel_fn, kernel_args, None), (baseline_fn, baseline_args, None)]
+    names = [module_name_of(fn, args) for fn, args, _ in programs]
+    options = dict(warmup=warmup, iterations=iterations, trace_dir=trace_dir,
+                   plane_name=plane_name, line_name=line_name, _load_profile=_load_profile,
+                   _clock=_clock)
+    if names[0] and names[1] and names[0] != names[1]:
+        pair = _measure([(fn, args, name) for (fn, args, _), name in zip(programs, names)],
+                        **options)
+        interleaved = True
+    else:
+        pair = [_measure([program], **options)[0] for program in programs]
+        interleaved = False
+    for result in pair:
+        result["interleaved"] = interleaved
+    return tuple(pair)
+
+
+def _alternating(programs, iterations):
+    """(index, fn, args) in call order: each iteration calls every program once, and the
+    order flips every iteration so that neither side always follows the other."""
+    for i in range(iterations):
+        order = list(enumerate(programs))
+        for index, (fn, args, _) in (order if i % 2 == 0 else order[::-1]):
+            yield index, fn, args
+
+
+def _measure(programs, *, warmup, iterations, trace_dir=None, keep_trace=False,
+             plane_name=DEVICE_PLANE, line_name=MODULES_LINE, _load_profile=load_profile,
+             _clock=time.perf_counter):
+    """time_on_tpu's result for each of `programs` ([(fn, args, module name or None)]), all
+    called alternately in one sitting and one trace."""
     import jax
 
     for _ in range(warmup):
-        jax.block_until_ready(fn(*args))
+        for fn, args, _ in programs:
+            jax.block_until_ready(fn(*args))
 
-    wall = []
-    for _ in range(iterations):
+    wall = [[] for _ in programs]
+    for index, fn, args in _alternating(programs, iterations):
         start = _clock()
         jax.block_until_ready(fn(*args))
-        wall.append((_clock() - start) * 1e3)
+        wall[index].append((_clock() - start) * 1e3)
 
-    module_name = kernel_name_hint or module_name_of(fn, args)
+    module_names = [hint or module_name_of(fn, args) for fn, args, hint in programs]
     base = trace_dir or tempfile.gettempdir()
     os.makedirs(base, exist_ok=True)
     run_dir = tempfile.mkdtemp(prefix="tpu_timing_", dir=base)
-    info, reason = None, None
+    infos, reasons = [None] * len(programs), [None] * len(programs)
     try:
         options = jax.profiler.ProfileOptions()
         options.python_tracer_level = 0  # no Python events: smaller trace, less host overhead
@@ -239,45 +294,53 @@ def time_on_tpu(fn, args, *, warmup=3, iterations=20, kernel_name_hint=None, tra
         try:
             jax.profiler.start_trace(run_dir, profiler_options=options)
         except Exception as exc:  # another trace running, profiler unavailable
-            reason = f"profiler did not start: {type(exc).__name__}: {exc}"
+            reasons = [f"profiler did not start: {type(exc).__name__}: {exc}"] * len(programs)
         else:
             try:
-                for _ in range(iterations):
+                for _, fn, args in _alternating(programs, iterations):
                     jax.block_until_ready(fn(*args))
             finally:
                 jax.profiler.stop_trace()
             profile = _load_profile(run_dir)
-            if profile is None:
-                reason = f"no *.xplane.pb written under {run_dir}"
-            else:
+            for i, module_name in enumerate(module_names):
+                if profile is None:
+                    reasons[i] = f"no *.xplane.pb written under {run_dir}"
+                    continue
                 info = device_times_from_profile(profile, module_name=module_name,
                                                  iterations=iterations, plane_name=plane_name,
                                                  line_name=line_name)
+                infos[i] = info
                 if not info["plane_found"]:
-                    reason = f"trace has no {plane_name!r} plane"
+                    reasons[i] = f"trace has no {plane_name!r} plane"
                 elif not info["samples_ms"]:
-                    reason = (f"no {line_name!r} events for module {info['module_name']!r} "
-                              f"on {plane_name!r}")
+                    reasons[i] = (f"no {line_name!r} events for module "
+                                  f"{info['module_name']!r} on {plane_name!r}")
     finally:
         if not keep_trace:
             shutil.rmtree(run_dir, ignore_errors=True)
+    return [_result(wall[i], module_names[i], infos[i], reasons[i], iterations,
+                    run_dir if keep_trace else None) for i in range(len(programs))]
 
+
+def _result(wall, module_name, info, reason, iterations, kept_dir):
     wall_stats = _summary(wall)
     result = {"wall_ms": wall_stats["median"], "wall_min_ms": wall_stats["min"],
               "wall_samples": wall, "module_name": module_name,
               "events_found": info["events_found"] if info else 0}
-    if keep_trace:
-        result["trace_dir"] = run_dir
+    if kept_dir:
+        result["trace_dir"] = kept_dir
     if reason is None:
         samples = info["samples_ms"]
         stats = _summary(samples)
-        result.update(kernel_ms=stats["median"], min_ms=stats["min"], samples=samples,
-                      timing_kind="tpu-profiler", module_name=info["module_name"],
+        result.update(kernel_ms=stats["median"], min_ms=stats["min"], low_ms=stats["low"],
+                      high_ms=stats["high"], samples=samples, timing_kind="tpu-profiler",
+                      module_name=info["module_name"],
                       device_le_wall=stats["median"] <= wall_stats["median"] * 1.05)
         if len(samples) < iterations:
             result["warning"] = f"{len(samples)} device events for {iterations} calls"
     else:
-        result.update(kernel_ms=wall_stats["median"], min_ms=wall_stats["min"], samples=wall,
+        result.update(kernel_ms=wall_stats["median"], min_ms=wall_stats["min"],
+                      low_ms=wall_stats["low"], high_ms=wall_stats["high"], samples=wall,
                       timing_kind="tpu-wall-fallback", fallback_reason=reason,
                       device_le_wall=None)
     return result

@@ -82,6 +82,33 @@ def classify_compiler_error(stage, exc):
     return verdict, kind
 
 
+# The study's Figure 4 outcome classes, which our finer verdicts fold into for a comparison with
+# its numbers. A kernel that writes zeros or leaves blocks unwritten is numerics_mismatch and
+# so "numerics" whatever its amount of work; no_pallas (heavy work outside Pallas, a rule the
+# study did not apply) has a class of its own rather than hiding in one of the study's.
+STUDY_CLASSES = ("no code", "API misuse", "lowering/compile", "runtime/timeout", "numerics",
+                 "no Pallas", "correct")
+_STUDY_CLASS = {
+    "no_code": "no code",
+    "syntax_error": "API misuse", "lint_rejected": "API misuse", "import_error": "API misuse",
+    "api_misuse": "API misuse",
+    "lowering_error": "lowering/compile", "compile_error": "lowering/compile",
+    "resource_exhausted": "lowering/compile",
+    "runtime_error": "runtime/timeout", "timeout": "runtime/timeout", "crash": "runtime/timeout",
+    "shape_mismatch": "numerics", "numerics_mismatch": "numerics",
+    "no_pallas": "no Pallas",
+    "correct": "correct",
+}
+
+
+def study_class(verdict):
+    """The study's Figure 4 class of a verdict; ValueError naming an unknown verdict."""
+    try:
+        return _STUDY_CLASS[verdict]
+    except KeyError:
+        raise ValueError(f"{verdict!r} is not a verdict of protocol/taxonomy.json") from None
+
+
 def classify(stage, exc):
     """Verdict for an exception raised while running `stage` on a candidate."""
     message = f"{type(exc).__name__}: {exc}"

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <fstream>
@@ -32,13 +33,52 @@ class FileJournal : public BatchJournal {
       json j = json::parse(line, nullptr, false);
       if (!j.is_object()) continue;  // a torn last line from a kill mid-write
       const std::string job = j.value("job", "");
-      if (j.contains("ids")) {
+      if (j.contains("intent")) {
+        const std::string key = j["intent"].get<std::string>();
+        if (!job.empty()) {  // created: the intent's ids now belong to the job
+          for (const auto& id : intents_[key]) job_of_[id] = job;
+          open_[job] = true;
+          intents_.erase(key);
+        } else if (j.contains("state")) {
+          intents_.erase(key);
+        } else {
+          intents_[key] = j.value("ids", std::vector<std::string>{});
+        }
+      } else if (j.contains("ids")) {
         for (const auto& id : j["ids"]) job_of_[id.get<std::string>()] = job;
         open_[job] = true;
       } else if (j.contains("state")) {
         open_.erase(job);
       }
     }
+  }
+
+  void intending(const std::string& key, const std::vector<std::string>& ids) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    append(json{{"intent", key}, {"ids", ids}});
+    intents_[key] = ids;
+  }
+  void created(const std::string& key, const std::string& job) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    append(json{{"intent", key}, {"job", job}});
+    for (const auto& id : intents_[key]) job_of_[id] = job;
+    open_[job] = true;
+    intents_.erase(key);
+  }
+  void abandoned(const std::string& key) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    append(json{{"intent", key}, {"state", "abandoned"}});
+    intents_.erase(key);
+  }
+  std::vector<std::pair<std::string, std::vector<std::string>>> open_intents() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {intents_.begin(), intents_.end()};
+  }
+  std::optional<std::string> intent_for(const std::string& custom_id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, ids] : intents_)
+      if (std::find(ids.begin(), ids.end(), custom_id) != ids.end()) return key;
+    return std::nullopt;
   }
 
   std::optional<std::string> job_for(const std::string& custom_id) override {
@@ -82,6 +122,7 @@ class FileJournal : public BatchJournal {
   std::mutex mu_;
   std::map<std::string, std::string> job_of_;  // custom_id -> job
   std::map<std::string, bool> open_;
+  std::map<std::string, std::vector<std::string>> intents_;  // key -> custom_ids
 };
 
 HttpResponse exchange(HttpTransport& t, HttpRequest r) {
@@ -105,6 +146,19 @@ struct Pending {
   CallRunner::Done done;
 };
 
+// A job about to be created (or whose create went unanswered), by its key.
+struct Intent {
+  std::string key;
+  std::vector<std::string> ids;
+  Clock::time_point next_try;
+};
+
+std::string replace_once(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
 struct Job {
   std::string name;                 // OpenAI batch id / Gemini "batches/..."
   std::vector<std::string> ids;     // in request order (Gemini answers in this order)
@@ -121,6 +175,8 @@ class BatchRunner : public CallRunner {
                                   "' has no batch API (openai and gemini do)");
     if (o_.journal) {
       for (const auto& job : o_.journal->open_jobs()) jobs_.push_back({job, {}, Clock::now()});
+      for (auto& [key, ids] : o_.journal->open_intents())
+        intents_.push_back({key, std::move(ids), Clock::now()});
     }
     worker_ = std::thread([this] { loop(); });
   }
@@ -162,7 +218,7 @@ class BatchRunner : public CallRunner {
         auto r = std::move(ready->second);
         results_.erase(ready);
         deliver_later_.push_back({std::move(p), std::move(r)});
-      } else if (o_.journal && o_.journal->job_for(p.id)) {
+      } else if (o_.journal && (o_.journal->job_for(p.id) || o_.journal->intent_for(p.id))) {
         waiting_.emplace(p.id, std::move(p));  // its job is already submitted: poll it
       } else {
         queue_.push_back(std::move(p));
@@ -201,6 +257,20 @@ class BatchRunner : public CallRunner {
         lock.lock();
         continue;
       }
+      // An intent whose create went unanswered (a kill, a dropped connection) is looked up
+      // by its key before any of its calls may go out again.
+      bool resolved = false;
+      for (size_t i = 0; i < intents_.size() && !base_.empty(); ++i) {
+        if (intents_[i].next_try > now) continue;
+        Intent intent = intents_[i];
+        intents_.erase(intents_.begin() + static_cast<long>(i));
+        lock.unlock();
+        resolve(std::move(intent));
+        lock.lock();
+        resolved = true;
+        break;
+      }
+      if (resolved) continue;
       // A job resumed from the journal is polled once a call says where the API is.
       for (size_t i = 0; i < jobs_.size() && !base_.empty(); ++i) {
         if (jobs_[i].next_poll > now) continue;
@@ -218,6 +288,7 @@ class BatchRunner : public CallRunner {
       auto wake = Clock::now() + o_.poll_interval;
       if (!queue_.empty()) wake = std::min(wake, queue_.front().started + o_.collect);
       for (const auto& j : jobs_) wake = std::min(wake, j.next_poll);
+      for (const auto& i : intents_) wake = std::min(wake, i.next_try);
       if (deliver_later_.empty()) cv_.wait_until(lock, wake);
     }
   }
@@ -248,11 +319,32 @@ class BatchRunner : public CallRunner {
     for (auto& p : batch) p.done(CallOutcome{std::nullopt, ProviderError(Errc::unavailable, why)});
   }
 
+  // What became of a create request: a job, a clear refusal, or no answer at all (the
+  // connection dropped, a 5xx): then the job may exist, and only a lookup by key can tell.
+  enum class Created { job, refused, unknown };
+
+  static Created verdict_of(const HttpResponse& r) {
+    if (r.status == 200) return Created::job;
+    return r.status == 0 || r.status >= 500 ? Created::unknown : Created::refused;
+  }
+
   void submit(std::vector<Pending> batch) {
     const std::string name = provider_->name();
     const std::string base = base_;
+    std::vector<std::string> ids;
+    for (const auto& p : batch) ids.push_back(p.id);
+    std::string joined;
+    for (const auto& id : ids) joined += id + "|";
+    // Unique per attempt, so a job that failed once never answers a lookup for its retry.
+    const std::string key =
+        "palladium-" +
+        fnv1a64_hex(joined + std::to_string(Clock::now().time_since_epoch().count()) + "#" +
+                    std::to_string(++attempts_));
+    if (o_.journal) o_.journal->intending(key, ids);
     Job job;
+    job.ids = ids;
     std::string error;
+    Created outcome = Created::refused;
     if (name == "openai") {
       std::string jsonl;
       for (const auto& p : batch)
@@ -278,53 +370,164 @@ class BatchRunner : public CallRunner {
         error = "openai batch: uploading the input file failed (HTTP " +
                 std::to_string(file.status) + ")";
       } else {
-        HttpResponse created = exchange(
-            *transport_, api("POST", base + "/batches",
-                             json{{"input_file_id", f["id"]},
-                                  {"endpoint", "/v1/chat/completions"},
-                                  {"completion_window", "24h"}}
-                                 .dump(),
-                             auth_));
+        HttpRequest create = api("POST", base + "/batches",
+                                 json{{"input_file_id", f["id"]},
+                                      {"endpoint", "/v1/chat/completions"},
+                                      {"completion_window", "24h"},
+                                      {"metadata", {{"palladium_key", key}}}}
+                                     .dump(),
+                                 auth_);
+        create.fresh_connection = true;
+        HttpResponse created = exchange(*transport_, std::move(create));
         json b = json::parse(created.body, nullptr, false);
-        if (created.status != 200 || !b.is_object() || !b.contains("id"))
+        outcome = verdict_of(created);
+        if (outcome == Created::job && b.is_object() && b.contains("id"))
+          job.name = b["id"].get<std::string>();
+        else
           error = "openai batch: creating the batch failed (HTTP " +
                   std::to_string(created.status) + ")";
-        else
-          job.name = b["id"].get<std::string>();
+        if (outcome == Created::job && job.name.empty()) outcome = Created::unknown;
       }
     } else {
-      json items = json::array();
-      for (const auto& p : batch)
-        items.push_back({{"request", json::parse(p.online.body)}, {"metadata", {{"key", p.id}}}});
-      const std::string url = strip(batch.front().online.url, ":generateContent") +
-                              ":batchGenerateContent";
-      HttpResponse created = exchange(
-          *transport_,
-          api("POST", url,
-              json{{"batch",
-                    {{"displayName", "palladium-" + batch.front().id},
-                     {"inputConfig", {{"requests", {{"requests", items}}}}}}}}
-                  .dump(),
-              auth_));
-      json op = json::parse(created.body, nullptr, false);
-      if (created.status != 200 || !op.is_object() || !op.contains("name"))
-        error = "gemini batch: batchGenerateContent failed (HTTP " +
-                std::to_string(created.status) + ")";
-      else
-        job.name = op["name"].get<std::string>();
+      json input;
+      std::string inline_items;
+      {
+        json items = json::array();
+        for (const auto& p : batch)
+          items.push_back({{"request", json::parse(p.online.body)}, {"metadata", {{"key", p.id}}}});
+        inline_items = items.dump();
+        input = {{"requests", {{"requests", std::move(items)}}}};
+      }
+      if (inline_items.size() > o_.gemini_inline_limit) {
+        std::string jsonl;
+        for (const auto& p : batch)
+          jsonl += json{{"key", p.id}, {"request", json::parse(p.online.body)}}.dump() + "\n";
+        auto file = gemini_upload(key, jsonl);
+        if (!file) error = "gemini batch: uploading the JSONL input file failed";
+        input = {{"fileName", file.value_or("")}};
+      }
+      if (error.empty()) {
+        const std::string url = strip(batch.front().online.url, ":generateContent") +
+                                ":batchGenerateContent";
+        HttpRequest create = api(
+            "POST", url, json{{"batch", {{"displayName", key}, {"inputConfig", input}}}}.dump(),
+            auth_);
+        create.fresh_connection = true;
+        HttpResponse created = exchange(*transport_, std::move(create));
+        json op = json::parse(created.body, nullptr, false);
+        outcome = verdict_of(created);
+        if (outcome == Created::job && op.is_object() && op.contains("name"))
+          job.name = op["name"].get<std::string>();
+        else
+          error = "gemini batch: batchGenerateContent failed (HTTP " +
+                  std::to_string(created.status) + ")";
+        if (outcome == Created::job && job.name.empty()) outcome = Created::unknown;
+      }
+    }
+    if (outcome == Created::unknown) {
+      spdlog::warn("{}; the job may exist: looking it up by its key {} before submitting again",
+                   error, key);
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& p : batch) waiting_.emplace(p.id, std::move(p));
+      intents_.push_back({key, ids, Clock::now() + o_.poll_interval});
+      return;
     }
     if (!error.empty()) {
+      if (o_.journal) o_.journal->abandoned(key);
       spdlog::warn("{}", error);
       fail_all(batch, error);
       return;
     }
-    for (const auto& p : batch) job.ids.push_back(p.id);
-    if (o_.journal) o_.journal->submitted(job.name, job.ids);
+    if (o_.journal) o_.journal->created(key, job.name);
     spdlog::info("{}: batch job {} submitted with {} requests", name, job.name, batch.size());
     job.next_poll = Clock::now() + o_.poll_interval;
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& p : batch) waiting_.emplace(p.id, std::move(p));
     jobs_.push_back(std::move(job));
+  }
+
+  // Gemini File API, resumable upload in two exchanges: the start names the file and its
+  // size and answers with an upload URL; the upload sends the bytes and finalizes. Returns the
+  // file's name ("files/...").
+  std::optional<std::string> gemini_upload(const std::string& key, const std::string& jsonl) {
+    const std::string upload_base = replace_once(base_, "/v1beta", "/upload/v1beta");
+    HttpRequest start = api("POST", upload_base + "/files",
+                            json{{"file", {{"display_name", key}}}}.dump(), auth_);
+    start.headers.push_back("X-Goog-Upload-Protocol: resumable");
+    start.headers.push_back("X-Goog-Upload-Command: start");
+    start.headers.push_back("X-Goog-Upload-Header-Content-Length: " + std::to_string(jsonl.size()));
+    start.headers.push_back("X-Goog-Upload-Header-Content-Type: application/jsonl");
+    HttpResponse started = exchange(*transport_, start);
+    const std::string url = started.header("x-goog-upload-url");
+    if (started.status != 200 || url.empty()) return std::nullopt;
+    HttpRequest put = api("POST", url, jsonl, auth_);
+    put.headers.pop_back();
+    put.headers.push_back("Content-Type: application/jsonl");
+    put.headers.push_back("X-Goog-Upload-Offset: 0");
+    put.headers.push_back("X-Goog-Upload-Command: upload, finalize");
+    HttpResponse done = exchange(*transport_, put);
+    json f = json::parse(done.body, nullptr, false);
+    if (done.status != 200 || !f.is_object() || !f.contains("file") || !f["file"].contains("name"))
+      return std::nullopt;
+    return f["file"]["name"].get<std::string>();
+  }
+
+  // An intent's job by its key: the provider's list of batches, page by page. Found: the job
+  // is polled as if just created. Absent from a complete listing: no job was created, and
+  // its calls go back to the queue. The listing failed: try again at the next poll.
+  void resolve(Intent intent) {
+    const bool openai = provider_->name() == "openai";
+    std::optional<std::string> found;
+    bool complete = false;
+    std::string page;
+    for (int pages = 0; pages < 100 && !found; ++pages) {
+      const std::string url =
+          openai ? base_ + "/batches?limit=100" + (page.empty() ? "" : "&after=" + page)
+                 : base_ + "/batches?pageSize=100" + (page.empty() ? "" : "&pageToken=" + page);
+      HttpResponse got = exchange(*transport_, api("GET", url, "", auth_));
+      json l = json::parse(got.body, nullptr, false);
+      if (got.status != 200 || !l.is_object()) break;
+      const char* list_key = openai ? "data" : "operations";
+      if (l.contains(list_key) && l[list_key].is_array()) {
+        for (const auto& b : l[list_key]) {
+          const json md = b.value("metadata", json::object());
+          if (!md.is_object()) continue;
+          const std::string k = openai ? md.value("palladium_key", std::string())
+                                       : md.value("displayName", std::string());
+          if (k == intent.key) {
+            found = b.value(openai ? "id" : "name", std::string());
+            break;
+          }
+        }
+      }
+      page = openai ? (l.value("has_more", false) ? l.value("last_id", std::string()) : "")
+                    : l.value("nextPageToken", std::string());
+      if (page.empty()) {
+        complete = true;
+        break;
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (found && !found->empty()) {
+      if (o_.journal) o_.journal->created(intent.key, *found);
+      spdlog::info("{}: batch job {} found by its key {}: polling it, not submitting again",
+                   provider_->name(), *found, intent.key);
+      jobs_.push_back({*found, intent.ids, Clock::now()});
+    } else if (complete) {
+      if (o_.journal) o_.journal->abandoned(intent.key);
+      spdlog::info("{}: no batch job carries the key {}: its {} calls go out again",
+                   provider_->name(), intent.key, intent.ids.size());
+      for (const auto& id : intent.ids) {
+        auto w = waiting_.find(id);
+        if (w == waiting_.end()) continue;
+        w->second.started = Clock::now();
+        queue_.push_back(std::move(w->second));
+        waiting_.erase(w);
+      }
+    } else {
+      intent.next_try = Clock::now() + o_.poll_interval;
+      intents_.push_back(std::move(intent));
+    }
   }
 
   // Polls `job`; true when it is over (answers handed out, or its calls failed).
@@ -385,6 +588,37 @@ class BatchRunner : public CallRunner {
       else if (op.contains("metadata") && op["metadata"].contains("output") &&
                op["metadata"]["output"].contains("inlinedResponses"))
         out = &op["metadata"]["output"]["inlinedResponses"];
+      const std::string responses_file =
+          op.contains("response") && op["response"].is_object()
+              ? op["response"].value("responsesFile", std::string())
+              : std::string();
+      if (!responses_file.empty()) {
+        // A file job's answers: one {"key", "response" | "error"} per line.
+        HttpResponse f = exchange(
+            *transport_, api("GET", replace_once(base_, "/v1beta", "/download/v1beta") + "/" +
+                                        responses_file + ":download?alt=media",
+                             "", auth_));
+        size_t start = 0;
+        while (f.status == 200 && start < f.body.size()) {
+          size_t end = f.body.find('\n', start);
+          if (end == std::string::npos) end = f.body.size();
+          json line = json::parse(f.body.substr(start, end - start), nullptr, false);
+          start = end + 1;
+          if (!line.is_object() || !line.contains("key")) continue;
+          Answer a;
+          a.job = job.name;
+          if (line.contains("response")) {
+            HttpResponse r;
+            r.status = 200;
+            r.body = line["response"].dump();
+            a.response = std::move(r);
+          } else if (line.contains("error") && line["error"].is_object()) {
+            a.error = std::to_string(line["error"].value("code", 0)) + ": " +
+                      line["error"].value("message", std::string());
+          }
+          answers[line["key"].get<std::string>()] = std::move(a);
+        }
+      }
       if (out && out->contains("inlinedResponses")) {
         const json& list = (*out)["inlinedResponses"];
         std::vector<std::string> ids = job.ids;
@@ -456,6 +690,7 @@ class BatchRunner : public CallRunner {
       if (result.completions.empty())
         throw ProviderError(Errc::unavailable, provider_->name() + ": batch answer with no completion");
       result.batch_id = a.job;
+      result.usage.batch = true;
       out.result = std::move(result);
     } catch (const ProviderError& e) {
       out.error = e;
@@ -478,6 +713,8 @@ class BatchRunner : public CallRunner {
   std::map<std::string, Answer> results_;      // answered before their call was asked again
   std::vector<std::pair<Pending, Answer>> deliver_later_;
   std::vector<Job> jobs_;
+  std::vector<Intent> intents_;  // creates not known to have made a job
+  uint64_t attempts_ = 0;
   std::thread worker_;
 };
 

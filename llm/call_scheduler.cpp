@@ -161,6 +161,7 @@ void CallScheduler::requeue(Slot& slot, TimePoint not_before) {
 CallScheduler::Step CallScheduler::poll(TimePoint now) {
   Step step;
   wakeup_.reset();
+  stats_.holding.clear();
   if (refused_) {
     fail_all_queued(*refused_, step);
     return step;
@@ -171,13 +172,21 @@ CallScheduler::Step CallScheduler::poll(TimePoint now) {
   }
   fail_expired(now, step);
   if (now < paused_until_) {
-    if (!queued_by_group_.empty()) note_wakeup(paused_until_);
+    if (!queued_by_group_.empty()) {
+      note_wakeup(paused_until_);
+      stats_.holding = "429 pause";
+    }
     return step;
   }
   const int allowed = std::max(1, static_cast<int>(concurrency_));
   // Groups in the order of their oldest ready slot.
   for (;;) {
-    if (static_cast<int>(calls_.size()) >= allowed) return step;  // a finish wakes us
+    if (static_cast<int>(calls_.size()) >= allowed) {  // a finish wakes us
+      if (!queued_by_group_.empty())
+        stats_.holding = allowed < o_.max_concurrent ? "concurrency (learned from 429s)"
+                                                     : "concurrency";
+      return step;
+    }
     const Slot* head = nullptr;
     std::vector<uint64_t> members;
     for (const auto& [group, ids] : queued_by_group_) {
@@ -212,14 +221,19 @@ CallScheduler::Step CallScheduler::poll(TimePoint now) {
     const double est_cost = estimate_cost(request, n);
     if (requests_ && !requests_->can_take(1, now)) {
       note_wakeup(requests_->available_at(1, now));
+      stats_.holding = "requests/min";
       return step;
     }
     if (tokens_ && !tokens_->can_take(est_tokens, now)) {
       note_wakeup(tokens_->available_at(est_tokens, now));
+      stats_.holding = "tokens/min";
       return step;
     }
     if (!spend_.fits(est_cost)) {
-      if (!calls_.empty()) return step;  // running calls will settle below their worst case
+      if (!calls_.empty()) {  // running calls will settle below their worst case
+        stats_.holding = "dollar cap";
+        return step;
+      }
       char msg[256];
       std::snprintf(msg, sizeof msg,
                     "%s: dollar cap reached: spent $%.4f of the $%.4f cap (llm.max_usd); the "
@@ -252,6 +266,7 @@ CallScheduler::Step CallScheduler::poll(TimePoint now) {
         continue;
       }
       stats_.spend_window_waits++;
+      stats_.holding = "spend window";
       // Running calls may settle below their worst case and free room sooner: a finish polls.
       note_wakeup(*at);
       return step;
@@ -339,6 +354,7 @@ CallScheduler::Step CallScheduler::finish(uint64_t call_id, const CallOutcome& o
       u.thinking_tokens = share(r.usage.thinking_tokens);
       u.cached_prompt_tokens = std::min(share(r.usage.cached_prompt_tokens), u.prompt_tokens);
       u.estimated = r.usage.estimated;
+      u.batch = r.usage.batch;
       for (size_t t = 0; t < s.tickets.size(); ++t) {
         Delivery d;
         d.ticket = s.tickets[t];

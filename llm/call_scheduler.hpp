@@ -128,6 +128,11 @@ class CallScheduler {
     int64_t deadline_failures = 0;  // samples failed at their total deadline
     double concurrency_window = 0;  // calls allowed in flight now (AIMD), <= max_concurrent
     int64_t spend_window_waits = 0;  // times a call waited for the spend window
+    // Which limit held back the oldest waiting call at the last poll: "concurrency",
+    // "concurrency (learned from 429s)", "429 pause", "requests/min", "tokens/min",
+    // "spend window", "dollar cap"; "" when nothing waited on a limit (no call waiting, or
+    // waiting only to coalesce or for a retry's backoff).
+    std::string holding;
   };
 
   CallScheduler(SchedulerOptions options, TimePoint now);

@@ -133,6 +133,10 @@ class CurlTransport : public HttpTransport {
     curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
     if (r.timeout.count() > 0) curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, long(r.timeout.count()));
     curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
+    if (r.fresh_connection) {
+      curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
+      curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);
+    }
     if (r.method == "GET") {
       curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
     } else {

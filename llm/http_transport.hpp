@@ -28,6 +28,11 @@ struct HttpRequest {
   std::string body;
   // The whole exchange, connect to last byte; 0 = no limit.
   std::chrono::milliseconds timeout{0};
+  // A request that must not reach the server twice (a batch create). libcurl silently sends a
+  // request again when the reused connection it went out on closes before any answer, though
+  // the server may have acted on it (seen against the fake server: one create, two jobs); on
+  // a fresh connection, used once, it does not.
+  bool fresh_connection = false;
 };
 
 // Why there is no HTTP status.

@@ -59,6 +59,9 @@ struct Usage {
   // both APIs count these inside prompt_tokens too, and bill them at the cached rate.
   int64_t cached_prompt_tokens = 0;
   bool estimated = false;  // true when the counts are not the API's own (chars / 4)
+  // Answered through a provider batch job, so billed at the batch rate (llm.mode: batch sends
+  // some roles or methods online and the rest in jobs: the price follows the call).
+  bool batch = false;
 
   int64_t output_tokens() const { return completion_tokens + thinking_tokens; }
   Usage& operator+=(const Usage& o) {
@@ -67,6 +70,7 @@ struct Usage {
     thinking_tokens += o.thinking_tokens;
     cached_prompt_tokens += o.cached_prompt_tokens;
     estimated = estimated || o.estimated;
+    batch = batch || o.batch;
     return *this;
   }
 };

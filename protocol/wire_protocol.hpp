@@ -130,6 +130,14 @@ struct Result {
   std::string device_kind;
   std::string jax_version;
   std::string libtpu_version;
+  // Not on the wire: set by the dispatcher's result checks (actors/result_check.hpp). The
+  // CURVE key (Z85) of the agent that sent this result ("" on a plaintext link); the
+  // plausibility gate's outcome and both timings of a re-timed result; who else evaluated the
+  // job and whether they agreed. Stored in the evaluations columns of the same names.
+  std::string agent_key;
+  std::string plausibility;
+  std::string retiming_json = "{}";
+  std::string cross_check_json = "{}";
 };
 
 struct Bye {

@@ -114,6 +114,15 @@ std::string parse_sandbox_args(const std::vector<std::string>& args, SandboxSpec
       if (auto e = number(&spec->limits.open_files); !e.empty()) return e;
     } else if (a == "--nproc") {
       if (auto e = number(&spec->limits.processes); !e.empty()) return e;
+    } else if (a == "--memory-mb") {
+      if (auto e = number(&spec->cgroup.memory_mb); !e.empty()) return e;
+    } else if (a == "--pids") {
+      if (auto e = number(&spec->cgroup.pids); !e.empty()) return e;
+    } else if (a == "--cgroup-parent") {
+      if (!value(&spec->cgroup.parent) || spec->cgroup.parent.empty() ||
+          spec->cgroup.parent[0] != '/') {
+        return "--cgroup-parent needs an absolute directory";
+      }
     } else if (a == "--keep-fd") {
       int64_t fd = 0;
       if (auto e = number(&fd); !e.empty()) return e;
@@ -132,6 +141,8 @@ std::string parse_sandbox_args(const std::vector<std::string>& args, SandboxSpec
     }
   }
   if (spec->tmpfs_mb < 1) return "--tmpfs-mb must be >= 1";
+  if (spec->cgroup.memory_mb < 64) return "--memory-mb must be >= 64";
+  if (spec->cgroup.pids < 16) return "--pids must be >= 16";
   return "";
 }
 
@@ -164,6 +175,10 @@ std::vector<std::string> bwrap_arguments(const SandboxSpec& spec, int base_fd, i
                      // of the runner's package on PYTHONPATH) read-only: only /tmp is writable,
                      // and nothing on sys.path can be written by one candidate for the next.
                      "--remount-ro", "/",
+                     // /dev is a tmpfs of host memory outside /tmp's size; a candidate filled
+                     // /dev/shm with 1 GiB that outlived it. Only the device nodes bwrap binds
+                     // into it (null, zero, urandom, ...) stay writable.
+                     "--remount-ro", "/dev",
                      "--seccomp", std::to_string(base_fd), "--clearenv"});
   for (const std::string& e : spec.env) {
     auto eq = e.find('=');

@@ -30,6 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include "sandbox/sandbox_cgroup.hpp"
+
 namespace palladium::agent {
 
 // Where the candidate runner finds the later stages' programs inside the sandbox.
@@ -43,7 +45,8 @@ struct SandboxLimits {
   int64_t cpu_seconds = -1;       // RLIMIT_CPU per process (hard = soft + 5)
   int64_t file_size_mb = 64;      // RLIMIT_FSIZE
   int64_t open_files = 256;       // RLIMIT_NOFILE
-  int64_t processes = 4096;       // RLIMIT_NPROC (threads count; per uid on the host)
+  int64_t processes = 4096;       // RLIMIT_NPROC (threads count; per uid on the host): only
+                                  // without a pids cgroup, which replaces it (sandbox_cgroup.hpp)
 };
 
 struct SandboxSpec {
@@ -52,6 +55,7 @@ struct SandboxSpec {
   std::string chdir = "/tmp";
   int64_t tmpfs_mb = 512;            // size of the private /tmp
   SandboxLimits limits;
+  CgroupLimits cgroup;               // the sandbox's memory and pids cgroup
   std::vector<int> keep_fds;         // fds (besides 0, 1, 2) the command inherits
   std::vector<std::string> command;  // program and arguments, run inside
   bool print_only = false;           // --print-args: print the bwrap argv, do nothing
@@ -60,6 +64,7 @@ struct SandboxSpec {
 // Parses the launcher's command line (argv[1..]):
 //   --ro PATH | --ro-at SRC DEST | --env NAME=VALUE | --chdir DIR | --tmpfs-mb N
 //   --as-mb N | --cpu-s N | --fsize-mb N | --nofile N | --nproc N | --keep-fd N
+//   --memory-mb N | --pids N | --cgroup-parent DIR
 //   --print-args | -- COMMAND [ARGS...]
 // On success returns "" and fills *spec; otherwise returns an error naming the argument.
 std::string parse_sandbox_args(const std::vector<std::string>& args, SandboxSpec* spec);

@@ -55,6 +55,18 @@ int main(int argc, char** argv) {
   SandboxSpec spec;
   if (std::string err = parse_sandbox_args(args, &spec); !err.empty()) return fail(2, err);
 
+  // The cgroup first (as root; a non-root launcher mostly cannot, and says so): the runner is
+  // told where it is, the judge logs it, and a sandbox without one is never silent about it.
+  CgroupPlacement cgroup = enter_sandbox_cgroup(spec.cgroup);
+  std::string cgroup_state = cgroup.describe(spec.cgroup);
+  if (cgroup.version.empty()) {
+    std::fprintf(stderr,
+                 "palladium-sandbox: WARNING: no memory/pids cgroup for this sandbox (%s); it has "
+                 "RLIMIT_NPROC %lld per host uid and RLIMIT_AS per process only\n",
+                 cgroup.reason.c_str(), static_cast<long long>(spec.limits.processes));
+  }
+  spec.env.push_back("PALLADIUM_SANDBOX_CGROUP_STATE=" + cgroup_state);
+
   int fds[3];
   const SeccompStage stages[3] = {SeccompStage::kBase, SeccompStage::kZygote,
                                   SeccompStage::kCandidate};
@@ -81,6 +93,10 @@ int main(int argc, char** argv) {
     if (flags < 0) return fail(3, "--keep-fd " + std::to_string(fd) + " is not open");
     ::fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
   }
+  // With a pids cgroup, RLIMIT_NPROC is left as inherited: it counts every sandbox of the same
+  // host uid together, so one candidate holding threads starved the others, while the cgroup
+  // bounds this sandbox alone. (Raising it is not possible: hosts drop CAP_SYS_RESOURCE.)
+  if (!cgroup.version.empty()) spec.limits.processes = -1;
   if (std::string err = apply_limits(spec.limits); !err.empty()) return fail(3, err);
   if (::geteuid() == 0) {
     std::vector<std::string> paths;

@@ -4,11 +4,13 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include <seccomp.h>
 
@@ -34,14 +36,26 @@ const char* const kBaseRefused[] = {
 
 const char* const kZygoteRefused[] = {"execve", "execveat"};
 
+// SysV and POSIX IPC objects live in the sandbox's IPC namespace, which outlives a spare: one
+// candidate's segment (its memory, its data) would reach the next. None is needed by JAX.
 const char* const kCandidateRefused[] = {
     "fork", "vfork", "socket", "socketpair", "tkill", "pidfd_send_signal", "pidfd_open",
+    "shmget", "msgget", "semget", "mq_open",
 };
 
 // Signals only to the process itself (abort(), raise() and a CHECK failure in XLA are a crash of
 // the candidate, not an attack): the first argument must be the caller's own pid, which the
 // spare writes over kSelfPidPlaceholder when it loads the program.
 const char* const kSelfOnlySignals[] = {"kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"};
+
+// Scheduling, priority and affinity calls whose first argument is a pid (0 = the calling thread).
+// A candidate may tune itself; on any other pid (its warm-spare parent, whose state every later
+// spare inherits, or a neighbour) the call fails with EPERM.
+const char* const kSelfOnlyScheduling[] = {"sched_setscheduler", "sched_setparam",
+                                           "sched_setaffinity", "sched_setattr"};
+
+// ioprio_set's IOPRIO_WHO_PROCESS (linux/ioprio.h; glibc has no header for it).
+constexpr uint64_t kIoprioWhoProcess = 1;
 
 constexpr uint64_t kNamespaceFlags[] = {CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER,
                                         CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP};
@@ -96,6 +110,28 @@ std::string add_base_rules(scmp_filter_ctx ctx) {
   return "";
 }
 
+// Nice, scheduling policy, affinity and I/O priority of the caller only. Measured on the old
+// sandbox: a candidate that reniced its warm-spare parent, set it SCHED_IDLE or pinned it to one
+// CPU made the next honest candidates, which inherit that state, time out. EPERM rather than
+// SIGSYS: a library may tune its own threads by tid (pthread_setaffinity_np), which is harmless,
+// and a refused call changes nothing whoever made it. setpriority and ioprio_set take (which,
+// who): only (PRIO_PROCESS / IOPRIO_WHO_PROCESS, 0) names the caller alone; a process group or
+// a uid (PRIO_PGRP, PRIO_USER with who 0) includes the parent.
+std::string add_self_only_scheduling_rules(scmp_filter_ctx ctx) {
+  const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+  for (const char* name : kSelfOnlyScheduling) {
+    if (auto err = add(ctx, eperm, name, {SCMP_A0(SCMP_CMP_NE, 0)}); !err.empty()) return err;
+  }
+  for (auto [name, process] : {std::pair<const char*, uint64_t>{"setpriority", PRIO_PROCESS},
+                               {"ioprio_set", kIoprioWhoProcess}}) {
+    if (auto err = add(ctx, eperm, name, {SCMP_A0(SCMP_CMP_NE, process)}); !err.empty()) {
+      return err;
+    }
+    if (auto err = add(ctx, eperm, name, {SCMP_A1(SCMP_CMP_NE, 0)}); !err.empty()) return err;
+  }
+  return "";
+}
+
 // In a candidate process a refused call is an attack, not a probe: the process is killed
 // (SIGSYS), so a candidate that catches an EPERM cannot carry on and pass. The earlier stages'
 // refusals are repeated here with that action (the strictest action of stacked filters wins).
@@ -123,7 +159,10 @@ std::string add_candidate_rules(scmp_filter_ctx ctx) {
     return err;
   }
   // Limits of its own process only (0 = the caller); not the parent's or a spare's.
-  return add(ctx, kill, "prlimit64", {SCMP_A0(SCMP_CMP_NE, 0)});
+  if (auto err = add(ctx, kill, "prlimit64", {SCMP_A0(SCMP_CMP_NE, 0)}); !err.empty()) {
+    return err;
+  }
+  return add_self_only_scheduling_rules(ctx);
 }
 
 std::string export_program(scmp_filter_ctx ctx, std::string* out) {

@@ -15,7 +15,9 @@
 //               clone without CLONE_THREAD (threads only), no socket or socketpair at all, no
 //               signal to another process (kill, tgkill and sigqueue only with the caller's
 //               own pid, which the spare patches in over kSelfPidPlaceholder; no tkill or
-//               pidfd_*), prlimit64 only on itself; and every refusal of the earlier stages.
+//               pidfd_*), prlimit64 only on itself, no SysV/POSIX IPC object (it would outlive
+//               the spare); setpriority, ioprio_set and sched_set* only on itself (EPERM
+//               otherwise); and every refusal of the earlier stages.
 // In the base and zygote stages a refused call fails with EPERM (ENOSYS for clone3, so glibc
 // falls back to clone): that code is the runner's own. In the candidate stage a refused call
 // kills the process with SIGSYS: candidate code that tries one is attacking, and must not be

@@ -11,6 +11,7 @@
 #include "search/fast_p.hpp"
 #include "search/metrics.hpp"
 #include "search/pass_at_k.hpp"
+#include "store/llm_usage_report.hpp"
 
 namespace palladium {
 
@@ -282,6 +283,7 @@ nlohmann::json report_json(const RunStore& store, int64_t run_id,
         {"pass_at_k", pass_at_k_json(d.workloads)},
         {"fast_p", fast_p_json(d.workloads)}}},
       {"workloads", workloads},
+      {"llm", llm_usage_json(summarize_llm_usage(store, run_id))},
   };
 }
 
@@ -374,6 +376,7 @@ std::string report_text(const RunStore& store, int64_t run_id,
     out += "  not yet evaluated       " + std::to_string(d.pending) +
            " candidates (left out of every number above)\n";
   }
+  out += llm_usage_text(summarize_llm_usage(store, run_id));
   out += "\n";
   out += kMetricDefinitions;
   out += "\n";

@@ -16,7 +16,9 @@
 //                   "verdicts": {VERDICT: COUNT}, "degenerate",
 //                   "insensitive_inputs",
 //                   "phases": {PHASE: {"candidates", "correct", "best_speedup",
-//                                      "best_kernel_ms"}}}]}
+//                                      "best_kernel_ms"}}}],
+//    "llm": see store/llm_usage_report.hpp (cache hit share and savings, paid vs reused
+//           answers, cut-off answers per workload)}
 //
 // "models" lists the models that answered the run's LLM calls (llm_calls.model);
 // the text report names the offline ones for what they are (model: synthetic is

@@ -193,7 +193,7 @@ constexpr const char* kEvaluationColumns =
 constexpr std::pair<const char*, const char*> kLaterEvaluationColumns[] = {
     {"timing_runs", "1"},        {"kernel_ms_low", "NULL"},    {"kernel_ms_high", "NULL"},
     {"baseline_ms_low", "NULL"}, {"baseline_ms_high", "NULL"}, {"plausibility", "''"},
-    {"retiming_json", "'{}'"}};
+    {"retiming_json", "'{}'"},  {"cross_check_json", "'{}'"},  {"needs_reevaluation", "0"}};
 
 std::string evaluation_columns(const sqlite::Db& db) {
   std::set<std::string> have;
@@ -251,6 +251,8 @@ EvaluationRecord read_evaluation(const sqlite::Db& db, const sqlite::Statement& 
   e.baseline_ms_high = st.opt_double(31);
   e.plausibility = st.text(32);
   e.retiming_json = st.text(33);
+  e.cross_check_json = st.text(34);
+  e.needs_reevaluation = st.int64(35) != 0;
   return e;
 }
 
@@ -798,7 +800,11 @@ StoredSearch RunStore::search_samples(const SampleKey& k) const {
   }
   sqlite::CachedUse st(*db_, sql_search_evaluations_.c_str());
   st->bind_int64(1, k.run_id).bind_text(2, k.workload).bind_text(3, k.method).bind_int64(4, k.seed);
-  while (st->step()) out.evaluations.push_back(read_evaluation(*db_, *st));
+  while (st->step()) {
+    // A result from a quarantined key is not reused: the resumed search evaluates it again.
+    EvaluationRecord e = read_evaluation(*db_, *st);
+    if (!e.needs_reevaluation) out.evaluations.push_back(std::move(e));
+  }
   return out;
 }
 
@@ -869,10 +875,32 @@ bool RunStore::put_evaluation(const EvaluationRecord& e) {
       "timing_kind, agent_id, agent_key, backend, device_kind, jax_version, libtpu_version, "
       "attempts, input_seeds_json, outside_pallas_flops_share, structure_json, numerics_path, "
       "timing_runs, kernel_ms_low, kernel_ms_high, baseline_ms_low, baseline_ms_high, "
-      "plausibility, retiming_json) "
+      "plausibility, retiming_json, cross_check_json, needs_reevaluation) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-      "?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32) "
-      "ON CONFLICT (candidate_id) DO NOTHING");
+      "?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, "
+      // A result from a key already quarantined is marked as it is written.
+      "?16 != '' AND EXISTS (SELECT 1 FROM quarantined_keys q WHERE q.agent_key = ?16)) "
+      // The first write wins, except over a row whose key was quarantined since.
+      "ON CONFLICT (candidate_id) DO UPDATE SET verdict = excluded.verdict, "
+      "stage = excluded.stage, error_text = excluded.error_text, "
+      "error_signature = excluded.error_signature, stdout = excluded.stdout, "
+      "stderr = excluded.stderr, stage_ms_json = excluded.stage_ms_json, "
+      "max_abs_err = excluded.max_abs_err, max_rel_err = excluded.max_rel_err, "
+      "kernel_ms = excluded.kernel_ms, baseline_ms = excluded.baseline_ms, "
+      "speedup = excluded.speedup, timing_kind = excluded.timing_kind, "
+      "agent_id = excluded.agent_id, agent_key = excluded.agent_key, "
+      "backend = excluded.backend, device_kind = excluded.device_kind, "
+      "jax_version = excluded.jax_version, libtpu_version = excluded.libtpu_version, "
+      "attempts = excluded.attempts, input_seeds_json = excluded.input_seeds_json, "
+      "outside_pallas_flops_share = excluded.outside_pallas_flops_share, "
+      "structure_json = excluded.structure_json, numerics_path = excluded.numerics_path, "
+      "timing_runs = excluded.timing_runs, kernel_ms_low = excluded.kernel_ms_low, "
+      "kernel_ms_high = excluded.kernel_ms_high, baseline_ms_low = excluded.baseline_ms_low, "
+      "baseline_ms_high = excluded.baseline_ms_high, plausibility = excluded.plausibility, "
+      "retiming_json = excluded.retiming_json, cross_check_json = excluded.cross_check_json, "
+      "needs_reevaluation = excluded.needs_reevaluation, "
+      "created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+      "WHERE evaluations.needs_reevaluation = 1");
   st->bind_int64(1, e.candidate_id)
       .bind_text(2, to_string(e.verdict))
       .bind_text(3, e.stage)
@@ -904,7 +932,8 @@ bool RunStore::put_evaluation(const EvaluationRecord& e) {
       .bind_opt_double(29, e.baseline_ms_low)
       .bind_opt_double(30, e.baseline_ms_high)
       .bind_text(31, e.plausibility)
-      .bind_text(32, e.retiming_json);
+      .bind_text(32, e.retiming_json)
+      .bind_text(33, e.cross_check_json);
   st->run();
   const bool inserted = changes(*db_) == 1;
   w.commit();
@@ -916,6 +945,63 @@ std::optional<EvaluationRecord> RunStore::find_evaluation(int64_t candidate_id) 
   st->bind_int64(1, candidate_id);
   if (!st->step()) return std::nullopt;
   return read_evaluation(*db_, *st);
+}
+
+int64_t RunStore::put_quarantine(const QuarantineRecord& q) {
+  WriteScope w(*this, "put_quarantine");
+  sqlite::CachedUse st(*db_,
+                       "INSERT INTO quarantined_keys (run_id, agent_key, agent_id, reason, job_id) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5) "
+                       "ON CONFLICT (run_id, agent_key, agent_id) DO NOTHING");
+  try {
+    st->bind_int64(1, q.run_id)
+        .bind_text(2, q.agent_key)
+        .bind_text(3, q.agent_id)
+        .bind_text(4, q.reason)
+        .bind_int64(5, q.job_id)
+        .run();
+  } catch (const StoreError& e) {
+    bad(*db_, "put_quarantine: run " + std::to_string(q.run_id) + ": " + e.what());
+  }
+  int64_t marked = 0;
+  if (!q.agent_key.empty()) {
+    sqlite::CachedUse mark(*db_,
+                           "UPDATE evaluations SET needs_reevaluation = 1 "
+                           "WHERE agent_key = ?1 AND needs_reevaluation = 0");
+    mark->bind_text(1, q.agent_key).run();
+    marked = changes(*db_);
+  }
+  w.commit();
+  return marked;
+}
+
+std::vector<QuarantineRecord> RunStore::quarantines() const {
+  std::vector<QuarantineRecord> out;
+  {
+    // A database written before quarantines existed has no table (a read-only open does not
+    // migrate): it has none.
+    sqlite::Statement has(*db_,
+                          "SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                          "name = 'quarantined_keys'");
+    if (!has.step()) return out;
+  }
+  sqlite::Statement st(*db_,
+                       "SELECT q.id, q.run_id, q.agent_key, q.agent_id, q.reason, q.job_id, "
+                       "q.created_at, (SELECT COUNT(*) FROM evaluations e WHERE q.agent_key != '' "
+                       "AND e.agent_key = q.agent_key) FROM quarantined_keys q ORDER BY q.id");
+  while (st.step()) {
+    QuarantineRecord q;
+    q.id = st.int64(0);
+    q.run_id = st.int64(1);
+    q.agent_key = st.text(2);
+    q.agent_id = st.text(3);
+    q.reason = st.text(4);
+    q.job_id = st.int64(5);
+    q.created_at = st.text(6);
+    q.evaluations = st.int64(7);
+    out.push_back(std::move(q));
+  }
+  return out;
 }
 
 std::vector<EvaluationRecord> RunStore::evaluations(int64_t run_id) const {

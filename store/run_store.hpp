@@ -190,6 +190,23 @@ struct EvaluationRecord {
   // holds both timings of a re-timed candidate ("{}" otherwise).
   std::string plausibility;
   std::string retiming_json = "{}";
+  // Who else evaluated it, and whether they agreed ("{}": not checked); and whether its key
+  // was quarantined since (then a resumed run evaluates the candidate again). The store sets
+  // needs_reevaluation itself from quarantined_keys; the writer's value is ignored.
+  std::string cross_check_json = "{}";
+  bool needs_reevaluation = false;
+};
+
+// A key the dispatcher quarantined during run `run_id` (actors/eval_dispatcher.hpp).
+struct QuarantineRecord {
+  int64_t id = 0;  // store
+  int64_t run_id = 0;
+  std::string agent_key;  // "" on a plaintext link: its results cannot be traced by key
+  std::string agent_id;
+  std::string reason;
+  int64_t job_id = 0;
+  std::string created_at;  // store
+  int64_t evaluations = 0;  // store, on read: evaluations in the database sent by this key
 };
 
 // Everything stored for one search: its live samples (with texts) in
@@ -424,7 +441,14 @@ class RunStore {
   // nothing if the candidate already has one. Throws StoreError for an
   // unknown sample.
   bool put_evaluation(const EvaluationRecord& evaluation);
+  // A candidate whose evaluation is marked needs_reevaluation gets the new one instead: its
+  // row is replaced (and true returned).
   std::optional<EvaluationRecord> find_evaluation(int64_t candidate_id) const;
+  // Records a quarantined key (once per run and key) and marks every evaluation it sent, in
+  // any run, needs_reevaluation; returns how many were marked. A key of "" marks nothing.
+  int64_t put_quarantine(const QuarantineRecord& quarantine);
+  // Every quarantined key of the database, oldest first, with its evaluations counted.
+  std::vector<QuarantineRecord> quarantines() const;
   // The evaluations of the run's live candidates, by id.
   std::vector<EvaluationRecord> evaluations(int64_t run_id) const;
 

@@ -212,7 +212,28 @@ CREATE TABLE IF NOT EXISTS evaluations (
   -- both timings of a re-timed candidate: {"first": {"kernel_ms", "baseline_ms", "agent_id"},
   -- "second": {...}, "reason": "..."}; {} when not re-timed
   retiming_json      TEXT NOT NULL DEFAULT '{}',
-  created_at         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+  created_at         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  -- The dispatcher's result check (actors/result_check.hpp), when the result was checked: the
+  -- reason, each agent's verdict and key, whether they agreed, and who was quarantined; {}
+  -- when it was not checked.
+  cross_check_json   TEXT NOT NULL DEFAULT '{}',
+  -- 1 when agent_key was quarantined (quarantined_keys): the result is not to be trusted, and a
+  -- resumed run evaluates the candidate again, replacing this row.
+  needs_reevaluation INTEGER NOT NULL DEFAULT 0
+);
+
+-- Agent keys the dispatcher's result checks caught disagreeing with the other agents
+-- (actors/result_check.hpp), per run that caught them. A quarantined key gets no more leases;
+-- every evaluation it sent, in any run of this database, is marked needs_reevaluation.
+CREATE TABLE IF NOT EXISTS quarantined_keys (
+  id           INTEGER PRIMARY KEY,
+  run_id       INTEGER NOT NULL REFERENCES runs(id),
+  agent_key    TEXT NOT NULL,    -- CURVE public key (Z85); '' on a plaintext link
+  agent_id     TEXT NOT NULL,    -- the name its HELLO gave
+  reason       TEXT NOT NULL,
+  job_id       INTEGER NOT NULL, -- the candidate on which it was caught
+  created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  UNIQUE (run_id, agent_key, agent_id)
 );
 
 -- The candidates as people and tests query them: live code and repair

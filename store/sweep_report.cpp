@@ -15,6 +15,7 @@
 #include "search/roofline.hpp"
 #include "search/score_grid.hpp"
 #include "store/sweep_report_compare.hpp"
+#include "store/sweep_report_llm.hpp"
 
 namespace palladium {
 
@@ -338,7 +339,15 @@ ordered cell_json(const ReportCell& cell) {
             {"completion_tokens", u.completion_tokens},
             {"thinking_tokens", u.thinking_tokens},
             {"cost_usd", u.cost_usd},
-            {"cost_complete", u.cost_complete}}},
+            {"cost_complete", u.cost_complete},
+            {"cached_prompt_tokens", u.cached_prompt_tokens},
+            {"cache_saved_usd", u.cache_saved_usd ? ordered(*u.cache_saved_usd) : ordered()},
+            {"paid", {{"prompt_tokens", u.paid_prompt_tokens}, {"output_tokens", u.paid_output_tokens},
+                      {"usd", u.paid_usd}}},
+            {"reused", {{"prompt_tokens", u.reused_prompt_tokens},
+                        {"output_tokens", u.reused_output_tokens}, {"usd", u.reused_usd}}},
+            {"alone_usd", u.paid_usd + u.reused_usd},
+            {"truncated", u.truncated}}},
           {"per_workload", per_workload}};
 }
 
@@ -710,6 +719,18 @@ std::vector<ReportCondition> report_conditions(const SweepReportInput& input) {
   return conds;
 }
 
+ordered quarantines_json(const std::vector<ReportQuarantine>& qs) {
+  ordered out = ordered::array();
+  for (const auto& q : qs)
+    out.push_back({{"run_id", q.run_id},
+                   {"agent_key", q.agent_key},
+                   {"agent_id", q.agent_id},
+                   {"reason", q.reason},
+                   {"job_id", q.job_id},
+                   {"evaluations", q.evaluations}});
+  return out;
+}
+
 nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
   std::vector<ReportCondition> conds = report_conditions(input);
 
@@ -827,6 +848,7 @@ nlohmann::ordered_json sweep_report_json(const SweepReportInput& input) {
                  {"groups", groups},
                  {"cells", cells},
                  {"suspect_timings", suspect},
+                 {"quarantined_keys", quarantines_json(input.quarantines)},
                  {"workloads", workloads}};
 }
 
@@ -880,6 +902,7 @@ std::string sweep_report_markdown(const nlohmann::ordered_json& r) {
           " |\n";
   }
   md += "\nCSV: `cells.csv`. Per-workload rows of every cell are in `report.json`.\n\n";
+  md += llm_cost_markdown(r["cells"]);
 
   md += "## Best kernel per workload\n\n| workload | best | cell | timing | kernel time "
         "[interquartile band] | roofline fraction (baseline's) | file |\n"
@@ -943,6 +966,21 @@ std::string sweep_report_markdown(const nlohmann::ordered_json& r) {
             " | " + (x["plausibility"].get<std::string>().empty() ? "not checked by the judge"
                                                                   : x["plausibility"].get<std::string>()) +
             " | " + x["reason"].get<std::string>() + " | " + both + " |\n";
+    }
+  }
+  if (r.contains("quarantined_keys") && !r["quarantined_keys"].empty()) {
+    md += "\n## Quarantined agent keys\n\nAgents whose results another agent contradicted "
+          "(docs/verification.md 5.7). A quarantined key got no more work; every result it sent "
+          "is marked for re-evaluation and counts here as not evaluated until a resumed run "
+          "evaluates it again.\n\n| run | agent | key | caught on candidate | why | results "
+          "it sent |\n|---|---|---|---|---|---|\n";
+    for (const auto& q : r["quarantined_keys"]) {
+      const std::string key = q["agent_key"].get<std::string>();
+      md += "| " + std::to_string(q["run_id"].get<int64_t>()) + " | " +
+            q["agent_id"].get<std::string>() + " | " +
+            (key.empty() ? std::string("(plaintext link: no key)") : "`" + key + "`") + " | " +
+            std::to_string(q["job_id"].get<int64_t>()) + " | " + q["reason"].get<std::string>() +
+            " | " + std::to_string(q["evaluations"].get<int64_t>()) + " |\n";
     }
   }
   if (!degenerate.empty()) {
@@ -1032,7 +1070,7 @@ std::map<std::string, std::string> sweep_report_csv(const nlohmann::ordered_json
   std::string cells =
       "cell,status,status_reason,model,timing,seeds,candidates,pending,correct,solved,workloads,"
       "geomean_speedup,llm_calls,prompt_tokens,completion_tokens,thinking_tokens,cost_usd,"
-      "cost_complete\n";
+      "cost_complete," + llm_cost_csv_header() + "\n";
   for (const auto& c : r["cells"]) {
     std::string seeds;
     for (const auto& s : c["seeds"]) seeds += (seeds.empty() ? "" : " ") + std::to_string(s.get<int64_t>());
@@ -1046,7 +1084,7 @@ std::map<std::string, std::string> sweep_report_csv(const nlohmann::ordered_json
              std::to_string(u["calls"].get<int64_t>()) + "," + std::to_string(u["prompt_tokens"].get<int64_t>()) +
              "," + std::to_string(u["completion_tokens"].get<int64_t>()) + "," +
              std::to_string(u["thinking_tokens"].get<int64_t>()) + "," + csv_num(u["cost_usd"]) + "," +
-             (u["cost_complete"].get<bool>() ? "1" : "0") + "\n";
+             (u["cost_complete"].get<bool>() ? "1" : "0") + "," + llm_cost_csv_row(u) + "\n";
   }
   return {{"table2.csv", t2},      {"table3.csv", t3},   {"figure4.csv", f4},
           {"budget_curves.csv", bc}, {"cells.csv", cells}, {"pass_at_k.csv", pk},

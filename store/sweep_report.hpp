@@ -51,10 +51,14 @@
 //    "cells": [{"key", "ordinal", "params", "run_id", "status", "status_reason", "method", "planned",
 //               "model", "timing", "seeds", "candidates", "pending", "correct", "solved",
 //               "workloads", "geomean_speedup", "llm": {"calls", "prompt_tokens",
-//               "completion_tokens", "thinking_tokens", "cost_usd", "cost_complete"},
+//               "completion_tokens", "thinking_tokens", "cost_usd", "cost_complete",
+//               "cached_prompt_tokens", "cache_saved_usd", "paid": {"prompt_tokens",
+//               "output_tokens", "usd"}, "reused": {same}, "alone_usd", "truncated"},
 //               "per_workload": [{"id", "candidates", "correct", "best_speedup", "verdicts"}]}],
 //    "suspect_timings": [{"candidate_id", "workload", "cell", "timing", "speedup", "kernel_ms",
 //                         "plausibility", "reason", "retiming"}],
+//    "quarantined_keys": [{"run_id", "agent_key", "agent_id", "reason", "job_id",
+//                          "evaluations"}],
 //    "workloads": [{"id", "degenerate", "insensitive_inputs",
 //                   "best": [{"timing", "candidate_id", "cell", "model", "seed",
 //                             "sample_index", "speedup", "kernel_ms", "baseline_ms",
@@ -133,6 +137,14 @@ struct ReportUsage {
   int64_t thinking_tokens = 0;
   double cost_usd = 0.0;
   bool cost_complete = true;  // every call had a price
+  // Who paid (store/llm_usage_report.hpp): answers this cell's calls fetched, and answers it
+  // reused from the response cache, charged to the cell that first paid for them.
+  int64_t cached_prompt_tokens = 0;       // of prompt_tokens, from the provider's prompt cache
+  std::optional<double> cache_saved_usd;  // unset: no call had a price
+  int64_t paid_prompt_tokens = 0, paid_output_tokens = 0;
+  int64_t reused_prompt_tokens = 0, reused_output_tokens = 0;
+  double paid_usd = 0, reused_usd = 0;
+  int64_t truncated = 0;  // answers cut off at the output limit
 };
 
 struct ReportCell {
@@ -150,9 +162,22 @@ struct ReportCell {
   ReportUsage usage;
 };
 
+// A key the dispatcher quarantined (store quarantined_keys), as the report lists it.
+struct ReportQuarantine {
+  int64_t run_id = 0;
+  std::string agent_key;  // "" on a plaintext link
+  std::string agent_id;
+  std::string reason;
+  int64_t job_id = 0;       // the candidate on which it was caught
+  int64_t evaluations = 0;  // evaluations in the database sent by this key
+};
+
 struct SweepReportInput {
   std::string title;
   std::vector<ReportCell> cells;
+  // Quarantined keys. Their evaluations are marked for re-evaluation and read as not evaluated
+  // (pending) until a resumed run replaces them.
+  std::vector<ReportQuarantine> quarantines;
   // Priority workload -> its hand-tuned reference's evaluation here.
   std::map<std::string, ReportCandidate> hand_tuned;
   InputSensitivity sensitivity;

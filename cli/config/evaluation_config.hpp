@@ -6,6 +6,8 @@
 //     timeout_s: 60            # per candidate, (0, 86400]
 //     input_seeds: [0, 1]      # distinct
 //     require_pallas: true
+//     recheck_share: 0.05      # [0, 1]: results re-evaluated by a different agent at random
+//     speedup_ceiling: 10      # > 1: a correct result faster than this is re-timed
 //
 // Owners of the semantics: the sandbox and workloads engineers (judge/, sandbox/).
 #pragma once
@@ -26,6 +28,10 @@ struct EvaluationConfig {
   std::vector<int64_t> input_seeds{0, 1};
   // Off only for experiments that accept plain-JAX rewrites as candidates.
   bool require_pallas = true;
+  // The dispatcher's result checks (actors/result_check.hpp, docs/verification.md): the share
+  // of results sent to a second agent at random, and the plausibility gate's ceiling.
+  double recheck_share = 0.05;
+  double speedup_ceiling = 10;
 };
 
 // The longest per-candidate timeout accepted: a day. Beyond it the lease

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "llm/hand_tuned_provider.hpp"
+#include "protocol/taxonomy.hpp"
 #include "llm/synthetic_family.hpp"
 
 namespace palladium {
@@ -18,7 +19,7 @@ LlmConfig parse_llm_config(const ConfigReader& r, const YAML::Node& node) {
                   "synthetic", "fold_system_prompt", "send_seed", "prompt_shortfall",
                   "max_usd_per_window", "spend_window_s", "max_usd_per_10min", "call_deadline_s",
                   "adaptive_concurrency", "mode", "batch_collect_s", "batch_poll_s",
-                  "batch_journal"});
+                  "batch_journal", "batch_roles", "online_methods"});
     r.get(node, "provider", "llm.provider", c.provider);
     r.get(node, "corpus", "llm.corpus", c.corpus);
     r.get(node, "model", "llm.model", c.model);
@@ -70,6 +71,15 @@ LlmConfig parse_llm_config(const ConfigReader& r, const YAML::Node& node) {
     r.get_number(node, "batch_collect_s", "llm.batch_collect_s", c.batch_collect_s, 0.001, 3600);
     r.get_number(node, "batch_poll_s", "llm.batch_poll_s", c.batch_poll_s, 0.001, 86400);
     r.get(node, "batch_journal", "llm.batch_journal", c.batch_journal);
+    r.get_distinct(node, "batch_roles", "llm.batch_roles", c.batch_roles);
+    for (const auto& role : c.batch_roles)
+      if (!sample_role_from_string(role))
+        r.fail("llm.batch_roles", "'" + role + "' is not a sample role (code, plan, score, "
+                                  "repair, menu)");
+    r.get_distinct(node, "online_methods", "llm.online_methods", c.online_methods);
+    if ((node["batch_roles"] || node["online_methods"]) && c.mode != "batch")
+      r.fail(node["batch_roles"] ? "llm.batch_roles" : "llm.online_methods",
+             "only means something with llm.mode: batch");
     r.get(node, "prices", "llm.prices", c.prices);
     if (const YAML::Node syn = node["synthetic"]) {
       r.check_keys(syn, "llm.synthetic", {"uncovered"});

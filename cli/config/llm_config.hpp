@@ -45,6 +45,11 @@
 //     mode: online                # batch: every call through the provider's batch API at
 //                                 # the batch price (openai, gemini); calls started within
 //                                 # batch_collect_s of each other go out as one job
+//     batch_roles: [code, plan, score, repair, menu]  # with mode batch: the roles whose calls
+//                                 # go in batch jobs (default: every role); the others online
+//     online_methods: []          # with mode batch: methods whose calls stay online, e.g.
+//                                 # [iterative]: its chain waits on each answer, so a job (up
+//                                 # to 24 h) per step gains half the price and loses the day
 //     batch_collect_s: 2
 //     batch_poll_s: 30            # how often a running job is polled
 //     batch_journal: runs/llm_batches.jsonl  # (relative to PALLADIUM_HOME) every submitted
@@ -96,6 +101,8 @@ struct LlmConfig {
   std::optional<double> call_deadline_s;
   bool adaptive_concurrency = true;
   std::string mode = "online";  // or "batch"
+  std::vector<std::string> batch_roles;     // empty: every role (mode batch only)
+  std::vector<std::string> online_methods;  // stay online in mode batch
   double batch_collect_s = 2;
   double batch_poll_s = 30;
   std::string batch_journal = "runs/llm_batches.jsonl";

@@ -43,11 +43,16 @@ from jaxlib.mlir.passmanager import PassManager
 
 from judge.tpu_model import kernel_work
 
-# Bounds on one candidate's interpretation (all kernels and the glue around them). The most
-# the project's correct kernels need at the reduced shapes: 870k op executions (hand-tuned 6p,
-# paged attention), 4.6e9 elements (hand-tuned 2p); docs/verification.md 1b.
-MAX_OP_EXECUTIONS = 2_000_000
-MAX_ELEMENTS = 2e10          # elements produced, and multiply-adds of matmuls
+# Bounds on one candidate's interpretation (all kernels and the glue around them; each kernel
+# runs twice, see Kernel.run). The most the project's correct kernels need at the reduced
+# shapes, both runs: 1.7M op executions (hand-tuned 6p, paged attention), 9.2e9 elements
+# (hand-tuned 2p), 8.6e10 multiply-adds (solution 17p); docs/verification.md 1b. Matmul
+# multiply-adds have their own bound: BLAS does one in about 1/30 of the time numpy takes to
+# produce an element, so one bound for both either refused honest GEMMs or let elementwise work
+# run 30x longer than intended.
+MAX_OP_EXECUTIONS = 4_000_000
+MAX_ELEMENTS = 4e10          # elements produced
+MAX_MACS = 2e11              # multiply-adds of matmuls (~10-20 s of single-threaded BLAS)
 MAX_BYTES = 1 << 30          # allocated arrays (outputs, scratch, blocks) live at once, roughly
 
 
@@ -59,23 +64,44 @@ class OverBudget(Unsupported):
     """The program needs more work than Budget allows."""
 
 
+class OutOfBounds(Unsupported):
+    """A load, store, slice, DMA or block outside its buffer: on a TPU it reads or writes
+    whatever lies there (or faults), so no result of it can be judged."""
+
+
+class Deadlock(Unsupported):
+    """A semaphore or DMA wait that nothing in the kernel can ever satisfy: a TPU hangs."""
+
+
+class Nondeterministic(Unsupported):
+    """Outputs that change with what uninitialised memory holds or with the order of the
+    grid's "parallel" dimensions: a TPU may return either."""
+
+
 @dataclasses.dataclass
 class Budget:
     ops: int = MAX_OP_EXECUTIONS
     elements: float = MAX_ELEMENTS
     bytes: int = MAX_BYTES
+    macs: float = None      # None: MAX_MACS scaled as `elements` is to MAX_ELEMENTS
 
     def __post_init__(self):
+        if self.macs is None:
+            self.macs = MAX_MACS * self.elements / MAX_ELEMENTS
         # What is left counts down from these; messages name them.
         self.max_ops, self.max_elements, self.max_bytes = self.ops, self.elements, self.bytes
+        self.max_macs = self.macs
 
-    def charge(self, ops, elements):
+    def charge(self, ops, elements, macs=0):
         self.ops -= ops
         self.elements -= elements
+        self.macs -= macs
         if self.ops < 0:
             raise OverBudget(f"more than {self.max_ops} op executions")
         if self.elements < 0:
             raise OverBudget(f"more than {self.max_elements:.3g} elements computed")
+        if self.macs < 0:
+            raise OverBudget(f"more than {self.max_macs:.3g} matmul multiply-adds")
 
     def allocate(self, nbytes, persistent=True):
         """Outputs, scratch and allocas count against the bytes left; a block buffer, freed
@@ -105,6 +131,51 @@ def single_threaded_blas():
 
 
 _BLAS = []
+
+# x86-64 MXCSR bits: flush subnormal results to zero (FTZ) and read subnormal inputs as zero
+# (DAZ). glibc's fenv_t keeps MXCSR at byte 28.
+_MXCSR_FTZ_DAZ = 0x8040
+_MXCSR_OFFSET = 28
+
+
+@contextlib.contextmanager
+def flush_subnormals():
+    """Subnormal floats read and computed as zero while the judge interprets, as on a TPU and
+    in XLA (TPU interpret mode computes 1e-40 + 0 == 0 and 1e-40 == 0 true; numpy by default
+    keeps them, and a kernel can branch on the difference). The flags are the calling
+    thread's, which is where numpy and single-threaded BLAS run. A host where they cannot be
+    set cannot interpret as a TPU computes, so it refuses."""
+    libm = _libm()
+    if libm is None:
+        raise Unsupported("this host cannot flush subnormals to zero as a TPU does "
+                          "(no x86-64 glibc fenv)")
+    before = ctypes.create_string_buffer(64)
+    if libm.fegetenv(before) != 0:
+        raise Unsupported("fegetenv failed: cannot flush subnormals to zero as a TPU does")
+    env = bytearray(before.raw)
+    mxcsr = int.from_bytes(env[_MXCSR_OFFSET:_MXCSR_OFFSET + 4], "little")
+    env[_MXCSR_OFFSET:_MXCSR_OFFSET + 4] = (mxcsr | _MXCSR_FTZ_DAZ).to_bytes(4, "little")
+    libm.fesetenv(ctypes.create_string_buffer(bytes(env), 64))
+    try:
+        yield
+    finally:
+        libm.fesetenv(before)
+
+
+_LIBM = []
+
+
+def _libm():
+    if not _LIBM:
+        found = None
+        if os.uname().machine == "x86_64":
+            try:
+                found = ctypes.CDLL("libm.so.6")
+                found.fegetenv, found.fesetenv  # noqa: B018  (both must exist)
+            except (OSError, AttributeError):
+                found = None
+        _LIBM.append(found)
+    return _LIBM[0]
 
 
 def _blas_threads():
@@ -166,17 +237,19 @@ def type_info(mlir_type):
     return tuple(shaped.shape), dtype_of(shaped.element_type)
 
 
-def uninitialized(shape, dtype, budget, persistent=True):
-    """What the HLO interpreter reads where nothing was written (primitives.uninitialized_value)."""
+def uninitialized(shape, dtype, budget, rng, persistent=True):
+    """Memory nothing wrote yet: random bits from `rng` (a fresh seed per run), so that a
+    kernel cannot recognise it (a fixed NaN fill let a kernel test for it and skip its work
+    where a TPU hands it stale data). Semaphores start at 0, as Mosaic allocates them."""
     if dtype is None:                                   # semaphores
         budget.allocate(int(np.prod(shape, dtype=np.float64)) * 4, persistent)
         return np.zeros(shape, np.int32)
-    budget.allocate(int(np.prod(shape, dtype=np.float64)) * dtype.itemsize, persistent)
-    if np.issubdtype(dtype, np.floating) or dtype in (ml_dtypes.bfloat16,):
-        return np.full(shape, np.nan, dtype)
+    n = int(np.prod(shape, dtype=np.float64))
+    budget.allocate(n * dtype.itemsize, persistent)
+    bits = np.frombuffer(bytearray(rng.bytes(n * dtype.itemsize)), np.uint8)
     if dtype == np.bool_:
-        return np.zeros(shape, np.bool_)
-    return np.full(shape, np.iinfo(dtype).min, dtype)
+        return (bits & 1).astype(np.bool_).reshape(shape)
+    return bits.view(dtype).reshape(shape)
 
 
 def _is_float(dtype):
@@ -295,21 +368,49 @@ def widened(fn):
     return lambda *xs: fn(*[_up(x) for x in xs])
 
 
+def _minimumf(a, b):
+    """IEEE minimum: NaN propagates and -0 < +0 (numpy's minimum returns either zero). numpy
+    picks an operand's bits, so `* 1` flushes a subnormal pick as XLA's minimum does."""
+    out = np.minimum(a, b) * np.float32(1)
+    zeros = (a == 0) & (b == 0)
+    if zeros.any():
+        out = np.where(zeros, np.where(np.signbit(a) | np.signbit(b), -0.0, 0.0), out)
+    return out.astype(np.result_type(a, b))
+
+
+def _maximumf(a, b):
+    out = np.maximum(a, b) * np.float32(1)
+    zeros = (a == 0) & (b == 0)
+    if zeros.any():
+        out = np.where(zeros, np.where(np.signbit(a) & np.signbit(b), -0.0, 0.0), out)
+    return out.astype(np.result_type(a, b))
+
+
+def _powf(x, y):
+    """x ** y; a subnormal exponent is not 0 to XLA's pow (0 ** 1e-40 is 0, not 1) though
+    subnormal arithmetic flushes, so it is replaced by the smallest normal of its sign, which
+    gives the same result for every base."""
+    y = np.asarray(y)
+    if y.dtype == np.float32:   # read from the bits: arithmetic here already flushes them
+        bits = y.view(np.uint32)
+        subnormal = ((bits & 0x7F800000) == 0) & ((bits & 0x007FFFFF) != 0)
+        if subnormal.any():
+            tiny = np.where(bits >> 31, -np.finfo(np.float32).tiny, np.finfo(np.float32).tiny)
+            y = np.where(subnormal, tiny.astype(np.float32), y)
+    return np.power(x, y)
+
+
 _BINARY = {
     "arith.addf": widened(np.add), "arith.subf": widened(np.subtract),
     "arith.mulf": widened(np.multiply), "arith.divf": widened(np.divide),
-    "arith.remf": widened(np.fmod), "arith.maximumf": widened(np.maximum),
-    "arith.minimumf": widened(np.minimum), "arith.maxnumf": widened(np.fmax),
-    "arith.minnumf": widened(np.fmin), "math.powf": widened(np.power),
-    "math.atan2": widened(np.arctan2), "math.copysign": widened(np.copysign),
+    "arith.remf": widened(np.fmod), "arith.maximumf": widened(_maximumf),
+    "arith.minimumf": widened(_minimumf), "math.powf": widened(_powf),
+    "math.atan2": widened(np.arctan2),
     "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
     "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
     "arith.maxsi": np.maximum, "arith.minsi": np.minimum,
     "arith.maxui": lambda a, b: np.maximum(_unsigned(a), _unsigned(b)),
     "arith.minui": lambda a, b: np.minimum(_unsigned(a), _unsigned(b)),
-    "arith.shli": lambda a, b: np.left_shift(a, b),
-    "arith.shrsi": lambda a, b: np.right_shift(a, b),
-    "arith.shrui": lambda a, b: np.right_shift(_unsigned(a), _unsigned(b)),
 }
 
 
@@ -318,21 +419,87 @@ def _safe(b):
 
 
 def _divsi(a, b):
-    q = np.abs(a) // np.abs(_safe(b))
-    return np.where((a < 0) != (b < 0), -q, q)
+    """Division rounding toward zero, as XLA defines the cases C leaves undefined: x / 0 is -1
+    and MIN / -1 is MIN (TPU interpret mode agrees; tests/judge/tpu_model/test_differential.py)."""
+    a, b = np.asarray(a), np.asarray(b)
+    q = np.abs(a.astype(np.int64)) // np.abs(_safe(b).astype(np.int64))
+    q = np.where((a < 0) != (b < 0), -q, q)
+    return np.where(b == 0, -1, q).astype(np.result_type(a, b))
 
 
 def _remsi(a, b):
-    return a - _divsi(a, b) * b
+    """The remainder with the dividend's sign; x % 0 is x (XLA)."""
+    a, b = np.asarray(a), np.asarray(b)
+    r = np.abs(a.astype(np.int64)) % np.abs(_safe(b).astype(np.int64))
+    r = np.where(a < 0, -r, r)
+    return np.where(b == 0, a, r).astype(np.result_type(a, b))
+
+
+def _divui(a, b):
+    a, b = _unsigned(a), _unsigned(b)
+    return np.where(b == 0, np.iinfo(a.dtype).max if a.dtype != np.bool_ else True,
+                    a // _safe(b)).astype(a.dtype)
+
+
+def _remui(a, b):
+    a, b = _unsigned(a), _unsigned(b)
+    return np.where(b == 0, a, a % _safe(b)).astype(a.dtype)
+
+
+def _shift(fn, fill):
+    """A shift by at least the bit width (or a negative amount, read as unsigned) gives 0, or
+    the sign for an arithmetic right shift (XLA), where numpy's C shift is undefined."""
+    def shift(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        bits = a.dtype.itemsize * 8
+        wide = _unsigned(b).astype(np.uint64)
+        inside = wide < bits
+        out = fn(a, np.where(inside, b, 0).astype(a.dtype))
+        return np.where(inside, out, fill(a)).astype(out.dtype)
+    return shift
 
 
 _BINARY.update({
-    "arith.divsi": _divsi, "arith.remsi": _remsi,
-    "arith.divui": lambda a, b: _unsigned(a) // _safe(_unsigned(b)),
-    "arith.remui": lambda a, b: _unsigned(a) % _safe(_unsigned(b)),
-    "arith.floordivsi": lambda a, b: np.floor_divide(a, _safe(b)),
-    "arith.ceildivsi": lambda a, b: -np.floor_divide(-a, _safe(b)),
+    "arith.divsi": _divsi, "arith.remsi": _remsi, "arith.divui": _divui, "arith.remui": _remui,
+    "arith.shli": _shift(np.left_shift, lambda a: np.zeros_like(a)),
+    "arith.shrsi": _shift(np.right_shift, lambda a: np.where(a < 0, -1, 0)),
+    "arith.shrui": _shift(lambda a, b: np.right_shift(_unsigned(a), _unsigned(b)),
+                          lambda a: np.zeros_like(_unsigned(a))),
 })
+
+
+def _subnormal(x):
+    """Where x (float32) is subnormal, read from its bits (arithmetic here flushes them)."""
+    x = np.asarray(x)
+    if x.dtype != np.float32:
+        return np.zeros(x.shape, bool)
+    bits = x.view(np.uint32)
+    return ((bits & 0x7F800000) == 0) & ((bits & 0x007FFFFF) != 0)
+
+
+def _identity_near_zero(fn):
+    """tanh, sin, tan of a subnormal x are x itself in XLA (and TPU interpret mode): their
+    small-argument path returns the argument's bits rather than computing with it."""
+    def run(x):
+        out = fn(x)
+        tiny = _subnormal(x)
+        return np.where(tiny, x, out) if tiny.any() else out
+    return run
+
+
+def _negf(x):
+    """A sign flip of the bits, as XLA's negate (numpy's would flush a subnormal)."""
+    x = np.asarray(x)
+    unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    sign = np.array(1 << (8 * x.dtype.itemsize - 1), unsigned)
+    return (np.ascontiguousarray(x).view(unsigned) ^ sign).view(x.dtype)
+
+
+def _round_half_away(x):
+    """math.round: half away from zero, keeping the sign of zero (-0.4 -> -0.0)."""
+    t = np.trunc(x)
+    out = np.where(np.abs(x - t) >= 0.5, t + np.copysign(np.ones_like(x), x), t)
+    return np.copysign(out, x)
 
 
 def _erf(x):
@@ -341,28 +508,16 @@ def _erf(x):
 
 
 _UNARY = {
-    "math.exp": np.exp, "math.exp2": np.exp2, "math.expm1": np.expm1, "math.log": np.log,
-    "math.log2": np.log2, "math.log10": np.log10, "math.log1p": np.log1p, "math.tanh": np.tanh,
-    "math.sqrt": np.sqrt, "math.rsqrt": lambda x: 1.0 / np.sqrt(x), "math.cbrt": np.cbrt,
-    "math.sin": np.sin, "math.cos": np.cos, "math.tan": np.tan, "math.atan": np.arctan,
-    "math.sinh": np.sinh, "math.cosh": np.cosh, "math.asin": np.arcsin, "math.acos": np.arccos,
-    "math.asinh": np.arcsinh, "math.acosh": np.arccosh, "math.atanh": np.arctanh,
-    "math.erf": _erf, "math.absf": np.abs, "math.floor": np.floor, "math.ceil": np.ceil,
-    "math.roundeven": np.rint, "math.trunc": np.trunc,
-    "math.round": lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5),
-    "arith.negf": np.negative, "math.absi": np.abs,
+    "math.exp": np.exp, "math.exp2": np.exp2, "math.log": np.log, "math.log1p": np.log1p,
+    "math.tanh": _identity_near_zero(np.tanh), "math.sqrt": np.sqrt,
+    "math.rsqrt": lambda x: 1.0 / np.sqrt(x), "math.sin": _identity_near_zero(np.sin),
+    "math.cos": np.cos, "math.tan": _identity_near_zero(np.tan), "math.erf": _erf,
+    "math.absf": np.abs, "math.floor": np.floor, "math.ceil": np.ceil,
+    "math.roundeven": np.rint, "math.round": _round_half_away, "math.absi": np.abs,
 }
 
-_CMPF = {0: lambda a, b: np.zeros(np.broadcast(a, b).shape, bool),
-         1: lambda a, b: a == b, 2: lambda a, b: a > b, 3: lambda a, b: a >= b,
-         4: lambda a, b: a < b, 5: lambda a, b: a <= b,
-         6: lambda a, b: (a != b) & ~np.isnan(a) & ~np.isnan(b),
-         7: lambda a, b: ~np.isnan(a) & ~np.isnan(b),
-         8: lambda a, b: (a == b) | np.isnan(a) | np.isnan(b),
-         9: lambda a, b: ~(a <= b), 10: lambda a, b: ~(a < b), 11: lambda a, b: ~(a >= b),
-         12: lambda a, b: ~(a > b), 13: lambda a, b: a != b,
-         14: lambda a, b: np.isnan(a) | np.isnan(b),
-         15: lambda a, b: np.ones(np.broadcast(a, b).shape, bool)}
+_CMPF = {1: lambda a, b: a == b, 2: lambda a, b: a > b, 3: lambda a, b: a >= b,
+         4: lambda a, b: a < b, 5: lambda a, b: a <= b}
 _CMPI = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.greater,
          5: np.greater_equal}
 _CMPI_UNSIGNED = {6: np.less, 7: np.less_equal, 8: np.greater, 9: np.greater_equal}
@@ -370,13 +525,22 @@ _CMPI_UNSIGNED = {6: np.less, 7: np.less_equal, 8: np.greater, 9: np.greater_equ
 _CASTS = {"arith.truncf", "arith.extf", "arith.sitofp", "arith.trunci", "arith.index_cast",
           "tpu.assume_multiple"}
 
-_REDUCE = {"add": np.sum, "mul": np.prod, "maximumf": np.max, "minimumf": np.min,
-           "maxnumf": np.nanmax, "minnumf": np.nanmin, "maxsi": np.max, "minsi": np.min,
-           "and": np.bitwise_and.reduce, "or": np.bitwise_or.reduce,
-           "xor": np.bitwise_xor.reduce}
-_COMBINE = {"add": np.add, "mul": np.multiply, "maximumf": np.maximum, "minimumf": np.minimum,
-            "maxnumf": np.fmax, "minnumf": np.fmin, "maxsi": np.maximum, "minsi": np.minimum,
-            "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+_REDUCE = {"add": np.sum, "maximumf": np.max, "minimumf": np.min, "maxsi": np.max,
+           "minsi": np.min}
+_COMBINE = {"add": np.add, "maximumf": np.maximum, "minimumf": np.minimum, "maxsi": np.maximum,
+            "minsi": np.minimum}
+
+
+def _ordered_not_equal(a, b):
+    """arith.cmpf one. Pallas lowers every float `!=` (and jnp.isnan, x != x) to it. The op is
+    false when either side is NaN; TPU interpret mode, evaluating lax.ne, says true. Which a
+    TPU's compare gives is not known here, and a kernel can branch on it (a NaN test on memory
+    it never wrote), so a NaN operand is refused rather than guessed."""
+    a, b = _up(a), _up(b)
+    if np.isnan(a).any() or np.isnan(b).any():
+        raise Unsupported("arith.cmpf one (a float !=, or jnp.isnan) of a NaN: the Mosaic op "
+                          "says false, Pallas TPU interpret mode true")
+    return a != b
 
 
 def _dot_numbers(op):
@@ -439,29 +603,6 @@ def _matmul(op):
     return run
 
 
-def _contract(op):
-    """vector.contract as an einsum over its indexing maps."""
-    if _enum(op, "kind") not in (None, "add"):
-        raise Unsupported(f"vector.contract kind {_enum(op, 'kind')}")
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    letters = "abcdefghijklmnop"
-    subs = []
-    for m in maps:
-        sub = ""
-        for expr in m.results:
-            text = str(expr)
-            if not text.startswith("d") or not text[1:].isdigit():
-                raise Unsupported(f"vector.contract indexing map {m}")
-            sub += letters[int(text[1:])]
-        subs.append(sub)
-    spec = f"{subs[0]},{subs[1]}->{subs[2]}"
-
-    def run(lhs, rhs, acc):
-        return np.asarray(acc, np.float32) + np.einsum(spec, np.asarray(lhs, np.float32),
-                                                       np.asarray(rhs, np.float32))
-    return run
-
-
 def _pure(op):
     """A function of the operands' values for an op without effects or regions, else None."""
     name = op.name
@@ -470,11 +611,19 @@ def _pure(op):
     if name in _UNARY:
         fn = _UNARY[name]
         return lambda x: fn(_up(x))
+    if name == "arith.negf":
+        return _negf
     if name == "arith.cmpf":
         predicate = _int(op, "predicate")
+        if predicate not in _CMPF_MODELLED:
+            raise Unsupported(f"arith.cmpf predicate {predicate}")
+        if predicate == 6:
+            return _ordered_not_equal
         return lambda a, b: _CMPF[predicate](_up(a), _up(b))
     if name == "arith.cmpi":
         predicate = _int(op, "predicate")
+        if predicate not in _CMPI_MODELLED:
+            raise Unsupported(f"arith.cmpi predicate {predicate}")
         if predicate in _CMPI:
             return _CMPI[predicate]
         return lambda a, b: _CMPI_UNSIGNED[predicate](_unsigned(a), _unsigned(b))
@@ -485,27 +634,28 @@ def _pure(op):
     if name == "arith.extsi":
         # A signed i1 is 0 or -1.
         return lambda x: -np.asarray(x, np.int64) if np.asarray(x).dtype == np.bool_ else x
-    if name in ("arith.extui", "arith.index_castui"):
+    if name == "arith.extui":
         return lambda x: _unsigned(x)
     if name == "arith.uitofp":
         return lambda x: _unsigned(x).astype(np.float64)
     if name in ("arith.fptosi", "arith.fptoui"):
+        # Saturating, NaN to 0 (XLA's convert); clipped in float64, where the int32 bounds are
+        # exact (in float32 INT_MAX rounds up to 2^31 and wraps).
         out = type_info(op.results[0].type)[1]
+        if name == "arith.fptoui":
+            out = _UNSIGNED.get(out, out)
         info = np.iinfo(out)
-        return lambda x: np.clip(np.trunc(np.nan_to_num(_up(x))), info.min, info.max)
+        return lambda x: np.clip(np.trunc(np.nan_to_num(np.asarray(x, np.float64))),
+                                 info.min, info.max).astype(out)
     if name == "arith.bitcast":
         out = type_info(op.results[0].type)[1]
         return lambda x: np.asarray(x).view(out)
-    if name == "math.fma":
-        return lambda a, b, c: _up(a) * _up(b) + _up(c)
-    if name == "vector.fma":
-        return lambda a, b, c: _up(a) * _up(b) + _up(c)
-    if name in ("vector.broadcast", "vector.splat"):
+    if name == "vector.broadcast":
         return lambda x: x   # _cast broadcasts to the result's shape
     if name == "vector.shape_cast":
         shape = type_info(op.results[0].type)[0]
         return lambda x: np.reshape(x, shape)
-    if name == "vector.transpose":
+    if name == "tpu.transpose":
         perm = _ints(op, "permutation")
         return lambda x: np.transpose(x, perm)
     if name == "vector.extract_strided_slice":
@@ -520,13 +670,11 @@ def _pure(op):
         return lambda x, *dynamic: np.asarray(x)[tuple(static)]
     if name == "vector.multi_reduction":
         kind, dims = _enum(op, "kind"), _ints(op, "reduction_dims")
-        if kind not in _REDUCE:
+        if kind not in _REDUCTIONS_MODELLED:
             raise Unsupported(f"vector.multi_reduction kind {kind}")
         return lambda x, acc: _COMBINE[kind](_up(acc), _REDUCE[kind](_up(x), axis=tuple(dims)))
     if name == "tpu.matmul":
         return _matmul(op)
-    if name == "vector.contract":
-        return _contract(op)
     if name == "tpu.iota":
         shape, _ = type_info(op.results[0].type)
         dims = _ints(op, "dimensions")
@@ -535,24 +683,42 @@ def _pure(op):
         if len(dims) != 1:
             raise Unsupported(f"tpu.iota over dimensions {dims}")
         return lambda: np.indices(shape)[dims[0]]
-    if name == "tpu.repeat":
-        axis, times = _int(op, "dimension"), _int(op, "times")
-        return lambda x: np.concatenate([x] * times, axis=axis)
     if name == "tpu.concatenate":
         axis = _int(op, "dimension")
         return lambda *xs: np.concatenate(xs, axis=axis)
-    if name in ("tpu.dynamic_rotate", "tpu.rotate"):
+    if name == "tpu.dynamic_rotate":
         if _int(op, "stride") not in (None, 0) or "stride_dimension" in op.attributes:
             raise Unsupported(f"{name} with a stride")
         axis = _int(op, "dimension")
-        if name == "tpu.rotate":
-            amount = _int(op, "amount")
-            return lambda x: np.roll(x, amount, axis=axis)
         return lambda x, amount: np.roll(x, int(amount), axis=axis)
-    if name in ("tpu.bitcast", "tpu.bitcast_vreg"):
+    if name == "tpu.reduce_index":
+        # jnp.argmax / argmin: the first index of the extreme, a NaN counting as the extreme
+        # (numpy's and XLA's rule).
+        kind, axis = _enum(op, "kind"), _int(op, "axis")
+        shape = type_info(op.results[0].type)[0]
+        pick = {"arg_max": np.argmax, "arg_min": np.argmin}.get(kind)
+        if pick is None:
+            raise Unsupported(f"tpu.reduce_index kind {kind}")
+        return lambda x: pick(_up(x), axis=axis).reshape(shape)
+    if name == "tpu.weird":
+        return lambda x: ~np.isfinite(_up(x))     # NaN or +-inf (jnp.isfinite's negation)
+    if name == "math.ctlz":
+        return _count_leading_zeros
+    if name == "math.ctpop":
+        return lambda x: np.unpackbits(np.ascontiguousarray(x).view(np.uint8)).reshape(
+            np.shape(x) + (-1,)).sum(-1, dtype=np.int64)
+    if name == "tpu.bitcast":
         shape, out = type_info(op.results[0].type)
         return lambda x: _bitcast(x, shape, out)
     return None
+
+
+def _count_leading_zeros(x):
+    x = np.asarray(x)
+    bits = 8 * x.dtype.itemsize
+    v = _unsigned(x).astype(np.float64)         # exact below 2^53
+    top = np.floor(np.log2(np.where(v == 0, 1, v)))
+    return np.where(v == 0, bits, bits - 1 - top).astype(np.int64)
 
 
 def _bitcast(x, shape, dtype):
@@ -562,15 +728,49 @@ def _bitcast(x, shape, dtype):
     raise Unsupported(f"tpu.bitcast from {x.dtype} to {dtype} (packed layouts)")
 
 
-_EFFECT_FREE_NOOPS = {"tpu.trace_start", "tpu.trace_stop", "tpu.sem_signal", "tpu.sem_wait",
-                      "tpu.sem_barrier", "tpu.delay", "tpu.yield_trace"}
-_DMA_WAITS = {"tpu.wait_dma2", "tpu.wait_dma"}
+_EFFECT_FREE_NOOPS = {"tpu.trace_start", "tpu.trace_stop"}
+_SEMAPHORES = {"tpu.sem_signal", "tpu.sem_wait"}
+_DMA_WAITS = {"tpu.wait_dma2"}
+
+
+# Every op the interpreter runs, each checked against Pallas TPU interpret mode on edge values
+# by tests/judge/tpu_model/test_differential.py (which fails when an op here is not covered).
+# Any other op is Unsupported, even where a table below could compute it: an unchecked op is
+# one a forger could aim at.
+MODELLED_OPS = frozenset({
+    "arith.addf", "arith.addi", "arith.andi", "arith.bitcast", "arith.cmpf", "arith.cmpi",
+    "arith.constant", "arith.divf", "arith.divsi", "arith.divui", "arith.extf", "arith.extsi",
+    "arith.extui", "arith.fptosi", "arith.fptoui", "arith.index_cast", "arith.maximumf",
+    "arith.maxsi", "arith.maxui", "arith.minimumf", "arith.minsi", "arith.minui", "arith.mulf",
+    "arith.muli", "arith.negf", "arith.ori", "arith.remf", "arith.remsi", "arith.remui",
+    "arith.select", "arith.shli", "arith.shrsi", "arith.shrui", "arith.sitofp", "arith.subf",
+    "arith.subi", "arith.truncf", "arith.trunci", "arith.uitofp", "arith.xori",
+    "func.func", "func.return",
+    "math.absf", "math.absi", "math.atan2", "math.ceil", "math.cos", "math.ctlz", "math.ctpop",
+    "math.erf", "math.exp", "math.exp2", "math.floor", "math.log", "math.log1p", "math.powf",
+    "math.round", "math.roundeven", "math.rsqrt", "math.sin", "math.sqrt", "math.tan",
+    "math.tanh",
+    "memref.alloca", "memref.load", "memref.store",
+    "scf.condition", "scf.for", "scf.if", "scf.while", "scf.yield",
+    "tpu.assume_multiple", "tpu.bitcast", "tpu.concatenate", "tpu.dynamic_rotate",
+    "tpu.enqueue_dma", "tpu.iota", "tpu.matmul", "tpu.memref_slice", "tpu.memref_squeeze",
+    "tpu.reduce_index", "tpu.region", "tpu.sem_alloc", "tpu.sem_signal", "tpu.sem_wait",
+    "tpu.strided_load", "tpu.strided_store", "tpu.trace_start", "tpu.trace_stop",
+    "tpu.transpose", "tpu.vector_store", "tpu.wait_dma2", "tpu.weird", "tpu.yield",
+    "vector.broadcast", "vector.extract", "vector.extract_strided_slice", "vector.load",
+    "vector.multi_reduction", "vector.shape_cast",
+})
+# Predicates and reduction kinds Pallas emits (and the differential test covers).
+_CMPF_MODELLED = {1, 2, 3, 4, 5, 6}           # oeq ogt oge olt ole one
+_CMPI_MODELLED = set(range(10))               # eq ne slt sle sgt sge ult ule ugt uge
+_REDUCTIONS_MODELLED = {"add", "maximumf", "minimumf", "maxsi", "minsi"}
 
 
 # -- compiled form --------------------------------------------------------------------------------
 
 class _Op:
-    __slots__ = ("name", "fn", "ins", "outs", "out_types", "blocks", "op", "size", "static")
+    __slots__ = ("name", "fn", "ins", "outs", "out_types", "blocks", "op", "size", "macs",
+                 "static")
 
     def __init__(self, name):
         self.name = name
@@ -578,6 +778,7 @@ class _Op:
         self.ins = self.outs = self.out_types = ()
         self.blocks = []
         self.size = 0
+        self.macs = 0
         self.static = None
 
 
@@ -636,6 +837,8 @@ class _Compiler:
 
     def op(self, op):
         name = op.name
+        if name not in MODELLED_OPS:
+            raise Unsupported(f"the op {name}")
         c = _Op(name)
         c.op = op
         c.ins = [self.vid(v) for v in op.operands]
@@ -655,20 +858,17 @@ class _Compiler:
             if op.regions and any(len(r.blocks) for r in op.regions):
                 raise Unsupported(f"{name} with a region")
             c.fn = fn
-            if name in ("tpu.matmul", "vector.contract"):
+            if name == "tpu.matmul":
                 # Multiply-adds: out x K, K = sqrt(lhs x rhs / out) (as kernel_work counts).
                 lhs, rhs = (int(np.prod(type_info(v.type)[0] or ())) for v in op.operands[:2])
                 out = max(int(np.prod(c.out_types[0][0] or ())), 1)
-                c.size += out * max(int(math.sqrt(lhs * rhs / out)), 1)
+                c.macs = out * max(int(math.sqrt(lhs * rhs / out)), 1)
             return c
-        if name in ("scf.for", "scf.if", "scf.while", "tpu.region", "scf.execute_region"):
+        if name in ("scf.for", "scf.if", "scf.while", "tpu.region"):
             c.blocks = [self.block(r.blocks[0]) for r in op.regions if len(r.blocks)]
             return c
-        if name == "func.call":
-            c.static = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-            c.blocks = [self.function(c.static)]
-            return c
-        if name in _MEMORY or name in _EFFECT_FREE_NOOPS or name in _DMA_WAITS:
+        if name in _MEMORY or name in _EFFECT_FREE_NOOPS or name in _DMA_WAITS or \
+                name in _SEMAPHORES:
             c.static = _memory_static(op)
             return c
         raise Unsupported(f"the op {name}")
@@ -676,54 +876,69 @@ class _Compiler:
 
 # -- memory -------------------------------------------------------------------------------------
 
-_MEMORY = {"vector.load", "vector.store", "tpu.vector_store", "tpu.vector_load", "tpu.load",
-           "tpu.store", "memref.load", "memref.store", "tpu.memref_slice", "tpu.memref_squeeze",
-           "tpu.memref_reshape", "tpu.enqueue_dma", "memref.alloca", "memref.alloc",
-           "tpu.sem_alloc", "tpu.erase_memref_layout", "tpu.assume_layout", "memref.cast",
-           "tpu.strided_load", "tpu.strided_store", "vector.maskedload", "vector.maskedstore",
-           "tpu.device_id", "tpu.sem_read", "memref.dealloc", "tpu.memref_bitcast"}
+_MEMORY = {"vector.load", "tpu.vector_store", "memref.load", "memref.store", "tpu.memref_slice",
+           "tpu.memref_squeeze", "tpu.enqueue_dma", "memref.alloca", "tpu.sem_alloc",
+           "tpu.strided_load", "tpu.strided_store"}
 
 
 def _memory_static(op):
     name = op.name
-    if name in ("tpu.vector_store", "tpu.vector_load", "tpu.strided_load", "tpu.strided_store"):
+    if name in ("tpu.vector_store", "tpu.strided_load", "tpu.strided_store"):
         strides = _ints(op, "strides")
-        if strides and any(s != 1 for s in strides):
-            if name in ("tpu.vector_store", "tpu.vector_load"):
-                raise Unsupported(f"{name} with strides {strides}")
+        if strides and any(s != 1 for s in strides) and name == "tpu.vector_store":
+            raise Unsupported(f"{name} with strides {strides}")
         return {"strides": strides}
-    if name in ("tpu.load", "tpu.store"):
-        raise Unsupported(f"the op {name} (sublane-masked access)")
-    if name == "tpu.memref_bitcast":
-        raise Unsupported("the op tpu.memref_bitcast")
-    if name == "tpu.enqueue_dma":
+    if name in ("tpu.enqueue_dma", "tpu.wait_dma2", "tpu.sem_signal"):
         segments = _ints(op, "operandSegmentSizes")
         return {"segments": segments}
     return None
 
 
-def _window(ref, indices, shape):
-    """The part of `ref` a load or store of `shape` at `indices` covers (trailing dims)."""
+def _window(ref, indices, shape, name="a load or store"):
+    """The part of `ref` a load or store of `shape` at `indices` covers (trailing dims); an
+    index outside the buffer (a negative one included: numpy would wrap it) is OutOfBounds."""
     lead = len(ref.shape) - len(shape)
     index = [int(i) for i in indices]
     slices = tuple(index[:lead]) if lead >= 0 else None
     if slices is None or len(index) != len(ref.shape):
-        raise Unsupported("a load or store of a higher rank than its memref")
+        raise Unsupported(f"{name} of a higher rank than its memref")
     region = tuple(slice(i, i + s) for i, s in zip(index[lead:], shape))
     for i, s, d in zip(index[lead:], shape, ref.shape[lead:]):
         if i < 0 or i + s > d:
-            raise IndexError(f"an access at {index} of {shape} outside a {ref.shape} buffer")
+            raise OutOfBounds(f"{name} at {index} of {list(shape)} outside a "
+                              f"{list(ref.shape)} buffer")
     for i, d in zip(index[:lead], ref.shape[:lead]):
         if not 0 <= i < d:
-            raise IndexError(f"an access at {index} outside a {ref.shape} buffer")
+            raise OutOfBounds(f"{name} at {index} outside a {list(ref.shape)} buffer")
     return slices + region
+
+
+def _element(ref, indices, name):
+    """The index of one element (a scalar memory load or store), bounds-checked."""
+    index = tuple(int(i) for i in indices)
+    if len(index) != ref.ndim or any(not 0 <= i < d for i, d in zip(index, ref.shape)):
+        raise OutOfBounds(f"{name} at {list(index)} outside a {list(ref.shape)} buffer")
+    return index
+
+
+def _strided(ref, indices, shape, strides, name):
+    """The strided region of a tpu.strided_load/store, bounds-checked."""
+    index = [int(i) for i in indices]
+    if len(index) != ref.ndim or len(shape) != ref.ndim:
+        raise Unsupported(f"{name} of a different rank than its memref")
+    for i, s, st, d in zip(index, shape, strides, ref.shape):
+        if st <= 0 or i < 0 or (s and i + (s - 1) * st >= d):
+            raise OutOfBounds(f"{name} at {index} of {list(shape)} by {list(strides)} "
+                              f"outside a {list(ref.shape)} buffer")
+    return tuple(slice(i, i + s * st, st) for i, s, st in zip(index, shape, strides))
 
 
 # -- the machine ----------------------------------------------------------------------------------
 
 class _Machine:
-    def __init__(self, budget):
+    def __init__(self, budget, rng):
         self.budget = budget
+        self.rng = rng          # fills what nothing wrote yet (uninitialized())
         # DMAs started and not yet waited on, per semaphore, oldest first: a copy lands when
         # its semaphore is waited on (TPU interpret mode's "on_wait"), so that a kernel that
         # reads a DMA's destination before the wait reads what a TPU may still hold there.
@@ -742,7 +957,8 @@ class _Machine:
         budget = self.budget
         budget.ops -= 1
         budget.elements -= c.size
-        if budget.ops < 0 or budget.elements < 0:
+        budget.macs -= c.macs
+        if budget.ops < 0 or budget.elements < 0 or budget.macs < 0:
             budget.charge(0, 0)
         if c.fn is not None:
             value = c.fn(*[env[v] for v in c.ins])
@@ -777,24 +993,58 @@ class _Machine:
                     self._set(c, env, out[1:])
                     break
                 values = self.block(c.blocks[1], env, out[1:])
-        elif name in ("tpu.region", "scf.execute_region"):
+        elif name == "tpu.region":
             self._set(c, env, self.block(c.blocks[0], env, []))
-        elif name == "func.call":
-            self._set(c, env, self.block(c.blocks[0], {}, ins))
         elif name in _EFFECT_FREE_NOOPS:
             return
         elif name in _DMA_WAITS:
-            queue = self.pending.get(_address(ins[0])) if ins else None
-            if queue:
-                _land(*queue.pop(0))
+            self.wait_dma(c, ins)
+        elif name in _SEMAPHORES:
+            self.semaphore(c, ins)
         else:
             self.memory(c, env, ins)
 
+    def wait_dma(self, c, ins):
+        """The oldest DMA started on this semaphore lands. A wait with none in flight can never
+        be satisfied (a TPU hangs); one whose size is not that DMA's would be satisfied at a
+        time that depends on the hardware, so it is refused rather than guessed."""
+        segments = c.static["segments"] if c.static else None
+        if segments and len(segments) > 3 and any(segments[3:]):
+            raise Unsupported(f"{c.name} for a DMA of another device or core")
+        queue = self.pending.get(_address(ins[0])) if ins else None
+        if not queue:
+            raise Deadlock(f"{c.name} on a semaphore no DMA in flight will signal")
+        source, target = queue.pop(0)
+        if c.name == "tpu.wait_dma2" and len(ins) >= 3 and np.asarray(ins[2]).size != target.size:
+            raise Unsupported(f"{c.name} for {np.asarray(ins[2]).size} elements on a semaphore "
+                              f"whose oldest DMA copies {target.size}")
+        _land(source, target)
+
+    def semaphore(self, c, ins):
+        """signal adds, wait subtracts. One core runs the whole grid in order, so a wait for
+        more than the semaphore holds can never be satisfied: a TPU deadlocks there."""
+        sem, amount = ins[0], int(np.asarray(ins[1]))
+        if _address(sem) in self.pending and self.pending[_address(sem)]:
+            raise Unsupported(f"{c.name} on a semaphore with DMAs in flight")
+        if c.name == "tpu.sem_signal":
+            segments = c.static["segments"] if c.static else None
+            if len(ins) > 2 or (segments and any(segments[2:])):
+                raise Unsupported("tpu.sem_signal to another device or core")
+            sem[...] = np.asarray(sem) + np.int32(amount)
+            return
+        if amount < 0 or int(np.asarray(sem)) < amount:
+            raise Deadlock(f"tpu.sem_wait for {amount} on a semaphore holding "
+                           f"{int(np.asarray(sem))} that nothing else can signal")
+        sem[...] = np.asarray(sem) - np.int32(amount)
+
     def finish_dmas(self):
-        """DMAs never waited on land at the end of the step (a TPU completes them anyway)."""
-        for queue in self.pending.values():
-            for dma in queue:
-                _land(*dma)
+        """A DMA never waited on by the end of its grid step races with whatever reads or
+        writes its target next (the pipeline's copy-out, the next step); when it lands on a
+        TPU is not modelled, so such a kernel is refused."""
+        if any(self.pending.values()):
+            self.pending.clear()
+            raise Unsupported("tpu.enqueue_dma never waited on within its grid step (a race "
+                              "on a TPU)")
         self.pending.clear()
 
     @staticmethod
@@ -804,74 +1054,53 @@ class _Machine:
             env[vid] = value if same else _cast(value, shape, dtype)
 
     def memory(self, c, env, ins):
-        name, op = c.name, c.op
-        if name in ("vector.load", "tpu.vector_load", "tpu.strided_load", "vector.maskedload"):
+        name = c.name
+        if name in ("vector.load", "tpu.strided_load"):
             ref, indices = ins[0], ins[1:]
             shape, dtype = c.out_types[0]
             if name == "tpu.strided_load":
-                strides = c.static["strides"]
-                index = tuple(slice(int(i), int(i) + s * st, st)
-                              for i, s, st in zip(indices, shape, strides))
-                value = ref[index]
-            elif name == "vector.maskedload":
-                indices, mask, passthru = ins[1:-2], ins[-2], ins[-1]
-                value = np.where(mask, ref[_window(ref, indices, shape)], passthru)
+                value = ref[_strided(ref, indices, shape, c.static["strides"], name)]
             else:
-                value = ref[_window(ref, indices[:len(ref.shape)], _trailing(shape, ref))]
+                value = ref[_window(ref, indices[:len(ref.shape)], _trailing(shape, ref), name)]
             env[c.outs[0]] = _cast(np.array(value).reshape(shape), shape, dtype)
-        elif name in ("vector.store", "tpu.vector_store", "tpu.strided_store",
-                      "vector.maskedstore"):
-            if name == "vector.maskedstore":
-                ref, indices, mask, value = ins[0], ins[1:-2], ins[-2], ins[-1]
-            else:
-                value, ref = ins[0], ins[1]
-                rest = ins[2:]
-                mask = None
-                if name == "tpu.vector_store" and len(rest) > len(ref.shape):
-                    mask, rest = rest[-1], rest[:len(ref.shape)]
-                indices = rest
+        elif name in ("tpu.vector_store", "tpu.strided_store"):
+            value, ref = ins[0], ins[1]
+            rest = ins[2:]
+            mask = None
+            if name == "tpu.vector_store" and len(rest) > len(ref.shape):
+                mask, rest = rest[-1], rest[:len(ref.shape)]
+            indices = rest
             value = np.asarray(value)
             if name == "tpu.strided_store":
-                strides = c.static["strides"]
-                index = tuple(slice(int(i), int(i) + s * st, st)
-                              for i, s, st in zip(indices, value.shape, strides))
-                ref[index] = value
+                ref[_strided(ref, indices, value.shape, c.static["strides"], name)] = value
                 return
             shape = _trailing(value.shape, ref)
-            region = _window(ref, indices, shape)
+            region = _window(ref, indices, shape, name)
             value = value.reshape(shape).astype(ref.dtype)
             if mask is not None:
                 ref[region] = np.where(np.asarray(mask).reshape(shape), value, ref[region])
             else:
                 ref[region] = value
         elif name == "memref.load":
-            env[c.outs[0]] = np.asarray(ins[0][tuple(int(i) for i in ins[1:])])
+            env[c.outs[0]] = np.asarray(ins[0][_element(ins[0], ins[1:], name)])
         elif name == "memref.store":
-            ins[1][tuple(int(i) for i in ins[2:])] = ins[0]
+            ins[1][_element(ins[1], ins[2:], name)] = ins[0]
         elif name == "tpu.memref_slice":
             ref = ins[0]
             shape, _ = c.out_types[0]
             offsets = [int(i) for i in ins[1:1 + len(ref.shape)]]
             if len(ins) != 1 + len(ref.shape):
                 raise Unsupported("tpu.memref_slice with dynamic sizes")
-            env[c.outs[0]] = ref[_window(ref, offsets, shape)]
-        elif name in ("tpu.memref_squeeze", "tpu.memref_reshape"):
+            env[c.outs[0]] = ref[_window(ref, offsets, shape, name)]
+        elif name == "tpu.memref_squeeze":
             shape, _ = c.out_types[0]
             view = ins[0].reshape(shape)
             if not np.shares_memory(view, ins[0]):
                 raise Unsupported(f"{name} that is not a view")
             env[c.outs[0]] = view
-        elif name in ("tpu.erase_memref_layout", "tpu.assume_layout", "memref.cast"):
-            env[c.outs[0]] = ins[0]
-        elif name in ("memref.alloca", "memref.alloc", "tpu.sem_alloc"):
+        elif name in ("memref.alloca", "tpu.sem_alloc"):
             shape, dtype = c.out_types[0]
-            env[c.outs[0]] = uninitialized(shape or (), dtype, self.budget)
-        elif name == "memref.dealloc":
-            return
-        elif name == "tpu.device_id":
-            env[c.outs[0]] = np.asarray(0, c.out_types[0][1])
-        elif name == "tpu.sem_read":
-            env[c.outs[0]] = np.asarray(0, c.out_types[0][1])
+            env[c.outs[0]] = uninitialized(shape or (), dtype, self.budget, self.rng)
         elif name == "tpu.enqueue_dma":
             self.dma(c, ins)
         else:
@@ -922,27 +1151,56 @@ def _trailing(shape, ref):
 
 # -- a kernel -----------------------------------------------------------------------------------
 
+def parse_body(backend_config):
+    """(MLIR context, module) of the Mosaic body in a tpu_custom_call's backend_config,
+    deserialized to the current Mosaic dialect version. Raises ValueError when it does not
+    parse, OverBudget when it is larger than kernel_work.MAX_OPS."""
+    raw = kernel_work.body_bytes(backend_config)
+    context = jax_mlir.make_ir_context()
+    tpu.register_dialect(context)
+    with context, ir.Location.unknown():
+        context.allow_unregistered_dialects = True
+        try:
+            module = ir.Module.parse(raw)
+            PassManager.parse("builtin.module(mosaic-serde{serialize=false})").run(
+                module.operation)
+        except Exception as exc:  # MLIR's error types vary by version
+            raise ValueError(f"the kernel's Mosaic body does not parse: {exc}") from None
+        if kernel_work._count_ops(module.operation, kernel_work.MAX_OPS) > kernel_work.MAX_OPS:
+            raise OverBudget(f"the Mosaic body has more than {kernel_work.MAX_OPS} ops")
+    return context, module
+
+
+def op_names(backend_config):
+    """The names of every op in a kernel's Mosaic body (what the interpreter has to know)."""
+    context, module = parse_body(backend_config)
+    names = set()
+    with context:
+        stack = [module.operation]
+        while stack:
+            current = stack.pop()
+            names.add(current.name)
+            for region in current.regions:
+                for block in region.blocks:
+                    stack.extend(o.operation for o in block.operations)
+    return names - {"builtin.module"}
+
+
+
 class Kernel:
     """One Mosaic body, parsed and compiled once; run() any number of times."""
 
     def __init__(self, backend_config):
-        raw = kernel_work.body_bytes(backend_config)
-        self.context = jax_mlir.make_ir_context()
-        tpu.register_dialect(self.context)
+        self.context, self.module = parse_body(backend_config)
         with self.context, ir.Location.unknown():
-            self.context.allow_unregistered_dialects = True
-            try:
-                self.module = ir.Module.parse(raw)
-                PassManager.parse("builtin.module(mosaic-serde{serialize=false})").run(
-                    self.module.operation)
-            except Exception as exc:  # MLIR's error types vary by version
-                raise ValueError(f"the kernel's Mosaic body does not parse: {exc}") from None
-            if kernel_work._count_ops(self.module.operation, kernel_work.MAX_OPS) > \
-                    kernel_work.MAX_OPS:
-                raise OverBudget(f"the Mosaic body has more than {kernel_work.MAX_OPS} ops")
-            func = kernel_work._kernel_function(self.module)
+            func = _kernel_function(self.module)
+            # A kernel without a grid has no iteration bounds and no window params: one step,
+            # every operand whole.
             self.grid = tuple(int(d) for d in ir.DenseI64ArrayAttr(
-                func.attributes["iteration_bounds"]))
+                func.attributes["iteration_bounds"])) \
+                if "iteration_bounds" in func.attributes else ()
+            self.parallel = [i for i, kind in enumerate(_semantics(func))
+                             if kind in ("parallel", "core_parallel", "subcore_parallel")]
             # A grid dimension whose size is data (Mosaic's dynamic size, negative here) takes
             # its size from the custom call's leading operands, one per such dimension in order
             # (pallas_call_registration.py puts them first).
@@ -970,6 +1228,8 @@ class Kernel:
                 self.windows.append((compiler.function(transform) if transform else None,
                                      bounds))
             first = len(self.grid) + self.prefetch
+            if "window_params" not in func.attributes:
+                self.windows = [(None, None)] * max(len(args) - first - self.scratch, 0)
             if len(args) != first + len(self.windows) + self.scratch:
                 raise Unsupported(f"a kernel function of {len(args)} arguments for "
                                   f"{len(self.grid)} grid dims, {self.prefetch} prefetch, "
@@ -981,8 +1241,32 @@ class Kernel:
     def run(self, operands, out_avals, aliases, budget):
         """Outputs ([numpy arrays] of out_avals' (shape, dtype)) for `operands` (the sizes of
         the grid's dynamic dimensions first, then the scalar prefetch operands, then the
-        inputs). aliases: {output index: operand index}."""
-        machine = _Machine(budget)
+        inputs). aliases: {output index: operand index}.
+
+        The kernel runs twice: with uninitialised memory (outputs, scratch, the padding of an
+        edge block) filled from two fresh random seeds, the second time with each "parallel"
+        grid dimension visited in a random order (a TPU may split or reorder them). Outputs
+        that differ bit for bit are Nondeterministic: they depend on what a TPU happens to hold
+        or on an order it does not promise, so no one result of them can be judged."""
+        seeds = np.random.SeedSequence().spawn(2)
+        with flush_subnormals():
+            first = self._run(operands, out_avals, aliases, budget,
+                              np.random.default_rng(seeds[0]), permute=False)
+            bytes_left = budget.bytes
+            second = self._run(operands, out_avals, aliases, budget,
+                               np.random.default_rng(seeds[1]), permute=True)
+        budget.bytes = bytes_left    # the first run's outputs are what is kept
+        for i, (a, b) in enumerate(zip(first, second)):
+            if not _same_bits(a, b):
+                raise Nondeterministic(
+                    f"output {i} of the kernel depends on memory it never wrote (outputs, "
+                    "scratch, the padding of an edge block, all random here) or on the order "
+                    "of its \"parallel\" grid dimensions: two runs differ "
+                    f"({_first_difference(a, b)})")
+        return first
+
+    def _run(self, operands, out_avals, aliases, budget, rng, permute):
+        machine = _Machine(budget, rng)
         grid = list(self.grid)
         for dim, size in zip(self.dynamic, operands[:len(self.dynamic)]):
             grid[dim] = max(int(np.asarray(size).reshape(-1)[0]), 0)
@@ -996,25 +1280,28 @@ class Kernel:
             if i in aliases:
                 outputs.append(np.array(operands[aliases[i]]))
             else:
-                outputs.append(uninitialized(shape, np.dtype(dtype), budget))
+                outputs.append(uninitialized(shape, np.dtype(dtype), budget, rng))
         arrays = inputs + outputs
         if len(arrays) != len(self.windows):
             raise Unsupported(f"{len(arrays)} operands and results for {len(self.windows)} "
                               "windows")
         first = len(self.grid) + self.prefetch + len(self.windows)
-        scratch = [uninitialized(shape or (), dtype, budget)
+        scratch = [uninitialized(shape or (), dtype, budget, rng)
                    for shape, dtype in self.arg_types[first:]]
         n_in = len(inputs)
+        orders = [rng.permutation(size) if permute and dim in self.parallel else None
+                  for dim, size in enumerate(grid)]
         # Each window's block buffer stays resident while its block index does not change, as
         # a TPU's pipeline keeps it: an input block is fetched only when its index changes (a
         # kernel that writes into its input block sees its own writes on the next step), and
-        # an output block is never fetched at all, starting as NaN at each new index, first
-        # visit or revisit (a kernel that reads back an output block it wrote before moving
-        # on reads what a chip would not hold). TPU interpret mode does the same.
+        # an output block is never fetched at all, starting uninitialised at each new index,
+        # first visit or revisit (a kernel that reads back an output block it wrote before
+        # moving on reads what a chip would not hold). TPU interpret mode does the same.
         resident = [None] * len(self.windows)
         with np.errstate(all="ignore"):
             for point in np.ndindex(*grid) if grid else [()]:
                 budget.charge(1, 0)
+                point = [p if order is None else order[p] for p, order in zip(point, orders)]
                 ids = [np.asarray(i, np.int32) for i in point]
                 refs, writes = [], []
                 for w, ((transform, bounds), array) in enumerate(zip(self.windows, arrays)):
@@ -1026,10 +1313,10 @@ class Kernel:
                     if resident[w] is not None and resident[w][0] == blocks:
                         block = resident[w][1]
                     elif w < n_in:
-                        block = _read_block(array, blocks, bounds, budget)
+                        block = _read_block(array, blocks, bounds, budget, rng)
                     else:
-                        _block_region(array, blocks, bounds)  # checks the index's rank
-                        block = uninitialized(tuple(bounds), array.dtype, budget,
+                        _block_region(array, blocks, bounds)  # checks the index
+                        block = uninitialized(tuple(bounds), array.dtype, budget, rng,
                                               persistent=False)
                     resident[w] = (blocks, block)
                     view = block.reshape(arg_shape)
@@ -1043,21 +1330,62 @@ class Kernel:
         return outputs
 
 
+def _kernel_function(module):
+    """The kernel's func.func: the one with iteration bounds, or a grid-less module's only
+    function."""
+    funcs = [o.operation for o in module.body.operations if o.operation.name == "func.func"]
+    gridded = [f for f in funcs if "iteration_bounds" in f.attributes]
+    if len(gridded) == 1:
+        return gridded[0]
+    if not gridded and len(funcs) == 1:
+        return funcs[0]
+    raise Unsupported(f"a Mosaic body with {len(funcs)} functions, {len(gridded)} of them "
+                      "with a grid")
+
+
+def _semantics(func):
+    """The dimension semantics keywords (parallel, arbitrary, ...) of the kernel's grid."""
+    if "dimension_semantics" not in func.attributes:
+        return []
+    return [str(a).split("<", 1)[-1].rstrip(">").strip()
+            for a in ir.ArrayAttr(func.attributes["dimension_semantics"])]
+
+
+def _same_bits(a, b):
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and \
+        np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def _first_difference(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    differ = np.argwhere(np.ascontiguousarray(a).view(np.uint8).reshape(a.shape + (-1,))
+                         != np.ascontiguousarray(b).view(np.uint8).reshape(b.shape + (-1,)))
+    where = tuple(int(v) for v in differ[0][:-1]) if len(differ) else ()
+    return f"at {list(where)}: {a[where]!r} vs {b[where]!r}" if len(differ) else "shapes"
+
+
 def _block_region(array, blocks, bounds):
+    """(the part of `array` the block covers, where it sits in the block). A block that is
+    wholly outside the array (a negative block index included) is OutOfBounds: on a TPU its
+    copy reads or writes memory past the array. A partial edge block is legitimate."""
     if len(blocks) != len(bounds) or len(bounds) != array.ndim:
         raise Unsupported(f"a block index of rank {len(blocks)} for a {array.shape} array")
     starts = [b * s for b, s in zip(blocks, bounds)]
+    if any(b < 0 or (st >= d and d > 0) for b, st, d in zip(blocks, starts, array.shape)):
+        raise OutOfBounds(f"the block index {blocks} of a {bounds} window outside a "
+                          f"{list(array.shape)} array")
     inside = tuple(slice(max(st, 0), min(st + s, d)) for st, s, d in
                    zip(starts, bounds, array.shape))
     local = tuple(slice(sl.start - st, sl.stop - st) for sl, st in zip(inside, starts))
     return inside, local
 
 
-def _read_block(array, blocks, bounds, budget):
+def _read_block(array, blocks, bounds, budget, rng):
     inside, local = _block_region(array, blocks, bounds)
     if all(sl.start == 0 and sl.stop == d for sl, d in zip(local, bounds)):
         return np.array(array[inside])
-    block = uninitialized(tuple(bounds), array.dtype, budget, persistent=False)
+    block = uninitialized(tuple(bounds), array.dtype, budget, rng, persistent=False)
     if all(sl.stop > sl.start for sl in local):
         block[local] = array[inside]
     return block

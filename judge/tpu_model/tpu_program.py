@@ -263,14 +263,21 @@ def _alias_field(text, key):
     return [int(v) for v in inside.split(",") if v.strip()]
 
 
-def run(mlir_text, platforms, arrays, budget=None, executed=None):
+def run(mlir_text, platforms, arrays, budget=None, executed=None, kept=None):
     """The outputs of the artifact's public entry point, on the TPU path, for `arrays` (the
-    artifact's array inputs, in order). Raises Unsupported (or ValueError for a body that does
-    not parse) when it cannot. `executed` (a structure.Executed), when given, receives the work
-    the run executed, in the glue and in the kernels."""
+    artifact's array inputs, in order). kept: the indices of the inputs the exported module
+    still takes (jax.export's `module_kept_var_idx`: an input the program never uses is not
+    an argument of its main function); None means all. Raises Unsupported (or ValueError for
+    a body that does not parse) when it cannot. `executed` (a structure.Executed), when given,
+    receives the work the run executed, in the glue and in the kernels."""
     budget = budget or mi.Budget()
     if "tpu" not in platforms:
         raise Unsupported("the artifact has no TPU platform")
+    if kept is not None:
+        kept = sorted(int(i) for i in kept)
+        if any(not 0 <= i < len(arrays) for i in kept):
+            raise Unsupported(f"kept input indices {kept} for {len(arrays)} inputs")
+        arrays = [arrays[i] for i in kept]
     context = jax_mlir.make_ir_context()
     with context, ir.Location.unknown():
         module = ir.Module.parse(mlir_text)
@@ -285,6 +292,10 @@ def run(mlir_text, platforms, arrays, budget=None, executed=None):
         arg_attrs = list(ir.ArrayAttr(main.attributes["arg_attrs"])) \
             if "arg_attrs" in main.attributes else [None] * len(block.arguments)
         args, supplied = [], iter(arrays)
+        constants = sum("jax.global_constant" in str(a) for a in arg_attrs if a is not None)
+        if len(block.arguments) - constants != len(arrays):
+            raise Unsupported(f"the main function takes {len(block.arguments) - constants} "
+                              f"arrays, {len(arrays)} were given")
         for value, attrs in zip(block.arguments, arg_attrs):
             text = str(attrs) if attrs is not None else ""
             if "jax.global_constant" in text:

@@ -54,7 +54,8 @@ def _dtype(name):
 
 
 def encode_array(array):
-    array = np.ascontiguousarray(np.asarray(array))
+    # Not np.ascontiguousarray, which makes a 0-d array 1-d: a scalar output must keep shape ().
+    array = np.asarray(array, order="C")
     name = str(array.dtype)
     if name not in DTYPES:
         raise ValueError(f"arrays of dtype {name} cannot be sent")

@@ -7,15 +7,14 @@ Its life, in order:
      later runs under it: from here on no process, socket or signal to others is possible;
   3. start the CPU backend and compile one tiny program (what the parent could not do before
      forking: XLA's thread pools do not survive a fork), then say `ready`;
-  4. read one `job`, run the stages (stages.py) in a fresh private directory, write one
-     `result`, and _exit.
+  4. read one `job`, run the stages (stages.py) in its private directory (made by the parent,
+     which empties /tmp of everything else after each spare), write one `result`, and _exit.
 A spare that fails before `ready` exits with status 70; the judge treats that as an
 infrastructure fault, never as the candidate's.
 """
 import os
 import resource
 import sys
-import tempfile
 import time
 
 from . import seccomp, stages
@@ -44,7 +43,7 @@ def _warm():
     jax.block_until_ready(jax.jit(lambda x: x * 2 + 1)(np.ones((8, 128), np.float32)))
 
 
-def main(request_fd, response_fd):
+def main(request_fd, response_fd, workdir):
     """Runs in the forked child; never returns."""
     status = 0
     try:
@@ -61,7 +60,6 @@ def main(request_fd, response_fd):
         if job is None:
             os._exit(0)  # the judge no longer needs this spare
         check(job, "job")
-        workdir = tempfile.mkdtemp(prefix="candidate-")
         os.chdir(workdir)
         result = stages.run(job, lambda name: stream.write(message("stage", stage=name)),
                             workdir)

@@ -8,6 +8,11 @@ never starts the XLA backend itself (its thread pools would not survive the fork
 would hang), never reads a candidate and never runs one: candidates run only in spares. It reaps
 spares when the judge asks (`reap`: SIGKILL if alive, then wait, and report how it ended).
 
+Before each fork it puts back the scheduling state it started with and checks it
+(parent_state.py); after each reap it empties /tmp but the live spares' directories
+(scratch.py). When either fails, its `spawned` answer carries `tainted` (what is wrong) and no
+spare: the judge replaces the sandbox rather than fork a candidate from what an earlier one left.
+
 It exits on `shutdown` or EOF of the control socket, killing its spares first; bwrap's
 --die-with-parent and the pid namespace kill everything left if the judge dies.
 """
@@ -19,7 +24,7 @@ import socket
 import sys
 import time
 
-from . import seccomp
+from . import parent_state, scratch, seccomp
 
 
 
@@ -98,9 +103,14 @@ def main():
 
     import jax
     control = socket.socket(fileno=int(os.environ.get("PALLADIUM_CONTROL_FD", "3")))
+    # The launcher's account of this sandbox's memory/pids cgroup (sandbox/sandbox_cgroup.hpp),
+    # for the judge's log and its limit counters.
     send_control(control, message("ready", pid=os.getpid(), jax_version=jax.__version__,
-                                  import_ms=round((time.perf_counter() - start) * 1e3, 3)))
-    children = set()
+                                  import_ms=round((time.perf_counter() - start) * 1e3, 3),
+                                  cgroup=os.environ.get("PALLADIUM_SANDBOX_CGROUP_STATE", "")))
+    children = {}  # pid -> the spare's directory
+    initial_state = parent_state.snapshot()
+    tainted = ""
     try:
         while True:
             try:
@@ -116,14 +126,32 @@ def main():
             if kind == "spawn" and len(fds) == 2:
                 check(msg, "spawn")
                 before = _cpu_ms()
+                state = parent_state.restore(initial_state)
+                if state:
+                    tainted = f"the parent's state was changed and cannot be restored: {state}"
+                if tainted:
+                    for fd in fds:
+                        os.close(fd)
+                    send_control(control, message("spawned", spare=msg.get("spare"), pid=0,
+                                                  tainted=tainted))
+                    continue
+                try:
+                    workdir = scratch.spare_directory(msg.get("spare"))
+                except OSError as exc:
+                    tainted = f"no private directory for the spare: {exc}"
+                    for fd in fds:
+                        os.close(fd)
+                    send_control(control, message("spawned", spare=msg.get("spare"), pid=0,
+                                                  tainted=tainted))
+                    continue
                 pid = os.fork()
                 if pid == 0:
                     control.close()
-                    spare.main(fds[0], fds[1])  # never returns
+                    spare.main(fds[0], fds[1], workdir)  # never returns
                 fork_cpu_ms = _cpu_ms() - before  # copying the page tables of a JAX process
                 for fd in fds:
                     os.close(fd)
-                children.add(pid)
+                children[pid] = workdir
                 send_control(control, message("spawned", spare=msg.get("spare"), pid=pid,
                                               fork_cpu_ms=round(fork_cpu_ms, 3)))
             elif kind == "reap":
@@ -135,7 +163,10 @@ def main():
                     except ProcessLookupError:
                         pass
                     status = describe_status(os.waitpid(pid, 0)[1])
-                    children.discard(pid)
+                    del children[pid]
+                    left = scratch.wipe(keep=children.values())
+                    if left:
+                        tainted = f"what a candidate wrote outlives it: {left}"
                 send_control(control, message("reaped", pid=pid, status=status))
             else:
                 for fd in fds:

@@ -15,75 +15,13 @@
 #include "actors/errors.hpp"
 #include "actors/messages.hpp"
 #include "protocol/curve_keys.hpp"
+#include "tests/actors/fake_agent.hpp"
 
 namespace palladium {
 namespace {
 
 using namespace std::chrono_literals;
-
-class FakeAgent {
- public:
-  // Plaintext when `server_key` is empty; else a CURVE client with `pair`.
-  FakeAgent(zmq::context_t& ctx, const std::string& endpoint, const std::string& id,
-            const std::string& server_key = "", const keys::KeyPair& pair = {})
-      : sock_(ctx, zmq::socket_type::dealer), id_(id) {
-    sock_.set(zmq::sockopt::routing_id, id);
-    sock_.set(zmq::sockopt::linger, 0);
-    if (!server_key.empty()) {
-      sock_.set(zmq::sockopt::curve_serverkey, server_key);
-      sock_.set(zmq::sockopt::curve_publickey, pair.public_key);
-      sock_.set(zmq::sockopt::curve_secretkey, pair.secret_key);
-    }
-    sock_.connect(endpoint);
-  }
-  void send(const wire::Message& m) { send_raw(wire::encode(m)); }
-  void send_raw(const std::string& bytes) { sock_.send(zmq::buffer(bytes), zmq::send_flags::none); }
-  static wire::Hello hello_frame(const std::string& id, int slots,
-                                 const std::string& backend = "interpret") {
-    wire::Hello h;
-    h.agent_id = id;
-    h.backend = backend;
-    h.device_kind = backend == "tpu" ? "TPU v6 lite" : "cpu";
-    h.jax_version = "0.10.2";
-    h.libtpu_version = "0.0.42.1";
-    h.slots = slots;
-    h.stages = {"extract", "lint", "import", "trace", "lower", "structure", "numerics", "timing"};
-    return h;
-  }
-  void hello(int slots, const std::string& backend = "interpret") {
-    send(hello_frame(id_, slots, backend));
-  }
-  // Next message that is not a heartbeat, or nullopt after `timeout`.
-  std::optional<wire::Message> next(std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      zmq::pollitem_t item{sock_.handle(), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, 20ms);
-      if (!(item.revents & ZMQ_POLLIN)) continue;
-      zmq::message_t msg;
-      (void)sock_.recv(msg);
-      auto d = wire::decode(msg.to_string_view());
-      if (!d.ok()) continue;
-      if (auto* beat = std::get_if<wire::Heartbeat>(&*d.message)) {
-        if (beat->interval_ms > 0) interval_ms = beat->interval_ms;
-        continue;
-      }
-      return d.message;
-    }
-    return std::nullopt;
-  }
-  std::optional<wire::Job> next_job(std::chrono::milliseconds timeout) {
-    auto m = next(timeout);
-    if (!m || !std::holds_alternative<wire::Job>(*m)) return std::nullopt;
-    return std::get<wire::Job>(*m);
-  }
-  void heartbeat() { send(wire::Heartbeat{id_}); }
-  int interval_ms = 0;
-
- private:
-  zmq::socket_t sock_;
-  std::string id_;
-};
+using testing::FakeAgent;
 
 wire::Job make_job(int64_t id) {
   wire::Job j;
@@ -470,6 +408,148 @@ TEST_F(DispatcherTest, CurveAdmitsOnlyAllowedKeysAndTheKeyIsTheIdentity) {
   ASSERT_TRUE(pending.get().result);
   EXPECT_GE(bridge->stats().auth_refused, 1u);
   EXPECT_EQ(stats().agents, 1);
+}
+
+// Issue 21 item 6: a stolen allowlisted key that answers `correct` for every lease. Alone, it
+// cannot be checked, and its forgeries are answered, each naming its key. Once an honest agent
+// joins, every result is checked by the other agent (share 1.0): the forger's `correct` meets
+// the honest `numerics_mismatch`, its key is quarantined (BYE, no more leases, HELLO refused),
+// and the honest failure is the answer.
+TEST_F(DispatcherTest, AForgingKeyIsCaughtQuarantinedAndItsResultsNameIt) {
+  keys::KeyPair server = keys::generate(), honest = keys::generate(), forger = keys::generate();
+  ZmqBridgeOptions b;
+  b.endpoint = "tcp://127.0.0.1:0";
+  b.curve_secret_key = server.secret_key;
+  DispatcherOptions o;
+  o.checks.share = 1.0;
+  o.checks.seed = 7;
+  o.ledger.liveness = 100;  // the fake agents do not heartbeat while the test waits
+  start(o, b);
+  bridge->allow(honest.public_key);
+  bridge->allow(forger.public_key);
+  FakeAgent f(ctx, bridge->endpoint(), "f", server.public_key, forger);
+  f.hello(1);
+  await_agents(1);
+  auto forge = [&](const wire::Job& j) {
+    wire::Result r = answer(j, "forger");
+    r.kernel_ms = 1.0;
+    r.baseline_ms = 1.5;  // a modest 1.5x: nothing for the plausibility gate
+    r.timing_kind = "cpu-wall";
+    f.send(r);
+  };
+  std::vector<wire::Result> forged;
+  for (int64_t id = 1; id <= 2; ++id) {
+    auto pending = request_eval(sys, dispatcher, make_job(id));
+    auto j = f.next_job(5s);
+    ASSERT_TRUE(j);
+    forge(*j);
+    auto got = pending.get();
+    ASSERT_TRUE(got.result);
+    forged.push_back(*got.result);
+  }
+  for (const auto& r : forged) {
+    EXPECT_EQ(r.verdict, "correct") << "no other agent: nothing could check it";
+    EXPECT_EQ(r.agent_key, forger.public_key) << "but it names the key that sent it";
+    EXPECT_NE(r.cross_check_json.find("unchecked"), std::string::npos) << r.cross_check_json;
+  }
+
+  FakeAgent h(ctx, bridge->endpoint(), "h", server.public_key, honest);
+  h.hello(1);
+  await_agents(2);
+  std::vector<std::future<Answer>> pending;
+  for (int64_t id = 3; id <= 6; ++id) pending.push_back(request_eval(sys, dispatcher, make_job(id)));
+  std::map<int64_t, std::vector<std::string>> seen_by;  // job id -> who got it
+  bool forger_told = false;
+  auto all_ready = [&] {
+    for (auto& p : pending)
+      if (p.wait_for(0s) != std::future_status::ready) return false;
+    return true;
+  };
+  auto deadline = std::chrono::steady_clock::now() + 15s;
+  while (!all_ready() && std::chrono::steady_clock::now() < deadline) {
+    if (auto m = f.next(10ms)) {
+      if (auto* j = std::get_if<wire::Job>(&*m)) {
+        seen_by[j->job_id].push_back("f");
+        forge(*j);
+      } else if (auto* bye = std::get_if<wire::Bye>(&*m)) {
+        forger_told = bye->reason.find("quarantined") != std::string::npos;
+      }
+    }
+    if (auto j = h.next_job(10ms)) {
+      seen_by[j->job_id].push_back("h");
+      h.send(answer(*j, "honest", "numerics_mismatch"));
+    }
+  }
+  ASSERT_TRUE(all_ready());
+  for (auto& p : pending) {
+    auto got = p.get();
+    ASSERT_TRUE(got.result);
+    EXPECT_EQ(got.result->verdict, "numerics_mismatch") << "no forged correct after the check";
+    EXPECT_EQ(got.result->agent_key, honest.public_key);
+  }
+  EXPECT_TRUE(forger_told);
+  bool checked_in_disguise = false;
+  for (const auto& [id, who] : seen_by)
+    if (who.size() == 2 && who[0] != who[1]) checked_in_disguise = true;
+  EXPECT_TRUE(checked_in_disguise) << "a check is the same job id, sent to the other agent";
+
+  caf::scoped_actor self{sys};
+  std::vector<Quarantine> caught;
+  self->request(dispatcher, caf::infinite, quarantine_atom::value)
+      .receive([&](std::vector<Quarantine>& q) { caught = q; }, [](caf::error&) {});
+  ASSERT_EQ(caught.size(), 1u);
+  EXPECT_EQ(caught[0].agent_key, forger.public_key);
+  EXPECT_EQ(caught[0].agent_id, "forger");
+  EXPECT_NE(caught[0].reason.find("claimed correct"), std::string::npos) << caught[0].reason;
+  EXPECT_EQ(stats().quarantined, 1);
+  EXPECT_EQ(stats().agents, 1);
+
+  // No more leases for the key, whatever it says.
+  f.hello(1);
+  auto refused = f.next(2s);
+  ASSERT_TRUE(refused && std::holds_alternative<wire::Bye>(*refused));
+  EXPECT_NE(std::get<wire::Bye>(*refused).reason.find("quarantined"), std::string::npos);
+  auto later = request_eval(sys, dispatcher, make_job(9));
+  EXPECT_FALSE(f.next_job(300ms));
+  auto j = h.next_job(5s);
+  ASSERT_TRUE(j);
+  h.send(answer(*j, "honest", "numerics_mismatch"));
+  EXPECT_TRUE(later.get().result);
+}
+
+// Issue 23 item 3 on the dispatcher: a `correct` whose speedup is above the ceiling is re-timed
+// on another slot before it is answered; here the second timing does not hold, so it replaces
+// the first, and both are kept.
+TEST_F(DispatcherTest, ASuspectSpeedIsRetimedOnAnotherSlotBeforeItIsAnswered) {
+  start();  // random checks off: only the gate asks again
+  FakeAgent a(ctx, bridge->endpoint(), "A");
+  a.hello(2);
+  await_agents(1);
+  auto pending = request_eval(sys, dispatcher, make_job(5));
+  auto first = a.next_job(5s);
+  ASSERT_TRUE(first);
+  wire::Result r = answer(*first, "A");
+  r.kernel_ms = 0.01;
+  r.baseline_ms = 1.0;  // 100x
+  r.timing_kind = "cpu-wall";
+  a.send(r);
+  auto again = a.next_job(5s);
+  ASSERT_TRUE(again) << "the only agent re-times it on its other slot";
+  EXPECT_EQ(again->job_id, 5);
+  EXPECT_NE(again->lease, first->lease);
+  wire::Result r2 = answer(*again, "A");
+  r2.kernel_ms = 0.5;
+  r2.baseline_ms = 1.0;
+  r2.timing_kind = "cpu-wall";
+  a.send(r2);
+  auto got = pending.get();
+  ASSERT_TRUE(got.result);
+  EXPECT_EQ(got.result->plausibility, "retimed");
+  EXPECT_EQ(got.result->kernel_ms, 0.5);
+  EXPECT_NE(got.result->retiming_json.find("\"first\""), std::string::npos);
+  EXPECT_EQ(got.result->dispatches, 2);
+  EXPECT_EQ(stats().checks, 1);
+  EXPECT_EQ(stats().quarantined, 0);
 }
 
 TEST(BatchWindowTest, FollowsTheTypicalEvaluationUpToTheCapAndNoneForShortOnes) {

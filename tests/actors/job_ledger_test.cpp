@@ -2,6 +2,7 @@
 // heartbeats due, and the interval that stretches with the fleet and with long evaluations.
 #include "actors/job_ledger.hpp"
 
+#include <map>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -426,6 +427,58 @@ TEST_F(JobLedgerTest, TheTypicalEvaluationIsAMovingAverageOfTheTimePerResult) {
   // 1 s first, then 39 results of 200 ms: the average has moved most of the way to 200 ms.
   EXPECT_GT(l.typical_eval(), 200ms);
   EXPECT_LT(l.typical_eval(), 320ms);
+}
+
+
+// A result check (actors/result_check.hpp) goes first, and never to the agent it checks, even
+// when that agent is the only one idle; requeued, it still avoids it.
+TEST_F(JobLedgerTest, ACheckJumpsTheQueueAndNeverGoesToAnAvoidedAgent) {
+  JobLedger l(opts());
+  hello(l, "A", 1, t0);
+  l.submit(job(1), need());
+  l.submit_check(job(2), need(), {"A"});
+  auto first = l.assign(t0);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].job_id, 1) << "A may not take the check, so it takes the ordinary job";
+  EXPECT_EQ(l.queued(), 1u);
+  EXPECT_TRUE(l.has_agent_for(need()));
+  EXPECT_FALSE(l.has_agent_for(need(), {"A"})) << "only A could run it";
+  ASSERT_EQ(result(l, "A", answer(first[0])), RD::accepted);
+  EXPECT_TRUE(l.assign(t0).empty()) << "A is idle, but the check avoids it";
+  hello(l, "B", 1, t0);
+  EXPECT_TRUE(l.has_agent_for(need(), {"A"}));
+  l.submit(job(3), need());
+  auto second = l.assign(t0);
+  ASSERT_EQ(second.size(), 2u);
+  std::map<int64_t, std::string> to;
+  for (auto& x : second) to[x.job_id] = x.peer;
+  EXPECT_EQ(to[2], "B");
+  EXPECT_EQ(to[3], "A");
+  // B leaves mid-check: the check is requeued and still avoids A.
+  l.on_bye("B");
+  EXPECT_EQ(l.queued(), 1u);
+  ASSERT_EQ(result(l, "A", answer(second[0].job_id == 3 ? second[0] : second[1])), RD::accepted);
+  EXPECT_TRUE(l.assign(t0).empty());
+  EXPECT_TRUE(l.cancel(2)) << "the dispatcher withdraws a check no agent can take";
+  EXPECT_EQ(l.queued(), 0u);
+  EXPECT_FALSE(l.cancel(2));
+}
+
+// A quarantined agent is removed: its leases go back to the queue for the others.
+TEST_F(JobLedgerTest, RemovingAnAgentRequeuesItsLeases) {
+  JobLedger l(opts());
+  hello(l, "F", 1, t0);
+  l.submit(job(1), need());
+  auto a = l.assign(t0);
+  ASSERT_EQ(a.size(), 1u);
+  l.remove("F", "quarantined");
+  EXPECT_FALSE(l.known("F"));
+  EXPECT_EQ(l.queued(), 1u);
+  EXPECT_EQ(result(l, "F", answer(a[0])), RD::stale_lease) << "its result is no longer heard";
+  hello(l, "H", 1, t0);
+  auto b = l.assign(t0);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].peer, "H");
 }
 
 }  // namespace

@@ -154,8 +154,16 @@ TEST_F(JudgeProcessTest, EnvironmentIsScrubbedAndCwdIsPrivate) {
   ::setenv("PALLADIUM_TEST_VISIBLE", "v", 1);
   ::setenv("JAX_PALLADIUM_TEST", "j", 1);
   ::setenv("TPU_PALLADIUM_TEST_TOKEN", "t", 1);
+  const char* timing_runs = std::getenv("PALLADIUM_TIMING_RUNS");
+  const std::string saved_timing_runs = timing_runs ? timing_runs : "";
+  ::setenv("PALLADIUM_TIMING_RUNS", "7", 1);
   JudgeProcess sp(options_);
   start_ready(sp);
+  if (saved_timing_runs.empty()) {
+    ::unsetenv("PALLADIUM_TIMING_RUNS");
+  } else {
+    ::setenv("PALLADIUM_TIMING_RUNS", saved_timing_runs.c_str(), 1);
+  }
   for (const char* name : {"PALLADIUM_TEST_API_KEY", "SOME_Token_VALUE", "PALLADIUM_TEST_VISIBLE",
                            "JAX_PALLADIUM_TEST", "TPU_PALLADIUM_TEST_TOKEN"}) {
     ::unsetenv(name);
@@ -169,6 +177,7 @@ TEST_F(JudgeProcessTest, EnvironmentIsScrubbedAndCwdIsPrivate) {
   EXPECT_EQ(r.stdout_text.find("TPU_PALLADIUM_TEST_TOKEN"), std::string::npos);
   EXPECT_NE(r.stdout_text.find("JAX_PALLADIUM_TEST"), std::string::npos);
   EXPECT_NE(r.stdout_text.find("PALLADIUM_SANDBOX"), std::string::npos);
+  EXPECT_NE(r.stdout_text.find("PALLADIUM_TIMING_RUNS"), std::string::npos);
   EXPECT_NE(r.stdout_text.find("PYTHONPATH=" + options_.home), std::string::npos);
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.stdout_text, m, std::regex("cwd=(\\S+)")));

@@ -55,6 +55,22 @@ TEST(RunConfig, ErrorsNameTheFileAndKey) {
 }
 
 // Issue 8 item 5: each of these was accepted and failed much later, or silently.
+TEST(RunConfig, ResultCheckKeysHaveDefaultsAndRanges) {
+  auto c = parse_run_config("name: q\nworkloads: [8p]\n", "t.yaml");
+  EXPECT_DOUBLE_EQ(c.evaluation.recheck_share, 0.05);
+  EXPECT_DOUBLE_EQ(c.evaluation.speedup_ceiling, 10);
+  auto set = parse_run_config(
+      "name: q\nworkloads: [8p]\nevaluation: {recheck_share: 0.5, speedup_ceiling: 4}\n", "t.yaml");
+  EXPECT_DOUBLE_EQ(set.evaluation.recheck_share, 0.5);
+  EXPECT_DOUBLE_EQ(set.evaluation.speedup_ceiling, 4);
+  EXPECT_NE(error_of("name: q\nworkloads: [8p]\nevaluation: {recheck_share: 1.5}\n")
+                .find("evaluation.recheck_share"),
+            std::string::npos);
+  EXPECT_NE(error_of("name: q\nworkloads: [8p]\nevaluation: {speedup_ceiling: 1}\n")
+                .find("evaluation.speedup_ceiling: must be > 1"),
+            std::string::npos);
+}
+
 TEST(RunConfig, AnInfiniteOrHugeTimeoutIsRefused) {
   for (const char* v : {".inf", "-.inf", ".nan", "1e300"}) {
     auto err = error_of(std::string("name: q\nworkloads: [8p]\nevaluation: {timeout_s: ") + v + "}\n");

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 namespace palladium {
 namespace {
 
@@ -119,6 +123,26 @@ TEST(RunSetup, RemoteProvidersReadEveryGatewayKey) {
   Usage u;
   u.completion_tokens = 1000000;
   EXPECT_GT(so.cost(u), 0.0);
+}
+
+TEST(RunSetup, SplitBatchModePricesEachCallAsItWent) {
+  const std::string journal =
+      (std::filesystem::temp_directory_path() / ("split_journal_" + std::to_string(::getpid())))
+          .string();
+  auto c = parse_run_config(
+      "name: t\nworkloads: [8p]\nllm: {provider: openai, model: gpt-5-mini, base_url: "
+      "'http://127.0.0.1:9/v1', api_key_env: '', mode: batch, online_methods: [iterative], "
+      "batch_journal: '" + journal + "'}\n",
+      "t.yaml");
+  auto b = make_llm_backend(c.llm, "t.yaml", kHome);
+  ASSERT_TRUE(b.options.scheduler.cost);
+  Usage online;
+  online.prompt_tokens = 1000000;
+  online.completion_tokens = 1000000;
+  Usage job = online;
+  job.batch = true;
+  EXPECT_NEAR(b.options.scheduler.cost(job), b.options.scheduler.cost(online) / 2, 1e-12);
+  std::filesystem::remove(journal);
 }
 
 TEST(RunSetup, RemoteProviderMistakesAreNamed) {

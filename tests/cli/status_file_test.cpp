@@ -81,3 +81,42 @@ TEST(StatusFile, AFileWithoutTheLlmPartStillReads) {
 
 }  // namespace
 }  // namespace palladium
+
+namespace palladium {
+namespace {
+
+CoordinatorStatus busy(int64_t slots, int64_t in_flight, int64_t queued, int64_t llm_in_flight,
+                       int64_t llm_queued, std::string holding) {
+  CoordinatorStatus s;
+  s.agents = 2;
+  s.slots = slots;
+  s.in_flight = in_flight;
+  s.queued = queued;
+  s.llm_in_flight = llm_in_flight;
+  s.llm_queued = llm_queued;
+  s.llm_holding = std::move(holding);
+  return s;
+}
+
+TEST(BindingLimitNow, NamesTheGatewaysLimitTheAgentsOrTheWaitForCode) {
+  EXPECT_EQ(binding_limit_now(busy(4, 4, 0, 8, 30, "requests/min")),
+            "the LLM gateway: 30 samples wait on its requests/min limit (raise "
+            "llm.requests_per_minute)");
+  EXPECT_EQ(binding_limit_now(busy(4, 4, 12, 2, 0, "")),
+            "the TPU agents: all 4 slots busy, 12 candidates queued (more agents or chips)");
+  EXPECT_NE(binding_limit_now(busy(4, 1, 0, 6, 0, "")).find("agents idle waiting for code (3 of 4 "
+                                                           "slots free while 6 samples"),
+            std::string::npos);
+  EXPECT_EQ(binding_limit_now(busy(4, 0, 0, 0, 0, "")), "");  // nothing waits
+  // The holding limit survives the status file.
+  auto path = std::filesystem::temp_directory_path() /
+              ("palladium-binding-" + std::to_string(getpid()) + ".json");
+  CoordinatorStatus s = busy(4, 4, 0, 8, 30, "spend window");
+  s.pid = getpid();
+  write_status_file(path, s);
+  EXPECT_EQ(read_status_file(path)->llm_holding, "spend window");
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace palladium

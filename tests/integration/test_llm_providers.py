@@ -198,8 +198,8 @@ def test_a_coordinator_killed_mid_batch_resumes_without_submitting_twice(palladi
         try:
             deadline = time.monotonic() + 300
             journal = tmp_path / "journal.jsonl"
-            # Killed once the job is created and journaled (between the two, a kill would
-            # submit it again: the one window the journal cannot close).
+            # Killed once the job is created and journaled (a kill between the two is covered by
+            # tests/llm/batch_runner_test.cpp: the job is looked up by its journalled key).
             while proc.poll() is None and time.monotonic() < deadline and not (
                     jobs_of(srv.log()) and journal.exists() and journal.read_text()):
                 time.sleep(0.05)

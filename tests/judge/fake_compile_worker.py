@@ -4,6 +4,8 @@ compile pipe. `MODE [DIR] --fds R,W`:
   ok        answers every compile: compiled, no verdict
   oom       prints libtpu's LLVM message and aborts (SIGABRT), as libtpu does on a huge kernel
   segv      dies by SIGSEGV, printing nothing
+  abort     prints a failed check as libtpu's fatal log line and aborts (SIGABRT)
+  grow      allocates and touches memory until it is killed, as a compile that balloons does
   hang      never answers
   garbage   answers with a map of another protocol
   die-once  the first worker started in DIR (a marker file) dies by SIGKILL under its first
@@ -45,6 +47,15 @@ def main():
             os.abort()
         if mode == "segv":
             os.kill(os.getpid(), signal.SIGSEGV)
+        if mode == "abort":
+            print("F1203 23:59:59.000000 4242 tile_assignment.cc:88] Check failed: "
+                  "lane_tiling % 128 == 0", file=sys.stderr, flush=True)
+            os.abort()
+        if mode == "grow":
+            held = []
+            while True:
+                held.append(bytearray(b"x" * (16 << 20)))
+                time.sleep(0.01)
         if mode == "hang":
             time.sleep(3600)
         if mode == "garbage":

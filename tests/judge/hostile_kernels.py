@@ -7,7 +7,7 @@ Where an attack needs something from the test (a host path, a port, a secret), t
 function of it. Attacks that report what they found print it: the candidate's stdout comes back
 in the result, where the test looks for leaks.
 """
-from judge_kernels import CORRECT, NUMERICS_MISMATCH
+from judge_kernels import CORRECT, NUMERICS_MISMATCH, gemm
 
 # Every kernel here is tiled in (256, 256) blocks, so that it fits v6e's VMEM at the full shapes
 # too: with the compile tier on, the judge compiles each candidate for a v6e before it looks at
@@ -577,3 +577,14 @@ XLA_GEMM_IN_A_DATA_BOUND_LOOP = _GEMM_IN_A_LOOP.replace("LOOP", '''n = K // 256 
     _, acc = jax.lax.while_loop(
         lambda s: s[0] < n, lambda s: (s[0] + 1, _update(A, B, s[0], s[1])),
         (jnp.int32(0), acc))''')
+
+# 18. An honest GEMM kernel (its Mosaic body computes the GEMM; every check passes), and the CPU
+#     branch it ships built from XLA's own GEMM by patching JAX's HLO interpreter (the function
+#     the harness's CPU lowering calls) in the candidate's process. Timing that branch made the
+#     same kernel 6-8x "faster" (issue 21): the judge times its own interpretation instead.
+#     Its blocks are large (a 4x4x4 grid), so that the judge's interpretation stays cheap.
+HONEST_GEMM_IN_LARGE_BLOCKS = gemm(blocks="(256, 256, 512)")
+FAST_CPU_BRANCH_BESIDE_AN_HONEST_KERNEL = HONEST_GEMM_IN_LARGE_BLOCKS + _FORGER + '''
+_interp = _sys.modules["jax._src.pallas.hlo_interpreter"]
+_interp.pallas_call_hlo_interpret = lambda *args, **params: _xla_gemm(*args[:2])
+'''

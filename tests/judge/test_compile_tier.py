@@ -72,14 +72,18 @@ def test_kernel_passes_every_cpu_check(name, evaluator):
 @pytest.mark.parametrize("name,verdict,kind,text", REJECTED)
 def test_the_judge_rejects_it_in_its_compile_stage(name, verdict, kind, text, evaluator):
     # The judge compiles the candidate process's full-shape artifact itself, after lowering and
-    # before it judges structure and numerics: neither is looked at (the candidate process's
-    # interpret run has happened, in the same job, but its outputs are never compared).
+    # after the cheaper structure check (issue 26), before it judges numerics: those are not
+    # looked at (the candidate process's interpret run has happened, in the same job, but its
+    # outputs are never compared). libtpu's message is also the compile_finding fact.
     workload_id, code = kernels.ALL[name]
     result = evaluator.evaluate(workload_id, code, seeds=(0,))
     assert (result["verdict"], result["stage"]) == (verdict, "compile"), result["error"][-2000:]
     assert result["error_signature"].startswith(f"compile:{kind}: ")
     assert text in result["error"]
-    assert "structure" not in result["stage_ms"] and result["structure"] is None
+    assert result["structure_ok"] is True and result["structure"] is not None
+    assert result["compile_finding"].startswith(f"{verdict}: ") and text in \
+        result["compile_finding"]
+    assert result["numerics_ok"] is None
     assert result["max_abs_err"] is None and result["kernel_ms"] is None
     assert result["timing_kind"] is None  # a failure is untimed
     assert result["compile_tier"]["libtpu_version"] == compile_tier.libtpu_version()

@@ -262,8 +262,8 @@ def test_an_aliased_output_starts_as_its_input_and_a_partial_block_writes_inside
 
 def test_a_dma_lands_at_its_wait_not_at_its_start():
     # Reading the destination between start and wait reads what a TPU may still hold there
-    # (here the scratch's uninitialised NaN), not the copy: a kernel that relies on the copy
-    # having landed is wrong on a chip, and the interpretation shows it.
+    # (here the scratch's uninitialised random bits), not the copy: a kernel that relies on the
+    # copy having landed is wrong on a chip, and the two runs' different fills show it.
     def kernel(x_hbm, o_ref, buf, sem):
         copy = pltpu.make_async_copy(x_hbm, buf, sem)
         copy.start()
@@ -276,8 +276,8 @@ def test_a_dma_lands_at_its_wait_not_at_its_start():
             in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
             out_specs=pl.BlockSpec((8, 128), lambda i: (0, 0)),
             scratch_shapes=[pltpu.VMEM((8, 128), jnp.float32), pltpu.SemaphoreType.DMA])(x)
-    (got,) = _run(fn, _rand((8, 128)))
-    assert np.isnan(got).all()
+    with pytest.raises(mi.Nondeterministic, match="never wrote"):
+        _run(fn, _rand((8, 128)))
 
 
 def _double(x):
@@ -317,13 +317,17 @@ def test_a_grid_whose_size_is_data_takes_it_from_the_custom_calls_first_operand(
 
     def fn(x, n):
         return pl.pallas_call(
-            kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(n[0],),
+            kernel, out_shape=jax.ShapeDtypeStruct((16, 128), x.dtype), grid=(n[0],),
             in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
-            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x)
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i % 2, 0)))(x)
     x = _rand((32, 128))
     (got,) = _run(fn, x, np.array([2], np.int32))
-    np.testing.assert_array_equal(got[:16], x[:16] + 1.0)
-    assert np.isnan(got[16:]).all()  # blocks the grid never reached stay unwritten
+    np.testing.assert_array_equal(got, x[:16] + 1.0)
+    (got,) = _run(fn, x, np.array([4], np.int32))  # blocks 2 and 3 land on 0 and 1
+    np.testing.assert_array_equal(got, x[16:] + 1.0)
+    # Blocks the grid never reaches stay unwritten: random, so the two runs differ.
+    with pytest.raises(mi.Nondeterministic):
+        _run(fn, x, np.array([1], np.int32))
 
 
 def test_glue_with_effects_or_a_backends_own_algorithm_is_unsupported_by_name():
@@ -352,7 +356,7 @@ def test_blocks_stay_resident_while_their_index_does_not_change_as_on_a_tpu():
     np.testing.assert_array_equal(got[8:], np.zeros_like(x))
 
 
-def test_an_output_block_is_never_fetched_so_accumulating_over_a_revisit_is_nan():
+def test_an_output_block_is_never_fetched_so_accumulating_over_a_revisit_is_refused():
     # Blocks 0, 1, 0, 1: the second visit of each starts from nothing a chip would hold, not
     # from what the first visit wrote back; a kernel that adds to it is wrong on a TPU.
     def revisits(x_ref, o_ref):
@@ -369,8 +373,8 @@ def test_an_output_block_is_never_fetched_so_accumulating_over_a_revisit_is_nan(
             revisits, out_shape=jax.ShapeDtypeStruct((16, 128), x.dtype), grid=(4,),
             in_specs=[pl.BlockSpec((8, 128), lambda i: (i % 2, 0))],
             out_specs=pl.BlockSpec((8, 128), lambda i: (i % 2, 0)))(x)
-    (got,) = _run(fn, _rand((16, 128)))
-    assert np.isnan(got).all()
+    with pytest.raises(mi.Nondeterministic):
+        _run(fn, _rand((16, 128)))
 
 
 def test_pooling_running_reductions_and_an_argmax_around_a_kernel():
@@ -422,3 +426,31 @@ def test_jaxs_own_tpu_kernels_interpret_to_their_reference(name):
         want = _attention(*args, causal=name.endswith("causal"))
     (got,) = _run(_jax_kernel(name), *args)
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+
+
+def test_an_input_the_export_drops_does_not_shift_the_others():
+    # jax.export drops an unused input from main (module_kept_var_idx); the judge still has
+    # every input, so it must pick the kept ones or feed `x` from `unused`.
+    def fn(unused, x):
+        return _double(x)
+    unused, x = _rand((8, 128), seed=1), _rand((8, 128), seed=2)
+    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in (unused, x)]
+    with interpret.mode("tpu"), interpret.tpu_abstract_mesh():
+        exp = export.export(jax.jit(fn), platforms=["tpu", "cpu"])(*specs)
+    assert sorted(exp.module_kept_var_idx) == [1]
+    (got,) = tpu_program.run(exp.mlir_module(), exp.platforms, [unused, x],
+                             kept=exp.module_kept_var_idx)
+    np.testing.assert_array_equal(got, x * 2.0)
+    with pytest.raises(mi.Unsupported, match="takes 1 arrays, 2 were given"):
+        tpu_program.run(exp.mlir_module(), exp.platforms, [unused, x])
+
+
+def test_a_transpose_inside_the_kernel_and_a_kernel_without_a_grid():
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...].T + 1.0
+
+    def fn(x):
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(x.shape[::-1], x.dtype))(x)
+    x = _rand((8, 128))
+    (got,) = _run(fn, x)
+    np.testing.assert_array_equal(got, x.T + 1.0)

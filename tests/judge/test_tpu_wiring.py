@@ -1,7 +1,7 @@
 """The TPU timing branch of the evaluator, with the profiler replaced by a fake.
 
 No TPU here: this checks the wiring (which numbers land where, when a result is called a
-fallback, that the baseline is measured once per host and cached), not the device times.
+fallback, that the baseline is timed beside the kernel each time), not the device times.
 """
 import types
 
@@ -15,38 +15,51 @@ ARTIFACT = types.SimpleNamespace(call=lambda *a: None)
 
 
 @pytest.fixture
-def fake_profiler(monkeypatch, tmp_path):
-    monkeypatch.setenv("PALLADIUM_JUDGE_CACHE", str(tmp_path / "cache"))
+def fake_profiler(monkeypatch):
     calls = []
-    kinds = {"kind": "tpu-profiler"}
+    kinds = {"kernel": "tpu-profiler", "baseline": "tpu-profiler"}
 
-    def fake_time_on_tpu(fn, args, **kwargs):
-        calls.append(kwargs)
+    def side(ms, samples, kind):
+        return {"kernel_ms": ms, "min_ms": samples[0], "low_ms": samples[1],
+                "high_ms": samples[-2], "samples": samples, "wall_ms": ms + 1,
+                "timing_kind": kind, "interleaved": True}
+
+    def fake_pair(kernel_fn, kernel_args, baseline_fn, baseline_args, **kwargs):
+        calls.append((kernel_fn, baseline_fn, kwargs))
         # The candidate's artifact (jax.jit of its .call) takes 2 ms, the baseline 5 ms.
-        ms = 2.0 if getattr(fn, "__wrapped__", None) is ARTIFACT.call else 5.0
-        return {"kernel_ms": ms, "min_ms": ms, "samples": [ms], "wall_ms": ms + 1,
-                "timing_kind": kinds["kind"]}
+        return (side(2.0, [1.5, 1.8, 2.0, 2.2, 3.0], kinds["kernel"]),
+                side(5.0, [4.0, 4.5, 5.0, 5.5, 9.0], kinds["baseline"]))
 
-    monkeypatch.setattr(tpu_timing, "time_on_tpu", fake_time_on_tpu)
+    monkeypatch.setattr(tpu_timing, "time_pair_on_tpu", fake_pair)
     return calls, kinds
 
 
-def test_candidate_and_baseline_times_and_kind(fake_profiler, tmp_path):
+def test_candidate_and_baseline_times_their_bands_and_kind(fake_profiler):
     calls, _ = fake_profiler
     ev = evaluate.Evaluator(pool=object())
     module = registry.get("12p")
     result = {}
-    ev._time_on_tpu(module, ARTIFACT, (), 0, result)
-    assert result == {"kernel_ms": 2.0, "baseline_ms": 5.0, "timing_kind": "tpu-profiler"}
+    ev._time_on_tpu(module, ARTIFACT, (), 7, result)
+    assert {k: v for k, v in result.items() if k != "timing"} == {
+        "kernel_ms": 2.0, "baseline_ms": 5.0, "timing_kind": "tpu-profiler", "timing_runs": 5,
+        "kernel_ms_low": 1.8, "kernel_ms_high": 2.2, "baseline_ms_low": 4.5,
+        "baseline_ms_high": 5.5}
+    assert result["timing"] == {"program": "artifact-tpu-program", "seed": 7,
+                                "interleaved": True}
+    # The artifact's TPU program against the baseline, in one sitting of TPU_TIMING_RUNS.
+    kernel_fn, baseline_fn, kwargs = calls[0]
+    assert kernel_fn.__wrapped__ is ARTIFACT.call
+    assert baseline_fn is ev._baseline(module)
+    assert kwargs["iterations"] == evaluate.TPU_TIMING_RUNS
+    # No cached baseline: every evaluation times it again beside its kernel.
+    ev._time_on_tpu(module, ARTIFACT, (), 7, {})
     assert len(calls) == 2
-    # Same host, shapes and JAX: the baseline comes from the cache the second time.
-    ev._time_on_tpu(module, ARTIFACT, (), 0, {})
-    assert len(calls) == 3
 
 
-def test_a_wall_clock_fallback_is_never_called_profiler(fake_profiler, tmp_path):
+@pytest.mark.parametrize("side", ["kernel", "baseline"])
+def test_a_wall_clock_fallback_is_never_called_profiler(fake_profiler, side):
     _, kinds = fake_profiler
-    kinds["kind"] = "tpu-wall-fallback"
+    kinds[side] = "tpu-wall-fallback"
     result = {}
     evaluate.Evaluator(pool=object())._time_on_tpu(registry.get("8p"), ARTIFACT, (), 0, result)
     assert result["timing_kind"] == "tpu-wall-fallback"

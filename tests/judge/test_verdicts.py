@@ -1,9 +1,9 @@
 """Verdict classification and error signatures."""
 import pytest
 
-from judge.verdicts import (VERDICTS, classify, classify_compiler_error,
+from judge.verdicts import (STUDY_CLASSES, VERDICTS, classify, classify_compiler_error,
                                       classify_compiler_message, describe, error_signature,
-                                      truncate)
+                                      study_class, truncate)
 
 
 def test_taxonomy_is_the_architecture_list():
@@ -11,6 +11,15 @@ def test_taxonomy_is_the_architecture_list():
         "no_code", "syntax_error", "lint_rejected", "import_error", "api_misuse",
         "lowering_error", "compile_error", "runtime_error", "timeout", "crash",
         "resource_exhausted", "shape_mismatch", "numerics_mismatch", "no_pallas", "correct")
+
+
+def test_every_verdict_has_one_of_the_studys_figure_4_classes():
+    assert {study_class(v) for v in VERDICTS} == set(STUDY_CLASSES)
+    assert study_class("numerics_mismatch") == study_class("shape_mismatch") == "numerics"
+    assert study_class("resource_exhausted") == "lowering/compile"  # VMEM at compile time
+    assert study_class("timeout") == study_class("runtime_error") == "runtime/timeout"
+    with pytest.raises(ValueError, match="'pending' is not a verdict"):
+        study_class("pending")
 
 
 def test_classify_by_stage_and_type():

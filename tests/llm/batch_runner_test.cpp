@@ -137,8 +137,69 @@ TEST_P(BatchRunnerTest, ARunnerKilledMidBatchResumesByPollingTheSameJob) {
   std::filesystem::remove(path);
 }
 
+TEST_P(BatchRunnerTest, ACreateWhoseAnswerWasLostIsFoundByItsKeyNotSubmittedAgain) {
+  testing::FakeLlmServer server({"--api-key", "k", "--batch-ms", "200"});
+  server.faults({"drop-after-create"});  // the job exists; its id never reaches the runner
+  auto runner = make_batch_runner(provider(server, GetParam()), make_curl_transport(), fast());
+  for (const auto& o : run_all(*runner, 2)) ASSERT_TRUE(o.result) << o.error->what();
+  EXPECT_EQ(jobs_in(server.log()), 1);
+}
+
+TEST_P(BatchRunnerTest, AKillBetweenTheCreateAndItsJournalRecordResumesByLookingTheJobUp) {
+  testing::FakeLlmServer server({"--api-key", "k", "--batch-ms", "300"});
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("palladium_batch_intent_" + std::to_string(::getpid()) +
+                     (GetParam() ? "_g" : "_o") + ".jsonl");
+  std::filesystem::remove(path);
+  server.faults({"drop-after-create"});
+  {
+    // The first runner never gets to look the job up: it dies with only the intent journalled.
+    BatchOptions slow = fast(open_batch_journal(path.string()));
+    slow.poll_interval = 60s;
+    auto first = make_batch_runner(provider(server, GetParam()), make_curl_transport(), slow);
+    for (int k = 0; k < 2; ++k)
+      first->start(ProviderCall{call_for(k), {0}, std::nullopt}, [](CallOutcome) {});
+    for (int i = 0; i < 200 && jobs_in(server.log()) == 0; ++i) std::this_thread::sleep_for(20ms);
+    ASSERT_EQ(jobs_in(server.log()), 1);
+    std::this_thread::sleep_for(100ms);  // the dropped answer has reached the runner
+  }
+  auto journal = open_batch_journal(path.string());
+  ASSERT_EQ(journal->open_intents().size(), 1u);
+  ASSERT_TRUE(journal->open_jobs().empty());
+  auto second = make_batch_runner(provider(server, GetParam()), make_curl_transport(),
+                                  fast(open_batch_journal(path.string())));
+  for (const auto& o : run_all(*second, 2)) ASSERT_TRUE(o.result) << o.error->what();
+  EXPECT_EQ(jobs_in(server.log()), 1);  // found by its key, never submitted twice
+  EXPECT_TRUE(open_batch_journal(path.string())->open_intents().empty());
+  std::filesystem::remove(path);
+}
+
 INSTANTIATE_TEST_SUITE_P(OpenAiAndGemini, BatchRunnerTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "Gemini" : "OpenAi"; });
+
+}  // namespace
+}  // namespace palladium
+
+namespace palladium {
+namespace {
+
+TEST(GeminiBatchFile, AJobLargerThanTheInlineLimitGoesAsAnUploadedJsonlFile) {
+  testing::FakeLlmServer server({"--api-key", "k", "--batch-ms", "100"});
+  BatchOptions o = fast();
+  o.gemini_inline_limit = 100;  // every job of this test is larger
+  auto runner = make_batch_runner(provider(server, true), make_curl_transport(), o);
+  auto outcomes = run_all(*runner, 3);
+  for (const auto& o : outcomes) {
+    ASSERT_TRUE(o.result) << o.error->what();
+    EXPECT_GT(o.result->usage.prompt_tokens, 0);
+  }
+  const json log = server.log();
+  int uploads = 0;
+  for (const auto& e : log) uploads += e.value("path", "") == "upload/v1beta/files" ? 1 : 0;
+  EXPECT_EQ(uploads, 1);
+  EXPECT_EQ(jobs_in(log), 1);
+  EXPECT_EQ(online_calls_in(log) - uploads, 0);
+}
 
 }  // namespace
 }  // namespace palladium

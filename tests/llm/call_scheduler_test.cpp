@@ -451,3 +451,40 @@ TEST(CallSchedulerTest, RepeatedRateLimitsHalveConcurrencyThenSuccessesRestoreIt
 
 }  // namespace
 }  // namespace palladium
+
+namespace palladium {
+namespace {
+
+TEST(CallSchedulerHolding, NamesTheLimitTheOldestWaitingCallWaitsOn) {
+  SchedulerOptions o = options();
+  o.max_samples_per_call = 1;
+  o.max_concurrent = 1;
+  CallScheduler s(o, t0);
+  s.submit(req("a", 0), t0);
+  s.submit(req("b", 0), t0);
+  EXPECT_EQ(s.poll(t0 + 20ms).start.size(), 1u);
+  EXPECT_EQ(s.stats().holding, "concurrency");  // b waits for a's slot
+
+  SchedulerOptions r = options();
+  r.requests_per_minute = 60;  // one call a second
+  CallScheduler rpm(r, t0);
+  for (const char* p : {"a", "b"}) rpm.submit(req(p, 0), t0);
+  EXPECT_EQ(rpm.poll(t0 + 20ms).start.size(), 1u);
+  EXPECT_EQ(rpm.stats().holding, "requests/min");
+
+  SchedulerOptions w = options();
+  w.cost = [](const Usage& u) { return static_cast<double>(u.prompt_tokens + u.output_tokens()) / 1000.0; };
+  w.max_usd_per_window = 1.5;  // one call's worst case (~1 $) fits, two do not
+  CallScheduler spend(w, t0);
+  for (const char* p : {"a", "b"}) spend.submit(req(p, 0), t0);
+  EXPECT_EQ(spend.poll(t0 + 20ms).start.size(), 1u);
+  EXPECT_EQ(spend.stats().holding, "spend window");
+
+  CallScheduler idle(options(), t0);
+  idle.submit(req("a", 0), t0);
+  idle.poll(t0);  // still coalescing: no limit holds it
+  EXPECT_EQ(idle.stats().holding, "");
+}
+
+}  // namespace
+}  // namespace palladium

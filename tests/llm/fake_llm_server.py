@@ -10,11 +10,20 @@ It speaks the request and response JSON of both APIs as documented, on one port:
     GET  /v1/files/{id}/content               a file's bytes (batch output / error files)
     POST /v1/batches                          create a batch over an uploaded file
     GET  /v1/batches/{id}                     the batch object; completes after --batch-ms
+    GET  /v1/batches?limit=&after=            the batches, newest first, with their metadata
   Gemini (base URL http://127.0.0.1:PORT/v1beta)
     POST /v1beta/models/{model}:generateContent       candidates, usageMetadata with
                                                       thoughtsTokenCount
     POST /v1beta/models/{model}:batchGenerateContent  inlined requests -> a batches/ operation
     GET  /v1beta/batches/{id}                         the operation; done after --batch-ms
+    GET  /v1beta/batches?pageSize=&pageToken=         the operations, with displayName
+    POST /upload/v1beta/files                         File API resumable upload: the start
+                                                      (X-Goog-Upload-Command: start) answers an
+                                                      x-goog-upload-url; a POST there with
+                                                      "upload, finalize" stores the bytes
+    GET  /download/v1beta/files/{id}:download         a file's bytes (a file job's answers)
+    A batch whose inputConfig names a fileName reads {"key", "request"} lines from it and
+    answers in a responsesFile of {"key", "response" | "error"} lines.
 
 Answers are deterministic: the k-th completion ever served for a prompt is corpus file
 (h + k) mod N of the workload named in the prompt ("## Workload <id>"), h from the prompt's
@@ -39,7 +48,9 @@ in order (POST /_fake/faults {"faults": [...]}):
                       then closes the connection: a hung provider
   "ok"                a normal answer (useful to place a fault later in the sequence)
 A batch takes one fault at its creation ("expire": the batch expires, "fail": it fails
-validation; anything else: it runs) and then one per request line when it runs ("500": that
+validation, "drop-after-create": the batch is created and runs, but the connection closes
+before the answer, as when the client dies right after the provider made the job;
+anything else: it runs) and then one per request line when it runs ("500": that
 request fails in the batch's error file / as an inlined error; anything else: answered).
 Every batch created is logged as {"api", "path", "batch_job": id, "requests": n}.
 
@@ -102,6 +113,8 @@ class State:
         self.starts = []  # monotonic times of accepted API requests (rate limit)
         self.files = {}  # file id -> bytes
         self.batches = {}  # batch id -> dict
+        self.batch_order = []  # batch ids in creation order (the list routes)
+        self.uploads = {}  # File API upload id -> {"size", "display_name"}
         self.latency_ms = args.latency_ms
         self.rpm = args.rpm
         self.prompts = []  # earlier prompt texts (implicit caching)
@@ -306,6 +319,18 @@ class Handler(BaseHTTPRequestHandler):
         m = re.fullmatch(r"/v1beta/(batches/[\w-]+)", path)
         if m:
             return self.gemini_batch_get(m.group(1))
+        query = parse_qs(urlparse(self.path).query)
+        if path == "/v1/batches":
+            return self.openai_batch_list(query)
+        if path == "/v1beta/batches":
+            return self.gemini_batch_list(query)
+        m = re.fullmatch(r"/download/v1beta/(files/[\w-]+):download", path)
+        if m:
+            with self.st.lock:
+                data = self.st.files.get(m.group(1))
+            if data is None:
+                return self.send_json(404, self.error_body("gemini", 404, "no such file"))
+            return self.send_raw(200, data, "application/octet-stream")
         self.send_json(404, {"error": {"message": f"no route {path}"}})
 
     def do_POST(self):
@@ -342,6 +367,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.openai_file_upload(raw)
         if path == "/v1/batches":
             return self.openai_batch_create(raw)
+        if path == "/upload/v1beta/files":
+            return self.gemini_file_upload(raw)
         m = re.fullmatch(r"/v1beta/models/([^:/]+):batchGenerateContent", path)
         if m:
             return self.gemini_batch_create(m.group(1), raw)
@@ -571,7 +598,73 @@ class Handler(BaseHTTPRequestHandler):
                  "_ready": time.monotonic() + self.st.args.batch_ms / 1000.0}
         with self.st.lock:
             self.st.batches[bid] = batch
+            self.st.batch_order.append(bid)
+        if fault == "drop-after-create":
+            batch["_fault"] = "ok"
+            return self.drop()
         self.send_json(200, self.public(batch))
+
+    def openai_batch_list(self, query):
+        """Newest first, `limit` a page, `after` the last id of the previous page."""
+        limit = int(query.get("limit", ["20"])[0])
+        after = query.get("after", [""])[0]
+        with self.st.lock:
+            ids = [b for b in reversed(self.st.batch_order) if b.startswith("batch_")]
+        if after in ids:
+            ids = ids[ids.index(after) + 1:]
+        page = ids[:limit]
+        with self.st.lock:
+            data = [self.public(self.st.batches[b]) for b in page]
+        self.send_json(200, {"object": "list", "data": data,
+                             "first_id": page[0] if page else None,
+                             "last_id": page[-1] if page else None,
+                             "has_more": len(ids) > len(page)})
+
+    def gemini_batch_list(self, query):
+        size = int(query.get("pageSize", ["50"])[0])
+        token = query.get("pageToken", ["0"])[0] or "0"
+        start = int(token)
+        with self.st.lock:
+            names = [b for b in self.st.batch_order if b.startswith("batches/")]
+            ops = [self.public(self.st.batches[b]) for b in names[start:start + size]]
+        out = {"operations": ops}
+        if start + size < len(names):
+            out["nextPageToken"] = str(start + size)
+        self.send_json(200, out)
+
+    def gemini_file_upload(self, raw):
+        """Resumable upload as documented: a start, then one upload-and-finalize."""
+        if not self.auth_ok("gemini"):
+            return self.send_json(400, self.error_body("gemini", 400, "API key not valid."))
+        command = (self.headers.get("X-Goog-Upload-Command") or "").lower()
+        upload_id = parse_qs(urlparse(self.path).query).get("upload_id", [""])[0]
+        if command == "start":
+            if self.headers.get("X-Goog-Upload-Protocol") != "resumable":
+                return self.send_json(400, self.error_body("gemini", 400, "resumable only"))
+            uid = uuid.uuid4().hex[:16]
+            meta = json.loads(raw or b"{}").get("file", {})
+            with self.st.lock:
+                self.st.uploads[uid] = {
+                    "size": int(self.headers.get("X-Goog-Upload-Header-Content-Length", "-1")),
+                    "display_name": meta.get("display_name") or meta.get("displayName", "")}
+            host, port = self.server.server_address[:2]
+            return self.send_json(200, {}, headers={
+                "x-goog-upload-url": f"http://{host}:{port}/upload/v1beta/files?upload_id={uid}",
+                "x-goog-upload-status": "active"})
+        with self.st.lock:
+            up = self.st.uploads.pop(upload_id, None)
+        if up is None or "finalize" not in command or "upload" not in command:
+            return self.send_json(400, self.error_body("gemini", 400, "unknown upload"))
+        if up["size"] != len(raw):
+            return self.send_json(400, self.error_body("gemini", 400, "size differs from start"))
+        name = "files/" + uuid.uuid4().hex[:20]
+        with self.st.lock:
+            self.st.files[name] = raw
+        self.st.record({"api": "gemini", "path": "upload/v1beta/files", "file": name,
+                        "bytes": len(raw), "status": 200, "auth": True, "over_limit": False})
+        self.send_json(200, {"file": {"name": name, "displayName": up["display_name"],
+                                      "mimeType": "application/jsonl",
+                                      "sizeBytes": str(len(raw)), "state": "ACTIVE"}})
 
     @staticmethod
     def public(batch):
@@ -659,8 +752,18 @@ class Handler(BaseHTTPRequestHandler):
         try:  # proto JSON: lowerCamelCase as documented, snake_case accepted too
             batch = req["batch"]
             config = batch.get("inputConfig") or batch["input_config"]
-            items = config["requests"]["requests"]
-        except (KeyError, TypeError):
+            file_name = config.get("fileName") or config.get("file_name")
+            if file_name:
+                with self.st.lock:
+                    data = self.st.files.get(file_name)
+                if data is None:
+                    return self.send_json(400, self.error_body("gemini", 400,
+                                                               "no such input file"))
+                items = [{"request": l["request"], "metadata": {"key": l["key"]}}
+                         for l in map(json.loads, data.decode().splitlines()) if l]
+            else:
+                items = config["requests"]["requests"]
+        except (KeyError, TypeError, ValueError):
             return self.send_json(400, self.error_body("gemini", 400,
                                                        "batch.inputConfig.requests required"))
         name = "batches/" + uuid.uuid4().hex[:20]
@@ -669,6 +772,7 @@ class Handler(BaseHTTPRequestHandler):
                         "requests": len(items), "status": 200, "fault": fault, "auth": True,
                         "over_limit": False})
         op = {"name": name, "_model": model, "_items": items, "_fault": fault,
+              "_file": bool(file_name),
               "_ready": time.monotonic() + self.st.args.batch_ms / 1000.0,
               "metadata": {"@type": "type.googleapis.com/google.ai.generativelanguage.v1main."
                                     "GenerateContentBatch",
@@ -678,6 +782,10 @@ class Handler(BaseHTTPRequestHandler):
                            "state": "BATCH_STATE_PENDING"}}
         with self.st.lock:
             self.st.batches[name] = op
+            self.st.batch_order.append(name)
+        if fault == "drop-after-create":
+            op["_fault"] = "ok"
+            return self.drop()
         self.send_json(200, self.public(op))
 
     def gemini_batch_get(self, name):
@@ -717,10 +825,21 @@ class Handler(BaseHTTPRequestHandler):
                                       "metadata": item.get("metadata") or {}})
                 op["metadata"]["state"] = "BATCH_STATE_SUCCEEDED"
                 op["done"] = True
-                op["response"] = {
-                    "@type": "type.googleapis.com/google.ai.generativelanguage.v1main."
-                             "GenerateContentBatchOutput",
-                    "inlinedResponses": {"inlinedResponses": responses}}
+                output = {"@type": "type.googleapis.com/google.ai.generativelanguage.v1main."
+                                   "GenerateContentBatchOutput"}
+                if op["_file"]:
+                    out_name = "files/" + uuid.uuid4().hex[:20]
+                    lines = []
+                    for r in responses:
+                        line = {"key": (r.get("metadata") or {}).get("key")}
+                        line.update({k: v for k, v in r.items() if k != "metadata"})
+                        lines.append(json.dumps(line) + "\n")
+                    with self.st.lock:
+                        self.st.files[out_name] = "".join(lines).encode()
+                    output["responsesFile"] = out_name
+                else:
+                    output["inlinedResponses"] = {"inlinedResponses": responses}
+                op["response"] = output
         self.send_json(200, self.public(op))
 
 

@@ -215,7 +215,10 @@ def test_verdict_in_process(key, tmp_path, monkeypatch):
     result = evaluate(key[0], CATALOG[key], seeds=seeds)
     assert result["verdict"] == want, (result["stage"], result["error"][-2000:])
     if want == "correct":
-        assert result["stage"] == "done" and result["kernel_ms"] > 0
+        assert result["stage"] == "done"
+        # Timed, or left untimed on this host with the reason (judge/evaluate.py: a sitting
+        # that would not fit in its share of the timeout, e.g. 2p's slow interpretation).
+        assert result["kernel_ms"] > 0 or result["timing"]["unpublished"], result["timing"]
 
 
 _HANG_SCRIPT = textwrap.dedent("""

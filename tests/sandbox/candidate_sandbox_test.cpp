@@ -117,6 +117,14 @@ except OSError as e:
     print("usr read-only", e.errno)
 open("/tmp/scratch", "w").write("fine")
 print("tmp writable")
+for path in ("/dev/shm/stash", "/dev/stash"):
+    try:
+        open(path, "w").write("x" * 4096)
+        print("writable", path)
+    except OSError as e:
+        print("read-only", path, e.errno)
+open("/dev/null", "w").write("devices still work")
+print("dev null writable")
 )PY";
 
 TEST(CandidateSandboxTest, TheProbeSeesOnlyItsOwnNamespace) {
@@ -136,12 +144,71 @@ TEST(CandidateSandboxTest, TheProbeSeesOnlyItsOwnNamespace) {
   EXPECT_NE(out.find("sees /home False"), std::string::npos) << out;
   EXPECT_NE(out.find("sees /etc/passwd False"), std::string::npos) << out;
   // Exactly the --env list, plus what bwrap (PWD) and Python's locale coercion (LC_CTYPE) set.
-  EXPECT_NE(out.find("env ['HOME', 'LC_CTYPE', 'PWD', 'VISIBLE']"), std::string::npos) << out;
+  // (and the launcher's account of the sandbox's cgroup).
+  EXPECT_NE(out.find("env ['HOME', 'LC_CTYPE', 'PALLADIUM_SANDBOX_CGROUP_STATE', 'PWD', "
+                     "'VISIBLE']"),
+            std::string::npos)
+      << out;
   EXPECT_EQ(out.find("sk-sandbox-test-secret"), std::string::npos);
   EXPECT_NE(out.find("inet refused 1"), std::string::npos) << out;
   EXPECT_NE(out.find("usr read-only 30"), std::string::npos) << out;
   EXPECT_NE(out.find("tmp writable"), std::string::npos) << out;
   EXPECT_FALSE(std::filesystem::exists("/usr/palladium-escape"));
+  // /dev is host memory outside /tmp's size: read-only, but its device nodes work.
+  EXPECT_NE(out.find("read-only /dev/shm/stash 30"), std::string::npos) << out;
+  EXPECT_NE(out.find("read-only /dev/stash 30"), std::string::npos) << out;
+  EXPECT_NE(out.find("dev null writable"), std::string::npos) << out;
+}
+
+// The threads of one sandbox are bounded by its own pids cgroup, not by a count shared with
+// every sandbox of the host uid. Where the host offers no memory/pids cgroup the launcher says
+// so on stderr (and the probe's environment says "none: ..."); the test then checks that.
+TEST(CandidateSandboxTest, EachSandboxHasItsOwnPidsAndMemoryCgroup) {
+  if (::access("/usr/bin/bwrap", X_OK) != 0) GTEST_SKIP() << "bubblewrap is not installed";
+  const char* threads = R"PY(
+import os, threading
+print("cgroup", os.environ["PALLADIUM_SANDBOX_CGROUP_STATE"])
+stop = threading.Event()
+started = 0
+try:
+    for _ in range(200):
+        threading.Thread(target=stop.wait, daemon=True).start()
+        started += 1
+except RuntimeError as e:
+    print("refused:", e)
+print("threads", started)
+stop.set()
+)PY";
+  int status = 0;
+  std::string out = run_probe(threads, &status, {"--pids", "40", "--memory-mb", "512"});
+  ASSERT_EQ(status, 0) << out;
+  if (out.find("cgroup none: ") != std::string::npos) {
+    EXPECT_NE(out.find("WARNING: no memory/pids cgroup for this sandbox"), std::string::npos)
+        << out;
+    GTEST_SKIP() << "this host offers no memory/pids cgroup: " << out;
+  }
+  EXPECT_NE(out.find("memory=512MiB pids=40"), std::string::npos) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("threads (\\d+)"))) << out;
+  // bwrap's init, the probe's main thread, and at most 38 more.
+  EXPECT_LT(std::stoi(m[1]), 40) << out;
+  EXPECT_GT(std::stoi(m[1]), 10) << out;
+  EXPECT_NE(out.find("can't start new thread"), std::string::npos) << out;
+  // Without --pids the default (1024) holds: the 200 threads start.
+  out = run_probe(threads, &status);
+  EXPECT_NE(out.find("threads 200"), std::string::npos) << out;
+  // A delegated v2 cgroup that is not there: no fallback, a warning naming why, and the runner
+  // is told "none: ..." (the judge logs both).
+  out = run_probe(threads, &status, {"--cgroup-parent", "/nonexistent/palladium"});
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("WARNING: no memory/pids cgroup for this sandbox (cgroup v2: "),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("cgroup none: cgroup v2: "), std::string::npos) << out;
+  EXPECT_NE(out.find("/nonexistent/palladium"), std::string::npos) << out;
+  std::string err = run_probe("", &status, {"--pids", "3"});
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_NE(err.find("--pids must be >= 16"), std::string::npos) << err;
 }
 
 TEST(CandidateSandboxTest, LimitsReachTheCommandAndBadArgumentsAreNamed) {

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -107,6 +108,10 @@ TEST(SeccompPolicyTest, CandidateIsKilledForForkSocketOrSignallingAnother) {
   EXPECT_TRUE(WIFSIGNALED(fork_status) && WTERMSIG(fork_status) == SIGSYS) << fork_status;
   int socket_status = run([] { return ::socket(AF_UNIX, SOCK_STREAM, 0) >= 0 ? 1 : 2; });
   EXPECT_TRUE(WIFSIGNALED(socket_status) && WTERMSIG(socket_status) == SIGSYS);
+  // An IPC object would outlive the spare in the sandbox's IPC namespace.
+  int shm_status =
+      run([] { return ::syscall(SYS_shmget, 0 /* IPC_PRIVATE */, 4096, 01600) >= 0 ? 1 : 2; });
+  EXPECT_TRUE(WIFSIGNALED(shm_status) && WTERMSIG(shm_status) == SIGSYS) << shm_status;
   int kill_status = run([] { return ::kill(::getppid(), 0) == 0 ? 1 : 2; });
   EXPECT_TRUE(WIFSIGNALED(kill_status) && WTERMSIG(kill_status) == SIGSYS);
   // A signal to itself is a crash of its own, not an attack.
@@ -123,6 +128,53 @@ TEST(SeccompPolicyTest, CandidateIsKilledForForkSocketOrSignallingAnother) {
     return ran && ::kill(::getpid(), 0) == 0 ? 0 : 4;
   });
   EXPECT_EQ(exit_code(thread_status), 0);
+}
+
+// Measured on the old sandbox: a candidate reniced, rescheduled or pinned its warm-spare parent,
+// and the next honest candidates, forked from it, timed out. Each call is tried on the parent
+// (its pid, or a group or uid that includes it) and must fail with EPERM and change nothing;
+// the same call on the caller itself must work.
+TEST(SeccompPolicyTest, CandidateMayTuneOnlyItself) {
+  const pid_t parent = ::getpid();
+  const int parent_nice = ::getpriority(PRIO_PROCESS, 0);
+  cpu_set_t parent_cpus;
+  CPU_ZERO(&parent_cpus);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(parent_cpus), &parent_cpus), 0);
+  const long parent_ioprio = ::syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, 0);
+  int status = in_child({SeccompStage::kBase, SeccompStage::kZygote, SeccompStage::kCandidate},
+                        [parent] {
+    auto refused = [](long rc) { return rc == -1 && errno == EPERM; };
+    // Its own process group, and a uid with no process: were the filter missing, these calls
+    // would succeed (or fail with ESRCH) without touching anything beyond this child.
+    if (::setpgid(0, 0) != 0) return 20;
+    if (!refused(::setpriority(PRIO_PROCESS, static_cast<id_t>(parent), 19))) return 1;
+    if (!refused(::setpriority(PRIO_PGRP, 0, 19))) return 2;
+    if (!refused(::setpriority(PRIO_USER, 54321, 19))) return 3;
+    sched_param param{};
+    if (!refused(::sched_setscheduler(parent, SCHED_IDLE, &param))) return 4;
+    if (!refused(::sched_setparam(parent, &param))) return 5;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    if (!refused(::sched_setaffinity(parent, sizeof(one), &one))) return 6;
+    const long idle_class = 3L << 13;  // IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT
+    if (!refused(::syscall(SYS_ioprio_set, 1, parent, idle_class))) return 7;
+    if (!refused(::syscall(SYS_ioprio_set, 2 /* IOPRIO_WHO_PGRP */, 0, idle_class))) return 8;
+    // Itself: allowed.
+    if (::setpriority(PRIO_PROCESS, 0, 5) != 0) return 10;
+    if (::sched_setaffinity(0, sizeof(one), &one) != 0) return 11;
+    if (::sched_setscheduler(0, SCHED_BATCH, &param) != 0) return 12;
+    if (::syscall(SYS_ioprio_set, 1, 0, idle_class) != 0) return 13;
+    return 0;
+  });
+  EXPECT_EQ(exit_code(status), 0);
+  EXPECT_EQ(::getpriority(PRIO_PROCESS, 0), parent_nice);
+  EXPECT_EQ(::sched_getscheduler(0), SCHED_OTHER);
+  cpu_set_t now;
+  CPU_ZERO(&now);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(now), &now), 0);
+  EXPECT_TRUE(CPU_EQUAL(&now, &parent_cpus));
+  EXPECT_EQ(::syscall(SYS_ioprio_get, 1, 0), parent_ioprio);
 }
 
 TEST(SeccompPolicyTest, RefusedNamesAreListed) {

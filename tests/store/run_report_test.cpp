@@ -95,7 +95,7 @@ TEST_F(RunReportTest, JsonNumbersEqualWhatWasInserted) {
   EXPECT_TRUE(ws[2]["verdicts"].empty());
 
   // Exactly these keys, nothing else.
-  EXPECT_EQ(r.size(), 3u);
+  EXPECT_EQ(r.size(), 4u);  // run, suite, workloads, llm
   EXPECT_EQ(r["run"].size(), 4u);  // id, name, status, models
   EXPECT_EQ(s["correct_cpu_branch_only"], 0);
   // the seven + degenerate_workloads, correct_cpu_branch_only, correct_reduced_shapes_only

@@ -952,5 +952,67 @@ TEST(RunStoreTest, QueriesAreScopedToTheRun) {
   EXPECT_EQ(store->candidates(r2)[0].id, c2);
 }
 
+// Issue 21 item 6: a quarantined key's results are traceable and marked for re-evaluation,
+// in every run of the database, and so is a result it sends after the quarantine; a resumed
+// search does not reuse them, and the new evaluation replaces the marked row (and only a
+// marked row: the first write still wins otherwise).
+TEST(RunStoreTest, AQuarantinedKeysResultsAreMarkedNotReusedAndReplaced) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const int64_t run = store->begin_or_resume_run("r", "c");
+  const int64_t forged = store->put_sample(sample(run, 0)).id;
+  const int64_t honest = store->put_sample(sample(run, 1)).id;
+  const int64_t late = store->put_sample(sample(run, 2)).id;
+  EvaluationRecord f = evaluation(forged, Verdict::correct);
+  f.agent_key = "KEY-F";
+  f.cross_check_json = R"({"agreement":"unchecked: no other slot could take it"})";
+  ASSERT_TRUE(store->put_evaluation(f));
+  EvaluationRecord h = evaluation(honest, Verdict::numerics_mismatch);
+  h.agent_key = "KEY-H";
+  ASSERT_TRUE(store->put_evaluation(h));
+  EXPECT_FALSE(store->find_evaluation(forged)->needs_reevaluation);
+  EXPECT_EQ(store->find_evaluation(forged)->cross_check_json, f.cross_check_json);
+
+  QuarantineRecord q;
+  q.run_id = run;
+  q.agent_key = "KEY-F";
+  q.agent_id = "forger";
+  q.reason = "claimed correct for job 9 where agent h found numerics_mismatch";
+  q.job_id = 9;
+  EXPECT_EQ(store->put_quarantine(q), 1) << "its one stored result is marked";
+  EXPECT_EQ(store->put_quarantine(q), 0) << "once per run and key";
+  EXPECT_TRUE(store->find_evaluation(forged)->needs_reevaluation);
+  EXPECT_FALSE(store->find_evaluation(honest)->needs_reevaluation);
+
+  // A result the key sent while the quarantine was on its way is marked as it is written.
+  EvaluationRecord l = evaluation(late, Verdict::correct);
+  l.agent_key = "KEY-F";
+  ASSERT_TRUE(store->put_evaluation(l));
+  EXPECT_TRUE(store->find_evaluation(late)->needs_reevaluation);
+
+  auto listed = store->quarantines();
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].agent_key, "KEY-F");
+  EXPECT_EQ(listed[0].agent_id, "forger");
+  EXPECT_EQ(listed[0].job_id, 9);
+  EXPECT_EQ(listed[0].evaluations, 2) << "traceable: every result the key sent";
+
+  SampleKey key{run, "8p", "iterative", 3, 0};
+  auto loaded = store->search_samples(key);
+  ASSERT_EQ(loaded.evaluations.size(), 1u) << "the marked ones are evaluated again on resume";
+  EXPECT_EQ(loaded.evaluations[0].candidate_id, honest);
+
+  EvaluationRecord again = evaluation(forged, Verdict::numerics_mismatch);
+  again.agent_key = "KEY-H";
+  EXPECT_TRUE(store->put_evaluation(again)) << "replaces the marked row";
+  auto now = store->find_evaluation(forged);
+  EXPECT_EQ(now->verdict, Verdict::numerics_mismatch);
+  EXPECT_EQ(now->agent_key, "KEY-H");
+  EXPECT_FALSE(now->needs_reevaluation);
+  EXPECT_FALSE(store->put_evaluation(evaluation(forged, Verdict::correct)))
+      << "an unmarked row stays: the first write wins";
+  EXPECT_EQ(store->find_evaluation(forged)->verdict, Verdict::numerics_mismatch);
+}
+
 }  // namespace
 }  // namespace palladium

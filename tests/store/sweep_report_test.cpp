@@ -218,6 +218,25 @@ TEST(SweepReport, ConditionsCarryPassAtKFastPAndAComparison) {
       << csv["fast_p.csv"];
 }
 
+// Issue 21 item 6: the report names each quarantined key, why, and how many results it sent.
+TEST(SweepReport, ListsQuarantinedKeys) {
+  auto in = two_methods_two_seeds();
+  EXPECT_TRUE(sweep_report_json(in)["quarantined_keys"].empty());
+  EXPECT_EQ(sweep_report_markdown(sweep_report_json(in)).find("Quarantined"), std::string::npos);
+  in.quarantines.push_back(ReportQuarantine{
+      3, "rq2Mx=KEYKEYKEYKEYKEYKEYKEYKEYKEYKEYKEY01", "forger",
+      "claimed correct for job 12 where agent h found numerics_mismatch", 12, 7});
+  auto r = sweep_report_json(in);
+  ASSERT_EQ(r["quarantined_keys"].size(), 1u);
+  EXPECT_EQ(r["quarantined_keys"][0]["evaluations"], 7);
+  auto md = sweep_report_markdown(r);
+  EXPECT_NE(md.find("## Quarantined agent keys"), std::string::npos);
+  EXPECT_NE(md.find("| 3 | forger | `rq2Mx=KEYKEYKEYKEYKEYKEYKEYKEYKEYKEYKEY01` | 12 | claimed "
+                    "correct for job 12 where agent h found numerics_mismatch | 7 |"),
+            std::string::npos)
+      << md;
+}
+
 TEST(SweepReport, SuspectTimingsAreListedAndBandsComparedWithTheRunnerUp) {
   auto in = two_methods_two_seeds();
   // The judge re-timed candidate 5 (8p, 4.0x) on another slot and the speed held.

@@ -14,6 +14,7 @@ with the last live, non-constant floating input zeroed: a bias for most workload
 import functools
 import inspect
 import json
+import os
 import pathlib
 
 import jax.numpy as jnp
@@ -23,8 +24,12 @@ import pytest
 from judge import compare
 from workloads import registry
 
-# All 50 run by default: 328 s for the file here (load 5-11), 48 s the slowest workload (17p).
-IDS = registry.ids()
+# All 50 take 328 s of one worker (load 5-11; 48 s the slowest, 17p), a tenth of the suite: they
+# run with PALLADIUM_SLOW_TESTS=1. By default a representative subset runs: every workload with an
+# entry in the tables below (each entry is a claim this file must keep checking) and one in three
+# of the rest, of every kind (p, k) and reduction shape.
+ALL_IDS = registry.ids()
+SLOW = os.environ.get("PALLADIUM_SLOW_TESTS") == "1"
 SENSITIVITY = json.loads((pathlib.Path(__file__).resolve().parents[2] / "workloads" /
                           "input_sensitivity.json").read_text())["workloads"]
 
@@ -50,6 +55,9 @@ UNDETECTABLE_DROPS = {
 # reduced shapes; at the ones that keep the full shapes' divisibility, 24k's exact answer happens
 # to fall inside the old bounds.
 OLD_RULE_REJECTED_EXACT = {"19k", "22k", "25k", "34k"}
+
+IDS = ALL_IDS if SLOW else [w for i, w in enumerate(ALL_IDS)
+                            if w in UNDETECTABLE_DROPS or w in OLD_RULE_REJECTED_EXACT or i % 3 == 0]
 
 
 def _old_rule_accepts(got, base, atol, rtol):

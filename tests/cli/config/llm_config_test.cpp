@@ -102,5 +102,23 @@ TEST(LlmConfig, BadGovernorKeysNameTheKey) {
   EXPECT_NE(deadline.find("llm.call_deadline_s"), std::string::npos) << deadline;
 }
 
+TEST(LlmConfig, BatchModeNamesWhichRolesGoInJobsAndWhichMethodsStayOnline) {
+  auto c = parse_run_config(
+      "name: q\nworkloads: [8p]\nllm: {provider: openai, model: m, mode: batch, "
+      "batch_roles: [code, repair], online_methods: [iterative]}\n",
+      "t");
+  EXPECT_EQ(c.llm.batch_roles, (std::vector<std::string>{"code", "repair"}));
+  EXPECT_EQ(c.llm.online_methods, (std::vector<std::string>{"iterative"}));
+  const std::string role = error_of(
+      "name: q\nworkloads: [8p]\nllm: {provider: openai, model: m, mode: batch, "
+      "batch_roles: [cod]}\n");
+  EXPECT_NE(role.find("llm.batch_roles: 'cod' is not a sample role"), std::string::npos) << role;
+  const std::string online = error_of(
+      "name: q\nworkloads: [8p]\nllm: {provider: openai, model: m, online_methods: [iterative]}\n");
+  EXPECT_NE(online.find("llm.online_methods: only means something with llm.mode: batch"),
+            std::string::npos)
+      << online;
+}
+
 }  // namespace
 }  // namespace palladium
