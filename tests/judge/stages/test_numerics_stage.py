@@ -58,7 +58,8 @@ def test_an_uninterpretable_program_is_refused_unless_screening(monkeypatch):
     def cannot(*args, **kwargs):
         raise mosaic_interpreter.Unsupported("the op tpu.sort")
     monkeypatch.setattr(numerics.tpu_program, "run", cannot)
-    exp = type("Exp", (), {"mlir_module": lambda self: "", "platforms": ("tpu",)})()
+    exp = type("Exp", (), {"mlir_module": lambda self: "", "platforms": ("tpu",),
+                           "module_kept_var_idx": (0, 1)})()
     info = {}
     assert numerics.tpu_program_outputs(exp, [], None, info, None) is None
     assert info["unsupported"] == "the op tpu.sort" and info["ms"] >= 0
