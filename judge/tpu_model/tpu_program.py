@@ -308,9 +308,13 @@ def run(mlir_text, platforms, arrays, budget=None, executed=None, kept=None):
             outs = program.call(main, args)
         outs = [np.asarray(o) for o in outs]
         if executed is not None:
+            # The interpreter runs each kernel call RUNS_PER_CALL times (random fills, permuted
+            # parallel dimensions); a TPU runs it once.
+            runs = mi.Kernel.RUNS_PER_CALL
             for work in program.kernel_work.values():
-                executed.inside.add(structure.Work(work.mxu_flops, work.reduce_elems,
-                                                   work.elementwise_elems))
-                executed.dead_mxu_flops += work.dead_mxu_flops
+                executed.inside.add(structure.Work(work.mxu_flops / runs,
+                                                   work.reduce_elems / runs,
+                                                   work.elementwise_elems / runs))
+                executed.dead_mxu_flops += work.dead_mxu_flops / runs
             executed.output_elems += sum(int(o.size) for o in outs)
         return outs
