@@ -304,10 +304,10 @@ def test_a_kernel_right_at_the_full_shapes_says_they_were_run(full_shapes):
 def test_a_full_shape_program_beyond_the_interpreter_is_refused(full_shapes, monkeypatch):
     real_run = tpu_program.run
 
-    def only_reduced(mlir, platforms, arrays, budget=None, executed=None):
+    def only_reduced(mlir, platforms, arrays, budget=None, executed=None, kept=None):
         if arrays[0].shape == (512, 1024):
             raise mosaic_interpreter.OverBudget("more than 30000000000000 elements computed")
-        return real_run(mlir, platforms, arrays, budget, executed)
+        return real_run(mlir, platforms, arrays, budget, executed, kept=kept)
     monkeypatch.setattr(tpu_program, "run", only_reduced)
     honest = _RIGHT
     result = evaluate(full_shapes.ID, honest, (0,))
