@@ -325,7 +325,7 @@ CallScheduler::Step CallScheduler::finish(uint64_t call_id, const CallOutcome& o
     const size_t answered = std::min(r.completions.size(), call.slots.size());
     const double cost = o_.cost ? o_.cost(r.usage) : 0.0;
     spend_.settle(call_id, cost);
-    if (window_) window_->settle(call_id, cost);
+    if (window_) window_->settle(call_id, cost, now);
     if (o_.adaptive_concurrency && concurrency_ < o_.max_concurrent) {
       concurrency_ = std::min<double>(o_.max_concurrent, concurrency_ + 1.0 / concurrency_);
       stats_.concurrency_window = concurrency_;
@@ -384,7 +384,7 @@ CallScheduler::Step CallScheduler::finish(uint64_t call_id, const CallOutcome& o
                                       : ProviderError(Errc::unavailable,
                                                       o_.provider + ": the call answered nothing");
   spend_.settle(call_id, 0.0);  // failed calls are not billed
-  if (window_) window_->settle(call_id, 0.0);
+  if (window_) window_->settle(call_id, 0.0, now);
   stats_.calls_failed++;
   if (error.code() == Errc::resource_exhausted) {
     stats_.rate_limited++;

@@ -1038,13 +1038,13 @@ class _Machine:
         sem[...] = np.asarray(sem) - np.int32(amount)
 
     def finish_dmas(self):
-        """A DMA never waited on by the end of its grid step races with whatever reads or
-        writes its target next (the pipeline's copy-out, the next step); when it lands on a
-        TPU is not modelled, so such a kernel is refused."""
+        """A DMA never waited on by the end of the kernel races with whatever reads its target
+        next (the pipeline's copy-out, the next call); when it lands on a TPU is not modelled,
+        so such a kernel is refused."""
         if any(self.pending.values()):
             self.pending.clear()
-            raise Unsupported("tpu.enqueue_dma never waited on within its grid step (a race "
-                              "on a TPU)")
+            raise Unsupported("tpu.enqueue_dma never waited on by the end of the kernel (a "
+                              "race on a TPU)")
         self.pending.clear()
 
     @staticmethod
@@ -1328,9 +1328,12 @@ class Kernel:
                     if w >= n_in:
                         writes.append((array, blocks, bounds, block))
                 machine.block(self.body, {}, ids + prefetch + refs + scratch)
-                machine.finish_dmas()
                 for array, blocks, bounds, block in writes:
                     _write_block(array, blocks, bounds, block)
+        # A DMA may stay in flight across grid steps (a prefetch for the next step, waited on
+        # there, as upstream kernels double-buffer); one never waited on by the kernel's end is
+        # refused.
+        machine.finish_dmas()
         return outputs
 
 

@@ -106,9 +106,16 @@ def test_nothing_a_candidate_writes_outlives_it(sandbox):
     assert "refused /dev/stash 30" in first["stdout"], first["stdout"]
     assert "wrote /tmp/stash" in first["stdout"], first["stdout"]  # its own scratch space
     assert "wrote /tmp/locked/stash" in first["stdout"], first["stdout"]
+    pattern = r"tmp holds (\[.*?\]) shm holds (\[.*?\])"
     after = run(sandbox, LOOKS_FOR_FILES)
-    held = re.search(r"tmp holds (\[.*?\]) shm holds (\[.*?\])", after["stdout"])
-    assert held, after["stdout"]
+    held = re.search(pattern, after["stdout"])
+    if not held:
+        # The first candidate locked a directory in /tmp, so its parent may be replaced; under
+        # a loaded host the replacement's start can come back as an infrastructure result with
+        # no output. The claim is about the next candidate that runs, so ask once more.
+        after = run(sandbox, LOOKS_FOR_FILES)
+        held = re.search(pattern, after["stdout"])
+    assert held, (after["verdict"], after.get("error"), after["stdout"])
     assert "stash" not in held.group(1) and "locked" not in held.group(1), held.group(0)
     assert held.group(2) == "[]", held.group(0)
 

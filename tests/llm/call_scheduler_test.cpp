@@ -366,8 +366,67 @@ TEST(CallSchedulerTest, NoSpendWindowEverHoldsMoreThanTheLimit) {
   }
   EXPECT_GT(s.stats().spend_window_waits, 0);
   // Four calls a window: after three settle at $0.6, a fourth worst case ($1.0) still fits,
-  // a fifth does not. 40 calls, so just under 100 s; a stall would take longer.
-  EXPECT_LE(now - t0, 100s);
+  // a fifth does not. A charge is held a window past its answer (2 s after its start), so a
+  // round takes 12 s: 40 calls in just under 120 s; a stall would take longer.
+  EXPECT_LE(now - t0, 120s);
+}
+
+TEST(CallSchedulerTest, NoServerWindowHoldsMoreThanTheLimitWhereverItSeesACallArrive) {
+  // A server charges a call at its own arrival, anywhere between our start and our answer.
+  // Latencies of 0.5-4.5 s; the server sees each call arrive early, late or in the middle.
+  CallScheduler s(windowed(3.0, 10s), t0);
+  for (int i = 0; i < 40; ++i) s.submit(req("p" + std::to_string(i), 0), t0);
+  struct Seen {
+    TimePoint start, end;
+  };
+  std::vector<Seen> calls;
+  std::vector<std::pair<uint64_t, Seen>> running;
+  TimePoint now = t0;
+  int answered = 0, k = 0;
+  while (answered < 40) {
+    auto step = s.poll(now);
+    ASSERT_TRUE(step.fail.empty());
+    for (auto& st : step.start) {
+      const auto latency = std::chrono::milliseconds(500 + (k++ * 1237) % 4000);
+      running.push_back({st.call_id, {now, now + latency}});
+    }
+    std::optional<TimePoint> next = s.next_wakeup();
+    for (auto& r : running) next = next ? std::min(*next, r.second.end) : r.second.end;
+    ASSERT_TRUE(next) << "stalled with " << answered << " answered";
+    now = std::max(now, *next);
+    for (auto it = running.begin(); it != running.end();) {
+      if (it->second.end > now) {
+        ++it;
+        continue;
+      }
+      calls.push_back(it->second);
+      s.finish(it->first, answer(1, 100, 500), now);  // $0.6
+      ++answered;
+      it = running.erase(it);
+    }
+  }
+  for (int where = 0; where < 3; ++where) {  // arrival at the start, at the answer, or between
+    std::vector<TimePoint> arrival;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      // A server answers after it sees the request: its arrival is a moment before our answer.
+      const auto span = calls[i].end - 1ms - calls[i].start;
+      arrival.push_back(where == 0   ? calls[i].start
+                        : where == 1 ? calls[i].end - 1ms
+                                     : calls[i].start + span * static_cast<int>(i % 3) / 2);
+    }
+    // The server's check as the fake server makes it: at a call's arrival, the calls that
+    // arrived within the window before it hold their real cost once answered and their
+    // worst case (at least $1) until then; with its own worst case they stay within $3.
+    for (size_t k = 0; k < calls.size(); ++k) {
+      double held = 1.0;
+      for (size_t j = 0; j < calls.size(); ++j) {
+        if (j == k || arrival[j] > arrival[k] || arrival[j] <= arrival[k] - 10s) continue;
+        held += calls[j].end <= arrival[k] ? 0.6 : 1.0;
+      }
+      EXPECT_LE(held, 3.0 + 1e-9) << "call " << k << ", arrivals at "
+                                  << (where == 0 ? "start" : where == 1 ? "answer" : "mixed");
+    }
+  }
 }
 
 TEST(CallSchedulerTest, ACallDearerThanTheWholeWindowFailsByName) {
