@@ -60,6 +60,7 @@ class Context:
         self.candidate, self.artifacts = {}, {}
         self.full_exp = self.reduced_exp = None
         self.runs = None
+        self.interpreted = None  # the structure stage's run of the TPU program, reused
         self.deferred = []  # [(taxonomy stage, Failure)]: objections that do not stop the facts
 
     def defer(self, failure):

@@ -1238,6 +1238,10 @@ class Kernel:
                 if transform is not None and bounds is None:
                     raise Unsupported("a window with an index map and no bounds")
 
+    # What run() executes per call: work counted by wrapping the body's ops (kernel_work.py)
+    # divides by it, so that a kernel's work is what one TPU call does.
+    RUNS_PER_CALL = 2
+
     def run(self, operands, out_avals, aliases, budget):
         """Outputs ([numpy arrays] of out_avals' (shape, dtype)) for `operands` (the sizes of
         the grid's dynamic dimensions first, then the scalar prefetch operands, then the
@@ -1248,7 +1252,7 @@ class Kernel:
         grid dimension visited in a random order (a TPU may split or reorder them). Outputs
         that differ bit for bit are Nondeterministic: they depend on what a TPU happens to hold
         or on an order it does not promise, so no one result of them can be judged."""
-        seeds = np.random.SeedSequence().spawn(2)
+        seeds = np.random.SeedSequence().spawn(self.RUNS_PER_CALL)
         with flush_subnormals():
             first = self._run(operands, out_avals, aliases, budget,
                               np.random.default_rng(seeds[0]), permute=False)
