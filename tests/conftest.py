@@ -23,3 +23,19 @@ os.environ.setdefault("PALLADIUM_COMPILE_TIER", "off")
 # kernels and checks the sitting itself where it tests it (test_evaluate.py, test_timing.py):
 # elsewhere one pair is enough to keep the README's test command within its time.
 os.environ.setdefault("PALLADIUM_TIMING_RUNS", "1")
+
+
+# The files that take the longest, longest first. scripts/test.sh gives pytest-xdist whole files
+# (--dist loadfile) in collection order (--no-loadscope-reorder): xdist's own order, most tests
+# first, left the one-test quick start (over two minutes on CI) for last, with one worker running
+# it alone while the other had finished. Longest first leaves the short files to even out the
+# end. From CI's and a local --durations; a file missing here only runs later.
+LONGEST_FILES_FIRST = [
+    "tests/integration/test_quickstart_run.py",
+]
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {path: i for i, path in enumerate(LONGEST_FILES_FIRST)}
+    # A stable sort: every other file, and the tests inside each file, keep their order.
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
