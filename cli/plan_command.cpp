@@ -12,6 +12,7 @@
 //                       estimated from the dry run's prompts, llm/prefix_cache_estimate.hpp)
 //   --output-tokens N   output tokens per call (default: the dry run's, but at least half of
 //                       llm.max_output_tokens: the synthetic model's answers are short)
+//   --startup-s 20      seconds until the evaluation workers take their first candidate
 //   --chips 1           TPU chips evaluating in parallel
 //   --tier-limits rpm=1000,tpm=1000000,usd_per_window=10,window_s=600,concurrency=64
 //                       the account's limits (any subset; the config's llm.* limits are the
@@ -50,7 +51,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     "usage: palladium plan CONFIG|SWEEP [--chips N] [--tier-limits LIST] [--latency-s S]\n"
-    "                      [--eval-s S] [--cached-share F] [--output-tokens N]\n"
+    "                      [--eval-s S] [--startup-s S] [--cached-share F] [--output-tokens N]\n"
     "  --tier-limits  comma-separated rpm=, tpm=, usd_per_window=, window_s=, concurrency=,\n"
     "                 or gemini-tier1 (1000 rpm, 1M tpm, $10 per 600 s) / gemini-tier2\n"
     "                 (2000 rpm, 3M tpm, $200 per 600 s); default: the config's llm limits\n";
@@ -182,6 +183,9 @@ int plan_command(const std::vector<std::string>& args) {
     } else if (flag == "--eval-s") {
       if (!number(0, 1e9)) return bad(flag, "seconds >= 0", got);
       a.eval_s = v;
+    } else if (flag == "--startup-s") {
+      if (!number(0, 1e9)) return bad(flag, "seconds >= 0", got);
+      a.startup_s = v;
     } else if (flag == "--output-tokens") {
       if (!number(0, 1e12)) return bad(flag, "tokens >= 0", got);
       output_per_call = v;
@@ -271,13 +275,16 @@ int plan_command(const std::vector<std::string>& args) {
                                  : "  dollars: online $%.2f, batch $%.2f%s\n",
                 e.usd_online, e.usd_batch,
                 batch ? " (this config runs in batch mode)" : "");
-  std::printf("  assumptions: %g s per call, %g s per evaluation, %d chip%s, cached share %.2f\n",
-              a.latency_s, a.eval_s, chips, chips == 1 ? "" : "s", a.cached_share);
+  std::printf("  assumptions: %g s per call, %g s per evaluation, %g s for the evaluation "
+              "workers to start, %d chip%s, cached share %.2f\n",
+              a.latency_s, a.eval_s, a.startup_s, chips, chips == 1 ? "" : "s", a.cached_share);
   std::printf("  time under each limit (the largest binds):\n");
   for (const auto& t : e.limits)
     std::printf("    %-17s %10s%s\n", t.limit.c_str(), hours(t.seconds).c_str(),
                 t.limit == e.binding ? "   <- binds" : "");
-  std::printf("  predicted wall time %s, bound by %s; to relax it: %s", hours(e.wall_s).c_str(),
+  // The exact seconds too, for comparing with a measured run (scripts/bench_plan.sh).
+  std::printf("  predicted wall time %s (%.0f s), bound by %s; to relax it: %s",
+              hours(e.wall_s).c_str(), e.wall_s,
               e.binding.c_str(), e.limits.front().relax.c_str());
   if (e.limits.size() > 1)
     std::printf(" (then %s binds at %s)", e.limits[1].limit.c_str(), hours(e.next_s).c_str());

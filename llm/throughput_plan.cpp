@@ -32,7 +32,7 @@ PlanEstimate estimate_plan(const PlanDemand& d, const PlanLimits& l, const PlanA
   }
   const double step = a.latency_s + a.eval_s;  // one call answered, its candidate evaluated
   auto add = [&](const std::string& name, double s, const std::string& relax) {
-    e.limits.push_back({name, s, relax});
+    e.limits.push_back({name, s + a.startup_s, relax});
   };
   add("concurrency", d.calls * a.latency_s / std::max(1, l.max_concurrent) + a.eval_s,
       "raise llm.max_concurrent, or llm.samples_per_call (fewer, larger calls)");

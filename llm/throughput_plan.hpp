@@ -18,9 +18,11 @@
 //                 + L + E
 //   TPU chips     candidates * E / chips + L          (the first candidate needs an answer)
 //   chain         the longest sequential chain * (L + E)  (iterative methods)
-// The predicted wall time is the largest; that limit binds, and relaxing it helps until the
-// next largest binds (reported as the gain from relaxing it). Evaluation workers' start-up
-// (a judge's JAX import, seconds) is not in it. Pure arithmetic; no clock.
+// Every limit's time also holds the evaluation workers' start-up S (a judge's JAX import and
+// first compile: 18 s on a loaded 2-core host), which delays every chain's first verdict; the
+// first calls overlap it, so this errs long by at most S. The predicted wall time is the
+// largest; that limit binds, and relaxing it helps until the next largest binds (reported as
+// the gain from relaxing it). Pure arithmetic; no clock.
 
 #ifndef PALLADIUM_LLM_THROUGHPUT_PLAN_HPP_
 #define PALLADIUM_LLM_THROUGHPUT_PLAN_HPP_
@@ -58,6 +60,7 @@ struct PlanAssumptions {
   double latency_s = 40;        // per call (Gemini 3 Flash, ~4k in / 8-9k out: 37-41 s)
   double eval_s = 10;           // per candidate on one chip
   double cached_share = 0;      // of input tokens served from the prompt cache
+  double startup_s = 20;        // until the evaluation workers take their first candidate
 };
 
 struct PlanLimitTime {

@@ -48,9 +48,9 @@ def plan(*args):
 
 
 def binding(out):
-    m = re.search(r"predicted wall time (.+?), bound by (.+?); to relax it", out)
+    m = re.search(r"predicted wall time (.+?) \((.+?) s\), bound by (.+?); to relax it", out)
     assert m, out
-    return m.group(2)
+    return m.group(3)
 
 
 def test_the_study_config_prints_cost_wall_time_and_binding_limit():
@@ -98,6 +98,7 @@ def test_the_cached_share_is_estimated_unless_given(config):
 @pytest.mark.parametrize("args, named", [
     (["--latency-s", "x"], "--latency-s needs seconds >= 0, got 'x'"),
     (["--eval-s", "-1"], "--eval-s needs seconds >= 0, got '-1'"),
+    (["--startup-s", "soon"], "--startup-s needs seconds >= 0, got 'soon'"),
     (["--chips", "0"], "--chips needs a whole number >= 1, got '0'"),
     (["--chips"], "--chips needs a whole number >= 1, got nothing"),
     (["--cached-share", "1.5"], "--cached-share needs a share in [0, 1], got '1.5'"),

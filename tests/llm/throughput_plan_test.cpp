@@ -45,7 +45,7 @@ TEST(ThroughputPlanTest, Tier1IsBoundByTheSpendRate) {
   // 576M tokens at 1M/min = 9.6 h; $1,248 at $10 per 10 min, each call's cost held from its
   // start until one window after its answer (600 + 40 s), the first window at once: 22 h.
   EXPECT_EQ(e.binding, "spend rate");
-  EXPECT_NEAR(e.wall_s, 1248.0 * (600 + 40) / 10 - 600 + 50, 1e-6);
+  EXPECT_NEAR(e.wall_s, 1248.0 * (600 + 40) / 10 - 600 + 50 + a.startup_s, 1e-6);
   EXPECT_EQ(e.limits[1].limit, "TPU chips");  // 48,000 x 10 s / 8 = 16.7 h
   EXPECT_NE(e.limits.front().relax.find("llm.mode: batch"), std::string::npos);
 }
@@ -60,7 +60,7 @@ TEST(ThroughputPlanTest, WithoutAccountLimitsTheChipsBindThenTheChain) {
   l.chips = 100000;
   const PlanEstimate many = estimate_plan(study(), l, a, flash());
   EXPECT_EQ(many.binding, "sequential chain");
-  EXPECT_NEAR(many.wall_s, 64 * 50.0, 1e-9);
+  EXPECT_NEAR(many.wall_s, 64 * 50.0 + a.startup_s, 1e-9);
 }
 
 TEST(ThroughputPlanTest, TheSpendGovernorsWorstCaseReservationSlowsTheRate) {
@@ -77,7 +77,7 @@ TEST(ThroughputPlanTest, TheSpendGovernorsWorstCaseReservationSlowsTheRate) {
   const PlanEstimate e = estimate_plan(d, l, a, flash());
   EXPECT_EQ(e.binding, "spend rate");
   const double c = 1248.0 / 48000, w = (4000 * 0.5 + 16384 * 3.0) / 1e6;
-  EXPECT_NEAR(e.wall_s, 48000 * (c * 600 + w * 40) / (10 - w + c) - 600 + 50, 1e-6);
+  EXPECT_NEAR(e.wall_s, 48000 * (c * 600 + w * 40) / (10 - w + c) - 600 + 50 + a.startup_s, 1e-6);
   EXPECT_GT(e.wall_s, expected);
   // A limit below one call's worst case never lets a call start.
   l.usd_per_window = 0.04;
@@ -94,6 +94,7 @@ TEST(ThroughputPlanTest, RequestsPerMinuteIsTheGatewaysBucketPlusTheLastStep) {
   PlanAssumptions a;
   a.latency_s = 2;
   a.eval_s = 1;
+  a.startup_s = 0;
   const PlanEstimate e = estimate_plan(d, l, a, std::nullopt);
   EXPECT_EQ(e.binding, "requests/min");
   EXPECT_NEAR(e.wall_s, 15 / (11.0 / 60) + 3, 1e-9);
