@@ -21,7 +21,14 @@ int64_t PrefixCacheEstimate::add(const std::string& prompt) {
   auto next = seen_.lower_bound(prompt);
   if (next != seen_.end()) shared = common_prefix(*next, prompt);
   if (next != seen_.begin()) shared = std::max(shared, common_prefix(*std::prev(next), prompt));
-  seen_.insert(prompt);
+  const auto [it, fresh] = seen_.insert(prompt);
+  if (fresh) {
+    order_.push_back(it);
+    if (order_.size() > max_prompts_) {
+      seen_.erase(order_.front());
+      order_.pop_front();
+    }
+  }
   int64_t cached = static_cast<int64_t>(shared / 4) / block_tokens_ * block_tokens_;
   if (cached < min_tokens_) cached = 0;
   prompt_tokens_ += static_cast<int64_t>((prompt.size() + 3) / 4);

@@ -28,6 +28,15 @@ TEST(PrefixCacheEstimate, NothingBelowTheMinimumIsCached) {
   EXPECT_DOUBLE_EQ(e.share(), 0.0);
 }
 
+TEST(PrefixCacheEstimate, OnlyTheLatestPromptsAreRemembered) {
+  PrefixCacheEstimate e(/*min_tokens=*/1, /*block_tokens=*/1, /*max_prompts=*/2);
+  e.add("aaaaaaaa-first");
+  e.add("bbbbbbbb");
+  e.add("cccccccc");  // "aaaaaaaa-first" is forgotten
+  EXPECT_EQ(e.add("aaaaaaaa-again"), 0);
+  EXPECT_EQ(e.add("cccccccc-again"), 2);  // still remembered: 8 characters, 2 tokens
+}
+
 // The sorted-neighbour search must find the same longest prefix as comparing with every
 // earlier prompt.
 TEST(PrefixCacheEstimate, AgreesWithTheExhaustiveSearch) {
