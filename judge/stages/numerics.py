@@ -229,7 +229,9 @@ def tpu_program_outputs(exp, arrays, budget, info, refusal, executed=None, done=
     interpreter cannot run it and `refusal` is None (a cascade's screen). Otherwise a gap (an op
     it does not know, its work bound, its own error) is runtime_error, kind mosaic_interpreter:
     on a CPU host nothing else checks the kernel itself, and each such gap is one a forger can
-    aim at, so only a TPU agent can judge it."""
+    aim at, so only a TPU agent can judge it. A KernelDefect (out of bounds, a deadlock,
+    nondeterminism) is no gap: it is runtime_error too, but the message blames the kernel, so
+    its author's feedback says what to fix rather than "try a TPU"."""
     start = time.perf_counter()
     try:
         if done is not None:  # `done`: (outputs, error, seconds) of a run on these arrays
@@ -245,8 +247,16 @@ def tpu_program_outputs(exp, arrays, budget, info, refusal, executed=None, done=
         why = str(exc) if isinstance(exc, mosaic_interpreter.Unsupported) else \
             f"interpreter error {type(exc).__name__}: {exc}"
         info["unsupported"] = truncate(why, 400)
+        if isinstance(exc, mosaic_interpreter.KernelDefect):
+            info["defect"] = type(exc).__name__
         if refusal is None:
             return None
+        if isinstance(exc, mosaic_interpreter.KernelDefect):
+            kind = {"OutOfBounds": "out_of_bounds"}.get(type(exc).__name__,
+                                                         type(exc).__name__.lower())
+            raise Failure("runtime_error", kind,
+                          f"{refusal} the kernel itself is wrong ({truncate(why, 400)}): on a "
+                          f"TPU it would {exc.on_a_tpu}") from None
         raise Failure("runtime_error", "mosaic_interpreter",
                       f"{refusal} the judge cannot compute the program a TPU would run "
                       f"({truncate(why, 400)}), so on a CPU host nothing checks the kernel "

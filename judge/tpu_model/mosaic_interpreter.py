@@ -64,18 +64,27 @@ class OverBudget(Unsupported):
     """The program needs more work than Budget allows."""
 
 
-class OutOfBounds(Unsupported):
+class KernelDefect(Unsupported):
+    """Not a gap of the interpreter: the kernel itself is wrong on any TPU. `on_a_tpu` says
+    what a chip would do instead of computing the workload."""
+    on_a_tpu = ""
+
+
+class OutOfBounds(KernelDefect):
     """A load, store, slice, DMA or block outside its buffer: on a TPU it reads or writes
     whatever lies there (or faults), so no result of it can be judged."""
+    on_a_tpu = "read or write whatever lies outside the buffer, or fault"
 
 
-class Deadlock(Unsupported):
+class Deadlock(KernelDefect):
     """A semaphore or DMA wait that nothing in the kernel can ever satisfy: a TPU hangs."""
+    on_a_tpu = "hang"
 
 
-class Nondeterministic(Unsupported):
+class Nondeterministic(KernelDefect):
     """Outputs that change with what uninitialised memory holds or with the order of the
     grid's "parallel" dimensions: a TPU may return either."""
+    on_a_tpu = "return whatever its memory held or its cores' order made"
 
 
 @dataclasses.dataclass
