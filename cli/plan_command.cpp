@@ -8,9 +8,11 @@
 // the time model is llm/throughput_plan.hpp. The assumptions are flags with defaults:
 //   --latency-s 40      seconds per LLM call (Gemini 3 Flash at ~4k in / 8-9k out: 37-41 s)
 //   --eval-s 10         seconds of one chip per candidate evaluation
-//   --cached-share 0    share of input tokens the provider's prompt cache serves
+//   --cached-share F    share of input tokens the provider's prompt cache serves (default:
+//                       estimated from the dry run's prompts, llm/prefix_cache_estimate.hpp)
 //   --output-tokens N   output tokens per call (default: the dry run's, but at least half of
 //                       llm.max_output_tokens: the synthetic model's answers are short)
+//   --startup-s 20      seconds until the evaluation workers take their first candidate
 //   --chips 1           TPU chips evaluating in parallel
 //   --tier-limits rpm=1000,tpm=1000000,usd_per_window=10,window_s=600,concurrency=64
 //                       the account's limits (any subset; the config's llm.* limits are the
@@ -18,8 +20,10 @@
 // A run's report later gives the measured latency, tokens and evaluation time.
 #include <algorithm>
 #include <cstdio>
-#include <optional>
+#include <cmath>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -34,6 +38,7 @@
 #include "cli/run_setup.hpp"
 #include "cli/sweep_config.hpp"
 #include "llm/synthetic_family.hpp"
+#include "llm/prefix_cache_estimate.hpp"
 #include "llm/synthetic_provider.hpp"
 #include "llm/throughput_plan.hpp"
 #include "search/budget.hpp"
@@ -46,7 +51,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     "usage: palladium plan CONFIG|SWEEP [--chips N] [--tier-limits LIST] [--latency-s S]\n"
-    "                      [--eval-s S] [--cached-share F] [--output-tokens N]\n"
+    "                      [--eval-s S] [--startup-s S] [--cached-share F] [--output-tokens N]\n"
     "  --tier-limits  comma-separated rpm=, tpm=, usd_per_window=, window_s=, concurrency=,\n"
     "                 or gemini-tier1 (1000 rpm, 1M tpm, $10 per 600 s) / gemini-tier2\n"
     "                 (2000 rpm, 3M tpm, $200 per 600 s); default: the config's llm limits\n";
@@ -87,18 +92,36 @@ std::string apply_tier_limits(const std::string& spec, PlanLimits& l) {
   return "";
 }
 
+// The dry run's model, with every prompt it is asked passed through the cache estimate
+// (the text a provider sees: system part first).
+class CacheWatching : public Provider {
+ public:
+  CacheWatching(std::shared_ptr<Provider> inner, PrefixCacheEstimate& cache)
+      : inner_(std::move(inner)), cache_(cache) {}
+  ChatResponse complete(const ChatRequest& r) override {
+    cache_.add(r.system_prompt + "\n" + r.user_prompt);
+    return inner_->complete(r);
+  }
+  std::string name() const override { return inner_->name(); }
+
+ private:
+  std::shared_ptr<Provider> inner_;
+  PrefixCacheEstimate& cache_;
+};
+
 PlanDemand demand_of(const RunConfig& config, const std::string& origin, const fs::path& home,
-                     std::optional<double> output_per_call) {
+                     std::optional<double> output_per_call, PrefixCacheEstimate& cache) {
   const auto searches = search_specs(config, origin, home);
   const auto synthetic_dir = home / "llm" / "synthetic";
   const auto covered = synthetic_workloads(synthetic_dir);
-  auto model = make_synthetic_provider(synthetic_dir);
+  CacheWatching model(make_synthetic_provider(synthetic_dir), cache);
   PlanDemand d;
+  d.reserved_output_per_call = config.llm.sampling.max_output_tokens;
   for (const auto& spec : searches) {
     auto strategy = make_strategy(spec.method, spec.brief, Budget(spec.budget, spec.method.counts),
                                   spec.menus, spec.seed);
     const bool covers = std::find(covered.begin(), covered.end(), spec.brief.id) != covered.end();
-    DryRunSearch s = dry_run_search(*strategy, spec.brief.id, spec.seed, *model, covers);
+    DryRunSearch s = dry_run_search(*strategy, spec.brief.id, spec.seed, model, covers);
     d.calls += s.calls();
     d.samples += s.calls();
     d.input_tokens += static_cast<double>(s.usage.prompt_tokens);
@@ -116,6 +139,7 @@ PlanDemand demand_of(const RunConfig& config, const std::string& origin, const f
 
 std::string hours(double s) {
   char buf[64];
+  if (std::isinf(s)) return "never (a call's worst case exceeds the window's limit)";
   if (s < 120) std::snprintf(buf, sizeof buf, "%.0f s", s);
   else if (s < 7200) std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
   else std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
@@ -128,33 +152,50 @@ int plan_command(const std::vector<std::string>& args) {
   std::string path, tiers;
   PlanAssumptions a;
   int chips = 1;
-  std::optional<double> output_per_call;
+  std::optional<double> output_per_call, cached_share;
+  // Every bad flag is named with what it needs and what it got.
+  auto bad = [](const std::string& flag, const std::string& needs, const std::string& got) {
+    std::cerr << "palladium plan: " << flag << " needs " << needs
+              << (got.empty() ? std::string(", got nothing") : ", got '" + got + "'") << "\n"
+              << kUsage;
+    return 2;
+  };
   for (size_t i = 0; i < args.size(); ++i) {
-    auto value = [&](double& out) {
-      return i + 1 < args.size() && parse_number(args[++i], out);
-    };
+    const std::string& flag = args[i];
+    const std::string got = i + 1 < args.size() ? args[i + 1] : "";
     double v = 0;
-    if (args[i] == "--help" || args[i] == "-h") {
+    auto number = [&](double min, double max) {
+      ++i;
+      return parse_number(got, v) && v >= min && v <= max;
+    };
+    if (flag == "--help" || flag == "-h") {
       std::cout << kUsage;
       return 0;
-    } else if (args[i] == "--chips") {
-      if (!value(v) || v < 1) return std::cerr << "palladium plan: --chips needs N >= 1\n" << kUsage, 2;
+    } else if (flag == "--chips") {
+      if (!number(1, 1e9)) return bad(flag, "a whole number >= 1", got);
       chips = static_cast<int>(v);
-    } else if (args[i] == "--tier-limits" && i + 1 < args.size()) {
+    } else if (flag == "--tier-limits") {
+      if (got.empty()) return bad(flag, "a list such as rpm=60,usd_per_window=1", got);
       tiers = args[++i];
-    } else if (args[i] == "--latency-s") {
-      if (!value(a.latency_s)) return std::cerr << kUsage, 2;
-    } else if (args[i] == "--eval-s") {
-      if (!value(a.eval_s)) return std::cerr << kUsage, 2;
-    } else if (args[i] == "--output-tokens") {
-      if (!value(v)) return std::cerr << kUsage, 2;
+    } else if (flag == "--latency-s") {
+      if (!number(0, 1e9)) return bad(flag, "seconds >= 0", got);
+      a.latency_s = v;
+    } else if (flag == "--eval-s") {
+      if (!number(0, 1e9)) return bad(flag, "seconds >= 0", got);
+      a.eval_s = v;
+    } else if (flag == "--startup-s") {
+      if (!number(0, 1e9)) return bad(flag, "seconds >= 0", got);
+      a.startup_s = v;
+    } else if (flag == "--output-tokens") {
+      if (!number(0, 1e12)) return bad(flag, "tokens >= 0", got);
       output_per_call = v;
-    } else if (args[i] == "--cached-share") {
-      if (!value(a.cached_share) || a.cached_share > 1) return std::cerr << kUsage, 2;
-    } else if (path.empty() && args[i].rfind("--", 0) != 0) {
-      path = args[i];
+    } else if (flag == "--cached-share") {
+      if (!number(0, 1)) return bad(flag, "a share in [0, 1]", got);
+      cached_share = v;
+    } else if (path.empty() && flag.rfind("--", 0) != 0) {
+      path = flag;
     } else {
-      std::cerr << "palladium plan: unexpected argument '" << args[i] << "'\n" << kUsage;
+      std::cerr << "palladium plan: unexpected argument '" << flag << "'\n" << kUsage;
       return 2;
     }
   }
@@ -176,15 +217,19 @@ int plan_command(const std::vector<std::string>& args) {
   PlanDemand total;
   const LlmConfig& llm = runs.front().second.llm;
   bool batch = false;
+  // One cache for the whole sweep: a provider's cache is the account's, across cells.
+  PrefixCacheEstimate cache;
   try {
     for (const auto& [key, config] : runs) {
-      const PlanDemand d = demand_of(config, path, home, output_per_call);
+      const PlanDemand d = demand_of(config, path, home, output_per_call, cache);
       total.calls += d.calls;
       total.samples += d.samples;
       total.input_tokens += d.input_tokens;
       total.output_tokens += d.output_tokens;
       total.candidates += d.candidates;
       total.longest_chain = std::max(total.longest_chain, d.longest_chain);
+      total.reserved_output_per_call =
+          std::max(total.reserved_output_per_call, d.reserved_output_per_call);
       batch = batch || config.llm.mode == "batch";
     }
   } catch (const std::exception& e) {
@@ -214,26 +259,32 @@ int plan_command(const std::vector<std::string>& args) {
     }
     if (!price) label += " (no price in " + llm.prices + ")";
   }
+  a.cached_share = cached_share.value_or(cache.share());
   const PlanEstimate e = estimate_plan(total, l, a, price);
   std::printf("plan of %s: %zu run%s, %s\n", path.c_str(), runs.size(), runs.size() == 1 ? "" : "s",
               label.c_str());
   std::printf("  calls %.0f  candidates %.0f  longest chain of dependent calls %.0f\n", total.calls,
               total.candidates, total.longest_chain);
-  std::printf("  input tokens %.0f (cached %.0f)  output tokens %.0f%s\n", total.input_tokens,
-              e.cached_tokens, total.output_tokens,
+  std::printf("  input tokens %.0f (cached %.0f%s)  output tokens %.0f%s\n", total.input_tokens,
+              e.cached_tokens,
+              cached_share ? "" : ", estimated from the prompts' shared prefixes",
+              total.output_tokens,
               output_per_call ? "" : " (at least half of llm.max_output_tokens per call)");
   if (price)
     std::printf(e.usd_online < 1 ? "  dollars: online $%.5f, batch $%.5f%s\n"
                                  : "  dollars: online $%.2f, batch $%.2f%s\n",
                 e.usd_online, e.usd_batch,
                 batch ? " (this config runs in batch mode)" : "");
-  std::printf("  assumptions: %g s per call, %g s per evaluation, %d chip%s, cached share %.2f\n",
-              a.latency_s, a.eval_s, chips, chips == 1 ? "" : "s", a.cached_share);
+  std::printf("  assumptions: %g s per call, %g s per evaluation, %g s for the evaluation "
+              "workers to start, %d chip%s, cached share %.2f\n",
+              a.latency_s, a.eval_s, a.startup_s, chips, chips == 1 ? "" : "s", a.cached_share);
   std::printf("  time under each limit (the largest binds):\n");
   for (const auto& t : e.limits)
     std::printf("    %-17s %10s%s\n", t.limit.c_str(), hours(t.seconds).c_str(),
                 t.limit == e.binding ? "   <- binds" : "");
-  std::printf("  predicted wall time %s, bound by %s; to relax it: %s", hours(e.wall_s).c_str(),
+  // The exact seconds too, for comparing with a measured run (scripts/bench_plan.sh).
+  std::printf("  predicted wall time %s (%.0f s), bound by %s; to relax it: %s",
+              hours(e.wall_s).c_str(), e.wall_s,
               e.binding.c_str(), e.limits.front().relax.c_str());
   if (e.limits.size() > 1)
     std::printf(" (then %s binds at %s)", e.limits[1].limit.c_str(), hours(e.next_s).c_str());

@@ -201,18 +201,18 @@ LlmBackend make_llm_backend(const LlmConfig& llm, const std::string& origin,
     const fs::path journal = home / llm.batch_journal;
     fs::create_directories(journal.parent_path());
     bo.journal = open_batch_journal(journal.string());
-    so.max_concurrent = 1000000;
-    so.adaptive_concurrency = false;
-    so.call_deadline.reset();
     PromptCheck check;
     check.fail = llm.prompt_shortfall == "error";
     if (!split) {
+      so.max_concurrent = 1000000;
+      so.adaptive_concurrency = false;
+      so.call_deadline.reset();
       b.runner = make_batch_runner(std::move(provider), make_curl_transport(), std::move(bo));
       return b;
     }
-    // The online calls share this scheduler: no concurrency cap and no call deadline for
-    // them either (a job's calls would hold the slots for hours); the per-minute and spend
-    // limits bound both.
+    // The online calls keep the concurrency cap and the call deadline; the scheduler exempts
+    // the job calls (so.in_job) from both, so a job's hours-long calls neither hold the
+    // online slots nor fail at the online deadline. The per-minute and spend limits bound both.
     std::shared_ptr<HttpTransport> transport = make_curl_transport();
     auto online = make_http_runner(provider, transport, check);
     auto jobs = make_batch_runner(provider, transport, std::move(bo));
@@ -220,11 +220,11 @@ LlmBackend make_llm_backend(const LlmConfig& llm, const std::string& origin,
     for (const auto& r : llm.batch_roles) roles.insert(*sample_role_from_string(r));
     const std::set<std::string> online_methods(llm.online_methods.begin(),
                                                llm.online_methods.end());
-    b.runner = make_split_runner(
-        std::move(online), std::move(jobs),
-        [roles, online_methods](const ChatRequest& r) {
-          return (roles.empty() || roles.count(r.role)) && !online_methods.count(r.method);
-        });
+    auto goes_batch = [roles, online_methods](const ChatRequest& r) {
+      return (roles.empty() || roles.count(r.role)) && !online_methods.count(r.method);
+    };
+    so.in_job = goes_batch;
+    b.runner = make_split_runner(std::move(online), std::move(jobs), goes_batch);
     return b;
   }
   PromptCheck check;

@@ -22,9 +22,12 @@ every rule with its reason and its test):
   compile   the artifacts must be programs over the workload's inputs
             whose outputs have the baseline's shapes AND dtypes exactly   -> shape_mismatch,
             (a dtype that differs is deferred, below)                        runtime_error
-  structure no custom calls but Pallas kernels; a Pallas kernel on the
-            TPU path; outside kernels at most 90% of the baseline's work -> no_pallas
-            (structure.py); no_pallas is deferred, below
+  structure no custom calls but Pallas kernels; no platform branch but a
+            kernel's own dispatch; a Pallas kernel on the TPU path; the
+            XLA glue at most 90% of the program's own work, as the
+            judge's interpretation of the TPU program (tpu_program.py,
+            last numerics seed) executes it (structure.py)               -> no_pallas,
+            no_pallas is deferred, below                                     runtime_error
   compile   then (PALLADIUM_COMPILE_TIER, default on) the deviceless
             libtpu v6e compile of the full-shape artifact, in a compile
             process of its own (compile_process.py), after the cheaper
@@ -35,7 +38,8 @@ every rule with its reason and its test):
             on check seeds (out-of-bounds reads raise, unwritten outputs
             are NaN): its error, or its outputs against the reference;
             (2) the judge runs the artifact itself on fresh seeds the
-            candidate never saw: the CPU branch (HLO interpreter) on the
+            candidate never saw (every seed after the first on inputs
+            rescaled or shifted: workloads/input_variants.py): the CPU branch (HLO interpreter) on the
             interpret backend, the TPU program natively on a TPU, with the
             outputs NaN-poisoned first. Both are held to compare.py's
             rules: exact shapes and dtypes, no NaN/inf, each element

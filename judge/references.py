@@ -13,6 +13,7 @@ from jax import export
 
 from judge import compare, structure
 from judge.audit import static_argnums
+from workloads import input_variants
 
 
 class References:
@@ -36,11 +37,11 @@ class References:
         """Reduced shapes in the CPU interpreter; the real JAXBench shapes on a chip."""
         return module.CONFIG if self.backend == "tpu" else module.CPU_CONFIG
 
-    def reference(self, module, config, seed, store=np.float64):
+    def reference(self, module, config, seed, store=np.float64, variant=0):
         """(inputs, compare.Reference, baseline run ms) at `config` for this seed: the bf16
         baseline's output and the same inputs computed in float64 (compare.make_reference),
-        kept as `store`."""
-        inputs = module.create_inputs(config, seed)
+        kept as `store`. `variant`: the inputs rescaled or shifted (input_variants.py)."""
+        inputs = input_variants.create_inputs(module, config, seed, variant)
         start = time.perf_counter()
         out = jax.block_until_ready(self._baseline(module)(*inputs))
         ms = (time.perf_counter() - start) * 1e3

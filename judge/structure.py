@@ -1,46 +1,48 @@
-"""Structural honesty: how much of a program's work runs outside its Pallas kernels, read from a
-jax.export artifact (StableHLO) without running any of the candidate's Python.
+"""Structural honesty: how much of a program's work runs outside its Pallas kernels, counted on
+what the judge's own interpretation of the program executes, plus the integrity rules read from
+a jax.export artifact (StableHLO) without running any of the candidate's Python.
 
-    measure(mlir_text) -> Measurement
-    check(candidate, baseline, require_pallas) -> None | (verdict, kind, message)
+    measure(mlir_text) -> Measurement           (static: integrity, kernels, fallback counts)
+    Executed()                                  (filled by tpu_program.run as it runs)
+    check(candidate, require_pallas, reduced, executed) -> None | (verdict, kind, message)
 
-Work is counted the same way for the candidate's artifact and for the judge's own export of the
-XLA baseline:
-  * dot_general / dot / convolution: 2 x multiply-adds (MXU FLOPs);
-  * reduce / reduce_window: the elements reduced;
-  * elementwise arithmetic and transcendental ops on floating-point tensors: their elements.
-Only the TPU path counts. A kernel in a multi-platform artifact is a `stablehlo.case` on the
-platform with the Mosaic `tpu_custom_call` alone in one branch and its CPU stand-in (the HLO
-interpreter) in the others; the branch with the custom call is the kernel, the rest is not
-"outside" (it never runs on a TPU) and is counted apart as `cpu_branch`. A kernel under any other
-branch on the platform is refused (`platform_branches`): it would let the CPU check other code
-than the TPU runs. XLA that differs by platform counts its heaviest branch, and the judge holds
-the reduced-shape artifact to the same rule as the full one, so a heavy CPU-only branch beside
-a cheap TPU one fails there. A case on data is not a platform split, even with a kernel in one
-branch: its heaviest branch counts. A `tpu_custom_call` is opaque: its work is inside Pallas by
-definition; what it does is read from its Mosaic body (kernel_work.py) into `inside`. An
-XLA `while` whose trip count is a constant (fori_loop, scan, or a bound the loop passes through
-unchanged) counts its body that many times; any other loop counts its body once and is
-reported in `unbounded_loops`. A private function counts where, and as often as, it is called.
+Work is counted the same way in the XLA glue and in the kernels' Mosaic bodies:
+  * dot_general / dot / convolution (tpu.matmul / vector.contract): 2 x multiply-adds;
+  * reduce / reduce_window (vector reductions): the elements reduced;
+  * elementwise arithmetic and transcendental ops on floating-point values: their elements.
 
-The rule (MAX_OUTSIDE_FRACTION): a candidate whose work outside Pallas kernels exceeds 90% of
-the baseline's total (so that less than a tenth of the workload runs in its kernels) is
-`no_pallas`, kind "outside_pallas". Measured (docs/verification.md, 1b): every correct kernel of
-the replay corpus, the skeletons and five hand-tuned references keep all but 0.006% of the work
-inside; the sixth, 3p's upstream flash attention inside MLA, leaves the MLA projections to XLA,
-69% of the work, and is a real kernel; a token kernel beside XLA measures 100% (99.99% and up).
-90% sits between the two with room on both sides. A candidate with no tpu_custom_call on its
-TPU path is `no_pallas`, kind "no_kernel".
+The rule (MAX_OUTSIDE_FRACTION), on the candidate's own program, never on the baseline's: the
+XLA glue's work over all the program's work (glue + kernels), counted as the judge's
+interpretation of the TPU program executes it (tpu_program.run with an Executed): every glue
+op as often as it ran (real trip counts of any while loop: counted, counting down, bound by
+data), every live Mosaic op of every kernel as often as it ran (kernel_work.instrument: a
+matmul whose result reaches no output is not work). Above 90%, in all the work or in the
+matmul FLOPs alone, the heavy work runs in XLA beside the kernels: `no_pallas`, kind
+"outside_pallas". Glue doing no more than one op per output element is never heavy (an honest
+copy kernel's workload: a gather, a cache update). An exact rewrite that does less work than
+the baseline (sum(x @ W.T, axis=1) as x @ sum(W, axis=0), a matmul the workload never uses
+dropped) is judged on the work it does: whether it is right is the numerics' question, at full
+shapes and on fresh inputs. Measured on honest kernels (docs/verification.md 1b): 3p's upstream
+flash attention inside MLA leaves the projections to XLA, 69% of its work; a token kernel beside
+XLA measures 100%.
+When the judge cannot interpret the program (a TPU agent's op the interpreter does not model),
+the static count of `measure` stands in, labelled "static": a loop whose trip count is not a
+constant counts once, so XLA work in it is under-counted (docs/verification.md residual risks).
 
-The kernels' own work (docs/verification.md 1b, "The kernels' own work"): in the reduced
-artifact, a kernel's CPU branch (what the judge runs on a CPU host) doing more than
-CPU_BRANCH_TOLERANCE (1.5x) its Mosaic body's matmul FLOPs or work is `runtime_error`, kind
-"cpu_branch_not_the_kernel": the candidate's process rewrote the lowering so that the CPU
-checks other code than the TPU runs. A TPU program (kernels + XLA) doing less than
-MIN_TPU_WORK_FRACTION (10%) of the baseline's work, or of its matmul FLOPs when those are most
-of it, is `no_pallas`, kind "hollow_kernel". Measured on 43 honest kernels: CPU branches at
-most 1.0x their kernels, TPU programs at least 52% of the baseline (one exempt: a grid whose
-size is data); the forgeries infinitely more and at most 0.012%.
+A candidate with no tpu_custom_call on its TPU path is `no_pallas`, kind "no_kernel".
+
+One program, one semantics: only a Pallas kernel's own platform dispatch (a `stablehlo.case` on
+the platform with the Mosaic `tpu_custom_call` alone in one branch and its CPU stand-in, the
+HLO interpreter, in the others) may branch on the platform. Its CPU branch never runs on a TPU
+and is counted apart (`cpu_branch`). Any other case on the platform whose branches are not the
+same program (JAX lowers dot_general and convolutions per platform, into identical branches)
+is refused (`platform_dependent`): the CPU would check other code than the TPU runs. A case on
+data is not a platform split: the interpretation runs the branch the data picks.
+
+The kernels' CPU branches (docs/verification.md 1b): in the reduced artifact, a kernel's CPU
+branch (what the judge runs on a CPU host) doing more than CPU_BRANCH_TOLERANCE (1.5x) its
+Mosaic body's matmul FLOPs or work is `runtime_error`, kind "cpu_branch_not_the_kernel": the
+candidate's process rewrote the lowering so that the CPU checks other code than the TPU runs.
 
 Custom calls are an allowlist: the judge compiles and runs these artifacts, and a custom call
 names C++ code in the judge's own process (a host callback descriptor is a raw pointer). Anything
@@ -59,9 +61,6 @@ MAX_OUTSIDE_FRACTION = 0.9
 # and in all work, beyond an absolute slack (docs/verification.md 1b).
 CPU_BRANCH_TOLERANCE = 1.5
 CPU_BRANCH_SLACK = 4096.0
-# The program a TPU runs (kernels + XLA) must do at least this share of the baseline's work,
-# and of its matmul FLOPs when they are most of it.
-MIN_TPU_WORK_FRACTION = 0.1
 ALLOWED_CUSTOM_CALLS = frozenset({"tpu_custom_call", "Sharding", "SPMDFullToShardShape",
                                   "SPMDShardToFullShape"})
 TPU_KERNEL = "tpu_custom_call"
@@ -134,13 +133,27 @@ class Measurement:
     dispatches: list = dataclasses.field(default_factory=list)   # [Dispatch]
     kernel_errors: list = dataclasses.field(default_factory=list)  # bodies that do not parse
     dead_mxu_flops: float = 0.0            # matmuls in kernels whose results reach no output
-    dynamic_grids: int = 0                 # kernels whose grid size is data (counted one step)
     output_elems: int = 0                  # elements of the entry point's results
 
     @property
     def inside(self):
         """Work inside the Pallas kernels on the TPU path (their Mosaic bodies)."""
         return self.outside.kernels()
+
+
+@dataclasses.dataclass
+class Executed:
+    """What the judge's interpretation of a TPU program executed (tpu_program.run fills it):
+    XLA glue ops and live Mosaic ops, each as often as it ran."""
+    outside: Work = dataclasses.field(default_factory=Work)   # the XLA glue on the TPU path
+    inside: Work = dataclasses.field(default_factory=Work)    # the kernels' live Mosaic ops
+    kernel_runs: int = 0                   # tpu_custom_calls executed
+    dead_mxu_flops: float = 0.0            # matmuls executed whose results reach no output
+    output_elems: int = 0                  # elements of the program's results
+
+    def as_dict(self):
+        return {"outside": self.outside.as_dict(), "inside": self.inside.as_dict(),
+                "kernel_runs": self.kernel_runs, "dead_mxu_flops": self.dead_mxu_flops}
 
 
 def _attr(op, name):
@@ -150,7 +163,8 @@ def _attr(op, name):
         return ""
 
 
-def _op_work(op):
+def op_work(op):
+    """The Work of one StableHLO op, per execution (the module docstring's counts)."""
     work = Work()
     name = op.name
     if name in _MXU and op.results:
@@ -311,6 +325,41 @@ def _lone_kernel(ops):
     return names == ["stablehlo.custom_call"] and _target(ops[0].operation) == TPU_KERNEL
 
 
+def _branch_signature(ops):
+    """A branch's program, independent of SSA names: per op its name, attributes, result types
+    and operands (a value defined in the branch by its position, one from outside by itself),
+    nested regions included; two branches with equal signatures compute the same."""
+    local, outside = {}, []
+
+    def operand(value):
+        if value in local:
+            return local[value]
+        for i, known in enumerate(outside):
+            if known == value:
+                return ("outside", i)
+        outside.append(value)
+        return ("outside", len(outside) - 1)
+
+    def block(ops, depth):
+        signature = []
+        for position, op in enumerate(ops):
+            op = getattr(op, "operation", op)
+            attributes = tuple(sorted((str(n), str(op.attributes[n])) for n in op.attributes))
+            regions = []
+            for r, region in enumerate(op.regions):
+                for b, inner in enumerate(region.blocks):
+                    for a, argument in enumerate(inner.arguments):
+                        local[argument] = ("argument", depth, position, r, b, a)
+                    regions.append(block(list(inner.operations), depth + 1))
+            signature.append((op.name, attributes, tuple(operand(v) for v in op.operands),
+                              tuple(str(r.type) for r in op.results), tuple(regions)))
+            for i, result in enumerate(op.results):
+                local[result] = ("result", depth, position, i)
+        return tuple(signature)
+
+    return block(list(ops), 0)
+
+
 class _Walker:
     def __init__(self, measurement, functions):
         self.m = measurement
@@ -343,7 +392,6 @@ class _Walker:
                      interpreted.elementwise_elems), body)
         exact, interpreted, body = self._bodies[key]
         self.m.dead_mxu_flops += body.dead_mxu_flops
-        self.m.dynamic_grids += 1 if body.dynamic_grid else 0
         if self.dispatch is not None:
             # The most the kernel can be said to do, so that only a CPU branch doing more
             # than any count of its kernel is refused.
@@ -407,7 +455,11 @@ class _Walker:
                     self.walk_region_ops(block.operations, body, tpu_path)
             work.add(body, trips)
             return
-        work.add(_op_work(op))
+        work.add(op_work(op))
+        if any(self._on_platform(v) for v in op.operands):
+            # A value computed from the platform index is the platform too (a convert of it,
+            # arithmetic on it): a case on it is a platform split however it was made.
+            self.platform_values.extend(op.results)
         for region in op.regions:
             for block in region.blocks:
                 self.walk_region_ops(block.operations, work, tpu_path)
@@ -418,9 +470,10 @@ class _Walker:
         index whose TPU branch is the lone tpu_custom_call, the others its CPU stand-in.
         A kernel anywhere else under a platform branch (lax.platform_dependent around it, a
         lowering patched per platform) would let a CPU check other code than a TPU runs:
-        recorded in platform_branches. XLA alone may differ by platform (JAX lowers dot_general
-        per platform); like a data-dependent case, its heaviest branch counts, which the
-        reduced-shape check holds against the baseline. True when handled here."""
+        recorded in platform_branches. XLA alone may branch on the platform
+        only into the same program in every branch (JAX lowers dot_general and convolutions
+        per platform into identical branches); anything else is recorded in platform_branches.
+        True when handled here."""
         if all(_only_constants(ops) for ops in branches):
             self.platform_values.extend(op.results)
             return True
@@ -442,6 +495,9 @@ class _Walker:
         if any(with_kernel):
             self.m.platform_branches.append(
                 "a Pallas kernel inside code that branches on the platform")
+        elif len({_branch_signature(ops) for ops in branches}) > 1:
+            self.m.platform_branches.append(
+                "XLA code that computes differently per platform")
         return False
 
 
@@ -475,10 +531,10 @@ def measure(mlir_text):
     return measurement
 
 
-def outside_fraction(candidate, baseline):
-    """Work outside Pallas kernels / the baseline's total work, or None (no baseline work)."""
-    total = baseline.outside.total()
-    return None if total <= 0 else candidate.outside.total() / total
+def outside_fraction(outside, inside):
+    """The glue's share of the program's work (all of it), or None when it does none."""
+    total = outside.total() + inside.total()
+    return None if total <= 0 else outside.total() / total
 
 
 def _integrity(candidate):
@@ -517,58 +573,36 @@ def cpu_branch_mismatch(reduced):
     return None
 
 
-def _pallas_rules(candidate, baseline, where):
-    if candidate.kernels == 0:
-        return ("no_pallas", "no_kernel",
-                "the exported TPU program contains no Pallas kernel (tpu_custom_call): a "
-                "pallas_call whose result is unused is removed, and the work runs in XLA")
-    fraction = outside_fraction(candidate, baseline)
-    o, b = candidate.outside, baseline.outside
-    if fraction is not None and fraction > MAX_OUTSIDE_FRACTION:
-        return ("no_pallas", "outside_pallas",
-                f"{fraction:.0%} of the workload's work runs in XLA outside the Pallas kernels "
-                f"({where}: {o.mxu_flops:.3g} of the baseline's {b.mxu_flops:.3g} "
-                f"matmul/conv FLOPs, {o.reduce_elems:.3g} of {b.reduce_elems:.3g} reduced "
-                f"elements, {o.elementwise_elems:.3g} of {b.elementwise_elems:.3g} elementwise); "
-                f"at most {MAX_OUTSIDE_FRACTION:.0%} may: move the heavy work into the kernel")
+def outside_rule(outside, inside, output_elems, how):
+    """no_pallas (kind outside_pallas) when the XLA glue does more than MAX_OUTSIDE_FRACTION of
+    the program's work, in all work or in matmul FLOPs, and more than one op per output
+    element; else None. `how` says what was counted, for the message."""
+    if outside.total() <= output_elems:
+        return None
+    shares = [("its work", outside_fraction(outside, inside))]
+    if outside.mxu_flops > output_elems:
+        shares.append(("its matmul FLOPs",
+                       outside.mxu_flops / (outside.mxu_flops + inside.mxu_flops)))
+    for what, share in shares:
+        if share is not None and share > MAX_OUTSIDE_FRACTION:
+            return ("no_pallas", "outside_pallas",
+                    f"{share:.0%} of {what} runs in XLA outside the Pallas kernels ({how}: "
+                    f"XLA {outside.mxu_flops:.3g} matmul FLOPs and "
+                    f"{outside.reduce_elems + outside.elementwise_elems:.3g} other; the "
+                    f"kernels {inside.mxu_flops:.3g} and "
+                    f"{inside.reduce_elems + inside.elementwise_elems:.3g}); at most "
+                    f"{MAX_OUTSIDE_FRACTION:.0%} may: move the heavy work into the kernel")
     return None
 
 
-def _hollow_rule(candidate, baseline, where):
-    o, b = candidate.outside, baseline.outside
-    on_tpu = Work()
-    on_tpu.add(candidate.outside)
-    on_tpu.add(candidate.inside)
-    total_share = None if b.total() <= 0 else on_tpu.total() / b.total()
-    mxu_heavy = b.mxu_flops > 0 and b.mxu_flops >= 0.5 * b.total()
-    mxu_share = on_tpu.mxu_flops / b.mxu_flops if mxu_heavy else None
-    # A kernel whose grid size is data (megablox gmm's active tiles) is counted for one step:
-    # its work is unknown from below, so this rule cannot judge it. Nor can it judge a
-    # workload that moves data more than it computes (less than one op per output element in
-    # the baseline: a gather, a cache update), whose honest kernel is a copy.
-    computes = b.total() >= baseline.output_elems
-    short = [share for share in (total_share, mxu_share)
-             if share is not None and share < MIN_TPU_WORK_FRACTION and
-             not candidate.dynamic_grids and computes]
-    if short:
-        i = candidate.inside
-        return ("no_pallas", "hollow_kernel",
-                f"the program a TPU runs does {100 * min(short):.2g}% of the workload's work "
-                f"({where}: "
-                f"its kernels' Mosaic bodies {i.mxu_flops:.3g} matmul FLOPs and "
-                f"{i.reduce_elems + i.elementwise_elems:.3g} other, XLA beside them "
-                f"{o.total():.3g}; the baseline {b.mxu_flops:.3g} matmul FLOPs of "
-                f"{b.total():.3g}); at least {MIN_TPU_WORK_FRACTION:.0%} must run: the kernel "
-                "does not compute the workload")
-    return None
-
-
-def check(candidate, baseline, require_pallas=True, reduced=None, reduced_baseline=None):
+def check(candidate, require_pallas=True, reduced=None, executed=None):
     """None when the structure is acceptable, else (verdict, signature kind, message).
 
-    candidate/baseline: the full-shape TPU artifact and the baseline at the same shapes;
-    reduced/reduced_baseline (optional): the TPU + CPU artifact whose CPU branch the judge runs,
-    held to the same rules and to the CPU-branch rule."""
+    candidate: the full-shape TPU artifact's Measurement; reduced (optional): the TPU + CPU
+    artifact's, whose CPU branch the judge runs, held to the integrity rules and to the
+    CPU-branch rule; executed (optional): what the judge's interpretation of the reduced
+    artifact's TPU program executed (Executed). Without it, the full-shape artifact's static
+    count stands in for the outside rule."""
     measured = [candidate] + ([reduced] if reduced is not None else [])
     for m in measured:
         found = _integrity(m)
@@ -589,12 +623,15 @@ def check(candidate, baseline, require_pallas=True, reduced=None, reduced_baseli
                     "machinery was changed in the candidate's process")
     if not require_pallas:
         return None
-    pairs = [(candidate, baseline, "at the full shapes")]
-    if reduced is not None and reduced_baseline is not None:
-        pairs.append((reduced, reduced_baseline, "at the reduced shapes"))
-    for rule in (_pallas_rules, _hollow_rule):
-        for m, b, where in pairs:
-            found = rule(m, b, where)
-            if found:
-                return found
-    return None
+    if candidate.kernels == 0 or (executed is not None and executed.kernel_runs == 0):
+        return ("no_pallas", "no_kernel",
+                "the exported TPU program " +
+                ("contains no Pallas kernel (tpu_custom_call): a pallas_call whose result is "
+                 "unused is removed, and the work runs in XLA" if candidate.kernels == 0 else
+                 "never runs its Pallas kernel on the judge's inputs: the work runs in XLA"))
+    if executed is not None:
+        return outside_rule(executed.outside, executed.inside, executed.output_elems,
+                            "executed at the reduced shapes")
+    return outside_rule(candidate.outside, candidate.inside, candidate.output_elems,
+                        "counted statically at the full shapes, loops without a constant trip "
+                        "count once")

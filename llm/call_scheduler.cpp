@@ -181,15 +181,16 @@ CallScheduler::Step CallScheduler::poll(TimePoint now) {
   const int allowed = std::max(1, static_cast<int>(concurrency_));
   // Groups in the order of their oldest ready slot.
   for (;;) {
-    if (static_cast<int>(calls_.size()) >= allowed) {  // a finish wakes us
-      if (!queued_by_group_.empty())
-        stats_.holding = allowed < o_.max_concurrent ? "concurrency (learned from 429s)"
-                                                     : "concurrency";
-      return step;
-    }
+    // At the cap only job calls may start; a finish wakes us for the rest.
+    const bool capped = capped_in_flight_ >= allowed;
+    bool held_by_cap = false;
     const Slot* head = nullptr;
     std::vector<uint64_t> members;
     for (const auto& [group, ids] : queued_by_group_) {
+      if (capped && !in_job(slots_.at(*ids.begin()).request)) {
+        held_by_cap = true;
+        continue;
+      }
       std::vector<uint64_t> ready;
       TimePoint oldest_ready{};
       for (uint64_t id : ids) {
@@ -213,7 +214,12 @@ CallScheduler::Step CallScheduler::poll(TimePoint now) {
         members = std::move(ready);
       }
     }
-    if (!head) return step;
+    if (!head) {
+      if (held_by_cap)
+        stats_.holding = allowed < o_.max_concurrent ? "concurrency (learned from 429s)"
+                                                     : "concurrency";
+      return step;
+    }
 
     const int n = static_cast<int>(members.size());
     const ChatRequest& request = head->request;
@@ -280,6 +286,7 @@ CallScheduler::Step CallScheduler::poll(TimePoint now) {
     InFlightCall call;
     call.est_tokens = est_tokens;
     call.est_cost = est_cost;
+    call.in_job = in_job(request);
     Start start;
     start.call_id = call_id;
     start.call.request = request;
@@ -289,7 +296,7 @@ CallScheduler::Step CallScheduler::poll(TimePoint now) {
       s.in_flight = true;
       s.attempts++;
       // The deadline runs from the first attempt: waiting for a free slot is not a stall.
-      if (o_.call_deadline && !s.deadline) s.deadline = now + *o_.call_deadline;
+      if (o_.call_deadline && !s.deadline && !call.in_job) s.deadline = now + *o_.call_deadline;
       queued_by_group_[group].erase(id);
       stats_.queued--;
       call.slots.push_back(id);
@@ -303,6 +310,7 @@ CallScheduler::Step CallScheduler::poll(TimePoint now) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*s.deadline - now);
       if (!start.call.time_left || left < *start.call.time_left) start.call.time_left = left;
     }
+    if (!call.in_job) capped_in_flight_++;
     calls_.emplace(call_id, std::move(call));
     stats_.calls_started++;
     stats_.in_flight = static_cast<int>(calls_.size());
@@ -318,6 +326,7 @@ CallScheduler::Step CallScheduler::finish(uint64_t call_id, const CallOutcome& o
   if (it == calls_.end()) return step;
   InFlightCall call = std::move(it->second);
   calls_.erase(it);
+  if (!call.in_job) capped_in_flight_--;
   stats_.in_flight = static_cast<int>(calls_.size());
 
   if (outcome.result && !outcome.result->completions.empty()) {

@@ -11,7 +11,10 @@
 //     coalesce_window after its oldest sample arrived for more samples to join, and goes at
 //     once when it is full.
 //   - First come, first served: groups start in the order their oldest sample arrived.
-//   - At most max_concurrent calls in flight.
+//   - At most max_concurrent calls in flight. Calls for which `in_job` is true (a batch
+//     job's, in split mode) neither count toward the cap nor wait for it, and have no total
+//     deadline: a job holds its calls for hours, and they must not starve the online ones of
+//     slots nor fail at an online deadline. Every other limit applies to them.
 //   - Token buckets: requests/min R is enforced with capacity max(1, R/60) and refill
 //     (R - capacity)/60 per second, so no 60 s window ever holds more than R call starts;
 //     tokens/min T likewise, charging each call its estimate (prompt chars / 4 plus
@@ -79,6 +82,8 @@ struct SchedulerOptions {
   // The total deadline of a sample, retries included; unset = none.
   std::optional<std::chrono::milliseconds> call_deadline;
   bool adaptive_concurrency = true;  // AIMD on 429s
+  // Calls that go into a provider's batch job (llm/split_runner.hpp); unset = none.
+  std::function<bool(const ChatRequest&)> in_job;
   double already_spent_usd = 0;   // counts toward the cap (a resumed run)
   // The dollar cost of a usage; unset = calls are free (offline providers).
   std::function<double(const Usage&)> cost;
@@ -122,7 +127,7 @@ class CallScheduler {
     int64_t samples_delivered = 0;  // tickets answered, shared ones included
     int64_t samples_shared = 0;     // tickets answered by another ticket's call
     int64_t samples_coalesced = 0;  // samples that went out in calls with n > 1
-    int in_flight = 0;
+    int in_flight = 0;              // job calls included
     int queued = 0;                 // samples waiting (not in flight)
     int64_t rate_limited = 0;       // calls answered 429
     int64_t deadline_failures = 0;  // samples failed at their total deadline
@@ -173,6 +178,7 @@ class CallScheduler {
     std::vector<uint64_t> slots;
     double est_tokens = 0;
     double est_cost = 0;
+    bool in_job = false;  // exempt from the concurrency cap
   };
 
   void fail_all_queued(const ProviderError& error, Step& step);
@@ -182,6 +188,7 @@ class CallScheduler {
   void note_wakeup(TimePoint t);
   double estimate_tokens(const ChatRequest& request, int n) const;
   double estimate_cost(const ChatRequest& request, int n) const;
+  bool in_job(const ChatRequest& request) const { return o_.in_job && o_.in_job(request); }
 
   SchedulerOptions o_;
   RetryPolicy retry_;
@@ -202,6 +209,7 @@ class CallScheduler {
   // group -> its queued (not in flight) slots, oldest first
   std::map<std::string, std::set<uint64_t>> queued_by_group_;
   std::map<uint64_t, InFlightCall> calls_;
+  int capped_in_flight_ = 0;  // calls_ that count toward the concurrency cap
   Stats stats_;
 };
 

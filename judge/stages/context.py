@@ -60,6 +60,7 @@ class Context:
         self.candidate, self.artifacts = {}, {}
         self.full_exp = self.reduced_exp = None
         self.runs = None
+        self.interpreted = None  # the structure stage's run of the TPU program, reused
         self.deferred = []  # [(taxonomy stage, Failure)]: objections that do not stop the facts
 
     def defer(self, failure):
@@ -70,16 +71,11 @@ class Context:
     def verdict_failure(self, failure=None):
         """(stage, Failure) that decides the verdict, given the stage that stopped the pipeline
         with `failure` (None: none did), or None for `correct`. The first deferred objection
-        decides, except that a kernel doing too little work that also computes the wrong numbers
-        is a numerics failure (the study's Figure 4: numerics, whatever its amount of work)."""
+        decides: the only ones left are work outside Pallas and an inexact dtype, each the
+        verdict whatever the numbers (a kernel doing too little work is no objection since the
+        executed-work rule: its numbers decide)."""
         stopped = None if failure is None else (self.stage, failure)
-        if not self.deferred:
-            return stopped
-        first = self.deferred[0]
-        if (stopped is not None and first[1].kind == "hollow_kernel"
-                and failure.verdict == "numerics_mismatch"):
-            return stopped
-        return first
+        return self.deferred[0] if self.deferred else stopped
 
     def enter(self, name):
         """Closes the current taxonomy stage's time and opens `name`'s."""

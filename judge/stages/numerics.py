@@ -17,14 +17,16 @@ import time
 import jax
 import numpy as np
 
+from judge import structure
 from judge.audit import static_argnums
 from judge.stages.artifact import stand_in
 from judge.stages.context import Failure
-from judge.stages.outputs import check_outputs, differs
+from judge.stages.outputs import check_outputs, differs, rms
 from judge.tpu_model import mosaic_interpreter, tpu_program
 from judge.verdicts import classify, truncate
 from protocol import taxonomy
 from sandbox.candidate.protocol import ProtocolError, decode_array
+from workloads import input_variants
 
 # The interpreter's bound for the full shapes: the largest workload's program (10p, ~1.2e13
 # multiply-adds) fits; its arrays may take several GiB.
@@ -120,9 +122,20 @@ class NumericsStage:
         call = jax.jit(exp.call)
         static = static_argnums(module)
         runs = {"kernel_ms": [], "baseline_ms": [], "call": call}
-        for seed in ctx.numerics_seeds:
+        usual_rms = None
+        for position, seed in enumerate(ctx.numerics_seeds):
+            # Every seed after the first checks the kernel on inputs of another scale or mean.
+            variant = input_variants.variant_for(seed, position)
             inputs, reference, base_ms = judge.reference(module, judge.numerics_config(module),
-                                                         seed)
+                                                         seed, variant=variant)
+            # The workload's ATOL is calibrated at its usual output magnitude (the first seed's):
+            # where a variant's outputs are larger, the absolute tolerance grows with them (in
+            # powers of two, so that the message stays the same across seeds).
+            size = rms(reference)
+            usual_rms = size if position == 0 else usual_rms
+            atol_scale = 1.0
+            if variant and usual_rms and size > usual_rms:
+                atol_scale = float(2.0 ** round(np.log2(size / usual_rms)))
             arrays = [x for i, x in enumerate(inputs) if i not in static]
             if judge.backend == "tpu":
                 poison_outputs(exp.out_avals)
@@ -131,9 +144,13 @@ class NumericsStage:
             runs["kernel_ms"].append((time.perf_counter() - start) * 1e3)
             runs["baseline_ms"].append(base_ms)
             got = [np.asarray(leaf) for leaf in jax.tree.leaves(out)]
-            check_outputs(module, got, reference, f"seed {seed}", ctx.result, _exact_dtype(ctx))
+            where = f"seed {seed}" + (f" (inputs {input_variants.describe(variant)})"
+                                      if variant else "")
+            check_outputs(module, got, reference, where, ctx.result, _exact_dtype(ctx),
+                          atol_scale)
             runs["inputs"], runs["arrays"] = inputs, arrays
-            runs["seed"], runs["reference"] = seed, reference
+            runs["seed"], runs["reference"], runs["where"] = seed, reference, where
+            runs["atol_scale"] = atol_scale
         return runs
 
     @staticmethod
@@ -152,14 +169,16 @@ class NumericsStage:
         info = {"ms": None, "unsupported": ""}
         result["mosaic_interpreter"] = info
         got = tpu_program_outputs(ctx.reduced_exp, runs["arrays"], mosaic_interpreter.Budget(),
-                                  info, None if ctx.screen else "the CPU branch passed, but")
+                                  info, None if ctx.screen else "the CPU branch passed, but",
+                                  done=ctx.interpreted)
         if got is None:
             return
         result["numerics_path"] = taxonomy.NUMERICS_MOSAIC_INTERPRETER
-        why = differs(ctx.module, got, runs["reference"], info, _exact_dtype(ctx))
+        why = differs(ctx.module, got, runs["reference"], info, _exact_dtype(ctx),
+                      runs.get("atol_scale", 1.0))
         if why:
             raise Failure("numerics_mismatch", "mosaic_kernel_differs",
-                          f"seed {runs['seed']}: the CPU branch passed, but the Mosaic kernel a "
+                          f"{runs['where']}: the CPU branch passed, but the Mosaic kernel a "
                           "TPU would run computes something else (the judge interpreted its "
                           f"Mosaic body on the same inputs): {why}")
 
@@ -170,7 +189,7 @@ class NumericsStage:
         the workload's own is numerics_mismatch, kind full_shapes_differ; a program the
         interpreter cannot run at these shapes is refused as in _interpret_the_kernels."""
         result = ctx.result
-        info = {"ms": None, "unsupported": "", "seed": None}
+        info = {"ms": None, "unsupported": ""}
         result["mosaic_interpreter"]["full_shapes"] = info
         try:
             seed, arrays, reference = ctx.judge._full_shape_reference(ctx.module)
@@ -179,16 +198,25 @@ class NumericsStage:
             # numerics_path stays mosaic_interpreter, which says the full shapes were not run.
             info["unsupported"] = truncate(f"the full-shape reference: MemoryError: {exc}", 400)
             return
-        info["seed"] = seed
+        executed = structure.Executed()
         got = tpu_program_outputs(ctx.full_exp, arrays,
                                   mosaic_interpreter.Budget(**FULL_SHAPES_BUDGET), info,
-                                  "at the workload's full shapes")
+                                  "at the workload's full shapes", executed=executed)
+        # The secret seed is reused for the workload's later candidates: the message names
+        # neither it nor any figure of its inputs (compare.py's bands only).
         why = differs(ctx.module, got, reference, info, _exact_dtype(ctx))
         if why:
             raise Failure("numerics_mismatch", "full_shapes_differ",
-                          f"the kernel passed at the reduced shapes, but at the workload's full "
-                          f"shapes (inputs of seed {seed}) the program a TPU would run computes "
+                          "the kernel passed at the reduced shapes, but at the workload's full "
+                          "shapes (on secret inputs) the program a TPU would run computes "
                           f"something else (the judge interpreted its Mosaic bodies): {why}")
+        # Work that only the full shapes run (XLA glue the candidate's Python adds only there)
+        # is held to the same rule.
+        found = structure.outside_rule(executed.outside, executed.inside,
+                                       executed.output_elems, "executed at the full shapes") \
+            if ctx.require_pallas else None
+        if found:
+            raise Failure(*found)
         result["numerics_path"] = taxonomy.NUMERICS_FULL_SHAPES
 
 
@@ -196,23 +224,39 @@ def _exact_dtype(ctx):
     return ctx.result["dtype_exact"] is not False
 
 
-def tpu_program_outputs(exp, arrays, budget, info, refusal):
+def tpu_program_outputs(exp, arrays, budget, info, refusal, executed=None, done=None):
     """The outputs of the program a TPU would run (tpu_program.py), or None when the
     interpreter cannot run it and `refusal` is None (a cascade's screen). Otherwise a gap (an op
     it does not know, its work bound, its own error) is runtime_error, kind mosaic_interpreter:
     on a CPU host nothing else checks the kernel itself, and each such gap is one a forger can
-    aim at, so only a TPU agent can judge it."""
+    aim at, so only a TPU agent can judge it. A KernelDefect (out of bounds, a deadlock,
+    nondeterminism) is no gap: it is runtime_error too, but the message blames the kernel, so
+    its author's feedback says what to fix rather than "try a TPU"."""
     start = time.perf_counter()
     try:
+        if done is not None:  # `done`: (outputs, error, seconds) of a run on these arrays
+            outputs, error, seconds = done
+            start -= seconds
+            if error is not None:
+                raise error
+            return outputs
         return tpu_program.run(exp.mlir_module(), exp.platforms,
-                               [np.asarray(a) for a in arrays], budget,
+                               [np.asarray(a) for a in arrays], budget, executed,
                                kept=exp.module_kept_var_idx)
     except Exception as exc:  # Unsupported, OverBudget, or the interpreter's own gap
         why = str(exc) if isinstance(exc, mosaic_interpreter.Unsupported) else \
             f"interpreter error {type(exc).__name__}: {exc}"
         info["unsupported"] = truncate(why, 400)
+        if isinstance(exc, mosaic_interpreter.KernelDefect):
+            info["defect"] = type(exc).__name__
         if refusal is None:
             return None
+        if isinstance(exc, mosaic_interpreter.KernelDefect):
+            kind = {"OutOfBounds": "out_of_bounds"}.get(type(exc).__name__,
+                                                         type(exc).__name__.lower())
+            raise Failure("runtime_error", kind,
+                          f"{refusal} the kernel itself is wrong ({truncate(why, 400)}): on a "
+                          f"TPU it would {exc.on_a_tpu}") from None
         raise Failure("runtime_error", "mosaic_interpreter",
                       f"{refusal} the judge cannot compute the program a TPU would run "
                       f"({truncate(why, 400)}), so on a CPU host nothing checks the kernel "

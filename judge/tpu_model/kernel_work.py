@@ -511,3 +511,53 @@ def _window_count(func):
         return len(ir.ArrayAttr(func.attributes["window_params"]))
     except (KeyError, ValueError, TypeError):
         return 0
+
+
+def instrument(kernel, outputs, work):
+    """Makes every later run of `kernel` (a mosaic_interpreter.Kernel, compiled) add what it
+    executes to `work` (a KernelWork): each live op's work (as _op_work counts it) every time
+    the interpreter runs it, so that grid steps, branches and loops of any kind (bounds from
+    data, counting down) count as often as they really ran; a dead op's matmul FLOPs go to
+    dead_mxu_flops. `outputs`: the custom call's result count (its last window operands).
+
+    Only ops with work are wrapped (they are all pure: the interpreter calls their `fn`); an
+    op outside the kernel function (in a function it calls) is taken as live."""
+    with kernel.context:
+        func = _kernel_function(kernel.module)
+        args = list(func.regions[0].blocks[0].arguments)
+        grid = [int(d) for d in ir.DenseI64ArrayAttr(func.attributes["iteration_bounds"])]
+        windows = _window_count(func)
+        first_window = len(grid) + (_int_attr(func, "scalar_prefetch") or 0)
+        outs = args[first_window + windows - outputs:first_window + windows] \
+            if 0 < outputs <= windows else args[first_window:]
+        live = _Liveness(func, outs)
+        seen = {op for op, _ in live.ops}
+        stack, visited = [kernel.body], set()
+        while stack:
+            block = stack.pop()
+            if id(block) in visited:
+                continue
+            visited.add(id(block))
+            for compiled in block.ops:
+                stack.extend(compiled.blocks)
+                if compiled.fn is None or compiled.op is None:
+                    continue
+                mxu, reduce, elementwise = _op_work(compiled.op)
+                if not (mxu or reduce or elementwise):
+                    continue
+                is_live = compiled.op in live.live_ops or compiled.op not in seen
+                compiled.fn = _counting(compiled.fn, work, is_live, mxu, reduce, elementwise)
+
+
+def _counting(fn, work, is_live, mxu, reduce, elementwise):
+    if is_live:
+        def counted(*args):
+            work.mxu_flops += mxu
+            work.reduce_elems += reduce
+            work.elementwise_elems += elementwise
+            return fn(*args)
+    else:
+        def counted(*args):
+            work.dead_mxu_flops += mxu
+            return fn(*args)
+    return counted

@@ -64,18 +64,27 @@ class OverBudget(Unsupported):
     """The program needs more work than Budget allows."""
 
 
-class OutOfBounds(Unsupported):
+class KernelDefect(Unsupported):
+    """Not a gap of the interpreter: the kernel itself is wrong on any TPU. `on_a_tpu` says
+    what a chip would do instead of computing the workload."""
+    on_a_tpu = ""
+
+
+class OutOfBounds(KernelDefect):
     """A load, store, slice, DMA or block outside its buffer: on a TPU it reads or writes
     whatever lies there (or faults), so no result of it can be judged."""
+    on_a_tpu = "read or write whatever lies outside the buffer, or fault"
 
 
-class Deadlock(Unsupported):
+class Deadlock(KernelDefect):
     """A semaphore or DMA wait that nothing in the kernel can ever satisfy: a TPU hangs."""
+    on_a_tpu = "hang"
 
 
-class Nondeterministic(Unsupported):
+class Nondeterministic(KernelDefect):
     """Outputs that change with what uninitialised memory holds or with the order of the
     grid's "parallel" dimensions: a TPU may return either."""
+    on_a_tpu = "return whatever its memory held or its cores' order made"
 
 
 @dataclasses.dataclass
@@ -1238,6 +1247,10 @@ class Kernel:
                 if transform is not None and bounds is None:
                     raise Unsupported("a window with an index map and no bounds")
 
+    # What run() executes per call: work counted by wrapping the body's ops (kernel_work.py)
+    # divides by it, so that a kernel's work is what one TPU call does.
+    RUNS_PER_CALL = 2
+
     def run(self, operands, out_avals, aliases, budget):
         """Outputs ([numpy arrays] of out_avals' (shape, dtype)) for `operands` (the sizes of
         the grid's dynamic dimensions first, then the scalar prefetch operands, then the
@@ -1248,7 +1261,7 @@ class Kernel:
         grid dimension visited in a random order (a TPU may split or reorder them). Outputs
         that differ bit for bit are Nondeterministic: they depend on what a TPU happens to hold
         or on an order it does not promise, so no one result of them can be judged."""
-        seeds = np.random.SeedSequence().spawn(2)
+        seeds = np.random.SeedSequence().spawn(self.RUNS_PER_CALL)
         with flush_subnormals():
             first = self._run(operands, out_avals, aliases, budget,
                               np.random.default_rng(seeds[0]), permute=False)

@@ -1,10 +1,15 @@
 """The program a TPU would run, computed by the judge: the TPU platform's path through a
 jax.export artifact's StableHLO, with each Pallas kernel (`tpu_custom_call`) run by
-mosaic_interpreter.py and the XLA glue around the kernels (reshapes, converts, slices, small
-elementwise epilogues) evaluated in numpy, and any other pure glue op (a scatter, a sort) run
-alone by XLA on the CPU (xla_glue.py).
+mosaic_interpreter.py and the XLA glue around the kernels run by XLA on the judge's CPU, op
+by op (xla_glue.py), whose semantics are XLA:TPU's where numpy's are not (float-to-int
+saturation, integer division by zero, subnormal flushing); only ops that move bits without
+computing (reshapes, slices, broadcasts, selects) are evaluated in numpy.
 
-    outputs = run(mlir_text, platforms, arrays)       (raises mosaic_interpreter.Unsupported)
+    outputs = run(mlir_text, platforms, arrays, budget, executed)
+                                                      (raises mosaic_interpreter.Unsupported)
+
+With `executed` (structure.Executed) the run also counts the work it executes, in the glue and
+in each kernel's live Mosaic ops, for structure.py's rule: real trip counts, real branches.
 
 Only what the TPU runs is evaluated: a `stablehlo.case` picks its branch by its index, and the
 platform index (the `_platform_index` argument a multi-platform export adds) is the TPU's, so
@@ -18,55 +23,20 @@ from jax._src.interpreters import mlir as jax_mlir
 from jax._src.lib.mlir import ir
 
 from judge.tpu_model import mosaic_interpreter as mi
-from judge.tpu_model.mosaic_interpreter import Unsupported, _up
+from judge import structure
+from judge.tpu_model import kernel_work
+from judge.tpu_model.mosaic_interpreter import Unsupported
 from judge.tpu_model.xla_glue import XlaGlue
 
 _ALIAS = "output_operand_aliases"
-_w = mi.widened
-
-
-_ELEMENTWISE = {
-    "stablehlo.add": _w(np.add), "stablehlo.subtract": _w(np.subtract),
-    "stablehlo.multiply": _w(np.multiply), "stablehlo.maximum": _w(np.maximum),
-    "stablehlo.minimum": _w(np.minimum), "stablehlo.power": _w(np.power),
-    "stablehlo.atan2": _w(np.arctan2), "stablehlo.negate": _w(np.negative),
-    "stablehlo.abs": _w(np.abs), "stablehlo.exponential": _w(np.exp),
-    "stablehlo.exponential_minus_one": _w(np.expm1), "stablehlo.log": _w(np.log),
-    "stablehlo.log_plus_one": _w(np.log1p), "stablehlo.sqrt": _w(np.sqrt),
-    "stablehlo.rsqrt": _w(lambda x: 1.0 / np.sqrt(x)), "stablehlo.tanh": _w(np.tanh),
-    "stablehlo.logistic": _w(lambda x: 1.0 / (1.0 + np.exp(-x))),
-    "stablehlo.sine": _w(np.sin), "stablehlo.cosine": _w(np.cos),
-    "stablehlo.floor": _w(np.floor), "stablehlo.ceil": _w(np.ceil),
-    "stablehlo.sign": _w(np.sign), "stablehlo.round_nearest_even": _w(np.rint),
-    "stablehlo.and": np.bitwise_and, "stablehlo.or": np.bitwise_or,
-    "stablehlo.xor": np.bitwise_xor, "stablehlo.not": np.invert,
-    "stablehlo.select": lambda c, a, b: np.where(c, a, b),
-    "stablehlo.clamp": lambda lo, x, hi: np.minimum(np.maximum(_up(x), _up(lo)), _up(hi)),
-    "stablehlo.convert": lambda x: x,
-    "stablehlo.optimization_barrier": lambda *xs: xs,
-}
-
-
-def _divide(a, b):
-    if np.asarray(a).dtype.kind in "iu":
-        q = np.abs(a) // np.abs(np.where(b == 0, 1, b))
-        return np.where((a < 0) != (b < 0), -q, q)
-    return _up(a) / _up(b)
-
-
-def _remainder(a, b):
-    if np.asarray(a).dtype.kind in "iu":
-        return a - _divide(a, b) * b
-    return np.fmod(_up(a), _up(b))
-
-
-_ELEMENTWISE.update({"stablehlo.divide": _divide, "stablehlo.remainder": _remainder})
-
-_COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
-            "GT": np.greater, "GE": np.greater_equal}
-_REDUCERS = {"stablehlo.add": np.add, "stablehlo.multiply": np.multiply,
-             "stablehlo.maximum": np.maximum, "stablehlo.minimum": np.minimum,
-             "stablehlo.and": np.logical_and, "stablehlo.or": np.logical_or}
+# Ops that only move or select bits, whose result is the same on any backend: evaluated in
+# numpy. Every op that computes (arithmetic, conversions, comparisons, reductions, matmuls)
+# runs on XLA's CPU backend (xla_glue.py), whose float-to-int conversion (saturating, NaN to 0),
+# integer division by zero (x / 0 = -1, x % 0 = x) and subnormal flushing (inputs and results
+# of arithmetic, as on a TPU) are XLA:TPU's (tests/judge/test_xla_glue.py); numpy's differ in
+# all three.
+_BITWISE = {"stablehlo.and": np.bitwise_and, "stablehlo.or": np.bitwise_or,
+            "stablehlo.xor": np.bitwise_xor, "stablehlo.not": np.invert}
 
 
 def _dense_i64(op, name):
@@ -92,24 +62,14 @@ def _dot_dims(op):
             dims("lhs_contracting_dimensions"), dims("rhs_contracting_dimensions"))
 
 
-def _dot_general(op, lhs, rhs):
-    lb, rb, lc, rc = _dot_dims(op)
-    a, b = np.asarray(lhs, np.float32), np.asarray(rhs, np.float32)
-    lf = [d for d in range(a.ndim) if d not in lb + lc]
-    rf = [d for d in range(b.ndim) if d not in rb + rc]
-    a = np.transpose(a, lb + lf + lc)
-    b = np.transpose(b, rb + rc + rf)
-    batch = a.shape[:len(lb)]
-    m = a.shape[len(lb):len(lb) + len(lf)]
-    n = b.shape[len(rb) + len(rc):]
-    k = int(np.prod(a.shape[len(lb) + len(lf):]))
-    out = a.reshape(batch + (int(np.prod(m)), k)) @ b.reshape(batch + (k, int(np.prod(n))))
-    return out.reshape(batch + m + n)
-
-
 class _Program:
-    def __init__(self, module, platforms, budget):
+    def __init__(self, module, platforms, budget, executed=None):
         self.budget = budget
+        # What runs is counted when `executed` (a structure.Executed) is given: each glue op's
+        # work every time it runs, each kernel's live Mosaic ops every time they run.
+        self.executed = executed
+        self.kernel_work = {}
+        self._op_work = {}
         self.functions = {}
         for op in module.body.operations:
             op = op.operation
@@ -161,8 +121,16 @@ class _Program:
             outs = self.custom_call(op, ins, types)
         else:
             outs = self.pure(op, ins, types, env)
+            if self.executed is not None:
+                self.executed.outside.add(self._work(op))
         for result, value, (shape, dtype) in zip(op.results, outs, types):
             env[result] = mi._cast(value, shape, dtype)
+
+    def _work(self, op):
+        """structure.py's work of one glue op (per execution), read once per op."""
+        if op not in self._op_work:
+            self._op_work[op] = structure.op_work(op)
+        return self._op_work[op]
 
     def loop(self, op, ins, env):
         """A while loop on the TPU path (a fori_loop around a kernel): its body may call
@@ -185,6 +153,12 @@ class _Program:
         config = ir.StringAttr(op.attributes["backend_config"]).value
         if config not in self.kernels:
             self.kernels[config] = mi.Kernel(config)
+            if self.executed is not None:
+                self.kernel_work[config] = kernel_work.KernelWork()
+                kernel_work.instrument(self.kernels[config], len(op.results),
+                                       self.kernel_work[config])
+        if self.executed is not None:
+            self.executed.kernel_runs += 1
         aliases = {}
         if _ALIAS in op.attributes:
             for alias in ir.ArrayAttr(op.attributes[_ALIAS]):
@@ -200,16 +174,14 @@ class _Program:
     def pure(self, op, ins, types, env):
         name = op.name
         shape = types[0][0] if types else None
-        if name in _ELEMENTWISE:
-            out = _ELEMENTWISE[name](*ins)
-            return list(out) if name == "stablehlo.optimization_barrier" else [out]
+        if name in _BITWISE:
+            return [_BITWISE[name](*ins)]
+        if name == "stablehlo.select":
+            return [np.where(ins[0], ins[1], ins[2])]
+        if name == "stablehlo.optimization_barrier":
+            return list(ins)
         if name == "stablehlo.constant":
             return [mi.dense_value(op.attributes["value"], shape, types[0][1])]
-        if name == "stablehlo.compare":
-            direction = _text(op, "comparison_direction").rstrip(">").split()[-1]
-            if direction not in _COMPARE:
-                raise Unsupported(f"stablehlo.compare {direction}")
-            return [_COMPARE[direction](_up(ins[0]), _up(ins[1]))]
         if name == "stablehlo.reshape":
             return [np.reshape(ins[0], shape)]
         if name == "stablehlo.broadcast_in_dim":
@@ -237,10 +209,10 @@ class _Program:
                       zip(ins[2:], x.shape, update.shape)]
             x[tuple(slice(s, s + n) for s, n in zip(starts, update.shape))] = update
             return [x]
-        if name == "stablehlo.pad":
+        if name == "stablehlo.pad" and not any(_dense_i64(op, "interior_padding")) and \
+                not any(v < 0 for v in _dense_i64(op, "edge_padding_low") +
+                        _dense_i64(op, "edge_padding_high")):
             low, high = _dense_i64(op, "edge_padding_low"), _dense_i64(op, "edge_padding_high")
-            if any(_dense_i64(op, "interior_padding")) or any(v < 0 for v in low + high):
-                raise Unsupported("stablehlo.pad with interior or negative padding")
             return [np.pad(ins[0], list(zip(low, high)), constant_values=ins[1])]
         if name == "stablehlo.concatenate":
             return [np.concatenate(ins, axis=int(ir.IntegerAttr(op.attributes["dimension"])
@@ -248,65 +220,19 @@ class _Program:
         if name == "stablehlo.iota":
             axis = int(ir.IntegerAttr(op.attributes["iota_dimension"]).value)
             return [np.indices(shape)[axis]]
-        if name == "stablehlo.dot_general":
-            return [_dot_general(op, *ins)]
         if name == "stablehlo.bitcast_convert":
             x = np.ascontiguousarray(ins[0])
             if x.dtype.itemsize != types[0][1].itemsize:
-                raise Unsupported("stablehlo.bitcast_convert between widths")
+                return self.glue.run(op, env)
             return [x.view(types[0][1])]
-        if name == "stablehlo.reduce" and _reducer(op, ins):
-            return self.reduce(op, ins, types)
-        if name == "stablehlo.reduce_window" and _reducer(op, ins):
-            return self.reduce_window(op, ins, env)
         if name == "stablehlo.gather" and _is_row_take(op, *ins):
             return [_take_rows(*ins)]
+        # Anything that computes: XLA's CPU backend, XLA:TPU's semantics (see _BITWISE),
+        # charged its work (a matmul's multiply-adds, as the interpreter charges a kernel's; a
+        # window's elements), not only its result.
+        work = self._work(op)
+        self.budget.charge(0, work.mxu_flops / 2 + work.reduce_elems + work.elementwise_elems)
         return self.glue.run(op, env)
-
-    def reduce(self, op, ins, types):
-        fn = _reducer(op, ins)
-        dims = tuple(_dense_i64(op, "dimensions"))
-        x, init = np.asarray(ins[0]), ins[1]
-        wide = _up(x)
-        return [fn(fn.reduce(wide, axis=dims), _up(init))]
-
-    def reduce_window(self, op, ins, env):
-        """The form jnp.cumsum / cummax and pooling take: one operand, one reducer, padding
-        and strides, no dilation (any other goes to XLA)."""
-        fn = _reducer(op, ins)
-        x, init = np.asarray(ins[0]), _up(ins[1])
-        window = _dense_i64(op, "window_dimensions")
-        strides = _dense_i64(op, "window_strides") or [1] * x.ndim
-        pads = ([int(v) for v in ir.DenseIntElementsAttr(op.attributes["padding"])]
-                if "padding" in op.attributes else [0] * (2 * x.ndim))
-        if any(v != 1 for v in _dense_i64(op, "base_dilations") +
-               _dense_i64(op, "window_dilations")) or any(v < 0 for v in pads):
-            return self.glue.run(op, env)
-        wide = _up(x)
-        scanned = [d for d in range(x.ndim) if window[d] != 1]
-        if len(scanned) == 1 and all(s == 1 for s in strides):
-            d = scanned[0]
-            if (window[d], pads[2 * d], pads[2 * d + 1]) == (x.shape[d], x.shape[d] - 1, 0) \
-                    and not any(pads[:2 * d] + pads[2 * d + 2:]) and fn(init, init) == init:
-                # A running reduction (cumsum): linear, not a window per element. The padding
-                # is init, which folds into one init when init (+) init == init.
-                return [fn(fn.accumulate(wide, axis=d), init)]
-        padded = np.pad(wide, list(zip(pads[0::2], pads[1::2])),
-                        constant_values=np.asarray(init, wide.dtype))
-        windows = np.lib.stride_tricks.sliding_window_view(padded, window)
-        windows = windows[tuple(slice(None, None, s) for s in strides)]
-        axes = tuple(range(x.ndim, 2 * x.ndim))
-        self.budget.charge(0, windows.size)
-        return [fn(fn.reduce(windows, axis=axes), init)]
-
-
-def _reducer(op, ins):
-    """The numpy ufunc of a reduce's body when it is one add/max/min/mul/and/or of a single
-    operand (XLA does the others: an argmax's pair of operands, a custom body)."""
-    body = [o.operation for o in op.regions[0].blocks[0].operations]
-    if len(ins) != 2 or len(body) != 2 or body[0].name not in _REDUCERS:
-        return None
-    return _REDUCERS[body[0].name]
 
 
 def _is_row_take(op, operand, indices):
@@ -337,12 +263,13 @@ def _alias_field(text, key):
     return [int(v) for v in inside.split(",") if v.strip()]
 
 
-def run(mlir_text, platforms, arrays, budget=None, kept=None):
+def run(mlir_text, platforms, arrays, budget=None, executed=None, kept=None):
     """The outputs of the artifact's public entry point, on the TPU path, for `arrays` (the
     artifact's array inputs, in order). kept: the indices of the inputs the exported module
     still takes (jax.export's `module_kept_var_idx`: an input the program never uses is not
     an argument of its main function); None means all. Raises Unsupported (or ValueError for
-    a body that does not parse) when it cannot."""
+    a body that does not parse) when it cannot. `executed` (a structure.Executed), when given,
+    receives the work the run executed, in the glue and in the kernels."""
     budget = budget or mi.Budget()
     if "tpu" not in platforms:
         raise Unsupported("the artifact has no TPU platform")
@@ -354,7 +281,7 @@ def run(mlir_text, platforms, arrays, budget=None, kept=None):
     context = jax_mlir.make_ir_context()
     with context, ir.Location.unknown():
         module = ir.Module.parse(mlir_text)
-        program = _Program(module, list(platforms), budget)
+        program = _Program(module, list(platforms), budget, executed)
         mains = [op.operation for op in module.body.operations
                  if op.operation.name == "func.func" and
                  ir.StringAttr(op.operation.attributes["sym_name"]).value == "main"]
@@ -379,4 +306,15 @@ def run(mlir_text, platforms, arrays, budget=None, kept=None):
                 args.append(np.asarray(next(supplied)))
         with np.errstate(all="ignore"), mi.single_threaded_blas():
             outs = program.call(main, args)
-        return [np.asarray(o) for o in outs]
+        outs = [np.asarray(o) for o in outs]
+        if executed is not None:
+            # The interpreter runs each kernel call RUNS_PER_CALL times (random fills, permuted
+            # parallel dimensions); a TPU runs it once.
+            runs = mi.Kernel.RUNS_PER_CALL
+            for work in program.kernel_work.values():
+                executed.inside.add(structure.Work(work.mxu_flops / runs,
+                                                   work.reduce_elems / runs,
+                                                   work.elementwise_elems / runs))
+                executed.dead_mxu_flops += work.dead_mxu_flops / runs
+            executed.output_elems += sum(int(o.size) for o in outs)
+        return outs

@@ -1,6 +1,10 @@
-"""One pure StableHLO op of a TPU program's glue, run by XLA on the judge's CPU backend, for the
-ops tpu_program.py does not evaluate in numpy itself (a scatter, a sort, a convolution, a
-multi-operand reduce...).
+"""One pure StableHLO op of a TPU program's glue, run by XLA on the judge's CPU backend: every
+glue op that computes (tpu_program.py evaluates only bit moves in numpy).
+
+XLA:CPU is XLA:TPU where numpy is not (tests/judge/test_xla_glue.py): a float-to-int
+conversion saturates (NaN is 0), an integer division by zero is -1 (its remainder the
+dividend), and arithmetic flushes subnormal inputs and results to zero, as a TPU does (the CPU
+client runs every computation with denormals flushed).
 
     outputs = XlaGlue().run(op, env)      (raises mosaic_interpreter.Unsupported)
 
@@ -91,12 +95,18 @@ def _captured(op):
     return captured
 
 
+# Compiled single-op programs, shared by every evaluation in the judge process: the same glue
+# (a convert, a bias add, a reduction) recurs across a workload's candidates, and each compile
+# costs milliseconds. Keyed by the op's full text (operand and result types included).
+MAX_CACHED = 2048
+_CACHE = {}
+
+
 class XlaGlue:
-    """Compiled single-op programs, kept for the life of one TPU program's evaluation (a glue
-    op inside a loop compiles once)."""
+    """Runs single glue ops on XLA's CPU backend, each compiled once per judge process."""
 
     def __init__(self):
-        self._executables = {}
+        self._by_op = {}      # this program's ops -> (executable, device)
         self._backend = None
 
     def run(self, op, env):
@@ -108,10 +118,19 @@ class XlaGlue:
         if refused:
             raise Unsupported(f"the StableHLO op {refused[0]}" +
                               (f" inside {name}" if refused[0] != name else ""))
-        key = str(op)
-        if key not in self._executables:
-            self._executables[key] = self._compile(op)
-        executable, device = self._executables[key]
+        if op not in self._by_op:
+            # A region's outside constants are part of the computation (_close_regions copies
+            # them in), so their text is part of the key.
+            key = "\n".join([op.get_asm(enable_debug_info=False)] + [
+                getattr(v.owner, "operation", v.owner).get_asm(enable_debug_info=False)
+                for v in _captured(op) if hasattr(getattr(v.owner, "operation", v.owner),
+                                                  "get_asm")])
+            if key not in _CACHE:
+                if len(_CACHE) >= MAX_CACHED:
+                    _CACHE.pop(next(iter(_CACHE)))
+                _CACHE[key] = self._compile(op)
+            self._by_op[op] = _CACHE[key]
+        executable, device = self._by_op[op]
         try:
             buffers = [jax.device_put(np.asarray(env[v]), device) for v in op.operands]
             return [np.asarray(out) for out in executable.execute(buffers)]

@@ -145,6 +145,40 @@ TEST(RunSetup, SplitBatchModePricesEachCallAsItWent) {
   std::filesystem::remove(journal);
 }
 
+TEST(RunSetup, SplitBatchModeKeepsTheOnlineCapAndDeadline) {
+  const std::string journal =
+      (std::filesystem::temp_directory_path() / ("split_cap_journal_" + std::to_string(::getpid())))
+          .string();
+  auto c = parse_run_config(
+      "name: t\nworkloads: [8p]\nllm: {provider: openai, model: gpt-5-mini, base_url: "
+      "'http://127.0.0.1:9/v1', api_key_env: '', mode: batch, online_methods: [iterative], "
+      "max_concurrent: 3, call_deadline_s: 120, batch_journal: '" + journal + "'}\n",
+      "t.yaml");
+  const SchedulerOptions so = make_llm_backend(c.llm, "t.yaml", kHome).options.scheduler;
+  EXPECT_EQ(so.max_concurrent, 3);
+  ASSERT_TRUE(so.call_deadline);
+  EXPECT_EQ(*so.call_deadline, std::chrono::seconds(120));
+  ASSERT_TRUE(so.in_job);
+  ChatRequest r;
+  r.role = SampleRole::code;
+  r.method = "iterative";
+  EXPECT_FALSE(so.in_job(r));
+  r.method = "beam";
+  EXPECT_TRUE(so.in_job(r));
+  std::filesystem::remove(journal);
+
+  // All in jobs: nothing is online, so no cap or deadline applies.
+  auto all = parse_run_config(
+      "name: t\nworkloads: [8p]\nllm: {provider: openai, model: gpt-5-mini, base_url: "
+      "'http://127.0.0.1:9/v1', api_key_env: '', mode: batch, max_concurrent: 3, "
+      "call_deadline_s: 120, batch_journal: '" + journal + "'}\n",
+      "t.yaml");
+  const SchedulerOptions jo = make_llm_backend(all.llm, "t.yaml", kHome).options.scheduler;
+  EXPECT_GT(jo.max_concurrent, 1000);
+  EXPECT_FALSE(jo.call_deadline);
+  std::filesystem::remove(journal);
+}
+
 TEST(RunSetup, RemoteProviderMistakesAreNamed) {
   EXPECT_NE(backend_error("{provider: gemini}").find("llm.model: is required"), std::string::npos);
   ::unsetenv("PALLADIUM_TEST_NO_SUCH_KEY");

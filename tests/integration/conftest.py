@@ -51,9 +51,9 @@ def wait_for_count(db, table, at_least, proc=None, timeout=300, poll=0.3):
     return count
 
 
-# The fault tests' run: two workloads of four replayed candidates each, fast heartbeats so a
-# silent agent is declared dead within a second (pinned: the interval does not follow the
-# evaluations' length).
+# The fault tests' run: two workloads of four replayed candidates each (from `corpus`: the fault
+# tests replay fake_judge_run.sleep_corpus to fake judges), fast heartbeats so a silent agent is
+# declared dead within a second (pinned: the interval does not follow the evaluations' length).
 FAULT_RUN_CONFIG = """name: {name}
 method: iterative
 workloads: [8p, 41k]
@@ -61,7 +61,7 @@ budget_per_workload: 4
 seeds: [0]
 llm:
   provider: replay
-  corpus: llm/replay_corpus
+  corpus: {corpus}
 evaluation:
   backend: interpret
   timeout_s: 60

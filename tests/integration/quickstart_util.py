@@ -15,33 +15,43 @@ from conftest import ROOT, db_rows, report_json
 QUICKSTART = ROOT / "configs" / "quickstart.yaml"
 
 
-def small_quickstart(tmp_path):
+SMALL_WORKLOADS = ["8p", "41k", "12p"]
+
+
+def small_quickstart(tmp_path, corpus=None):
     """The quick start cut to three workloads of four candidates: the fault tests need a run
-    to kill and resume, not the whole quick start again (the first test runs that)."""
+    to kill and resume, not the whole quick start again (the first test runs that). `corpus`
+    replaces the replay corpus (the fault tests' fake_judge_run.sleep_corpus)."""
     text = QUICKSTART.read_text()
-    text = re.sub(r"^workloads: .*$", "workloads: [8p, 41k, 12p]", text, flags=re.M)
+    text = re.sub(r"^workloads: .*$", f"workloads: [{', '.join(SMALL_WORKLOADS)}]", text,
+                  flags=re.M)
     text = re.sub(r"^budget_per_workload: \d+", "budget_per_workload: 4", text, flags=re.M)
+    if corpus is not None:
+        text, n = re.subn(r"^  corpus: .*$", f"  corpus: {corpus}", text, flags=re.M)
+        assert n == 1, "the quick start names one replay corpus"
     path = tmp_path / "small.yaml"
     path.write_text(text)
     return path
 
 
-def run_palladium(palladium_bin, db, *extra, on_start=None, config=QUICKSTART):
+def run_palladium(palladium_bin, db, *extra, on_start=None, config=QUICKSTART, env=None):
     # The quick start as a user runs it: the compile tier on (tests/conftest.py turns it off
     # elsewhere).
     proc = subprocess.Popen(
         [str(palladium_bin), "run", str(config), "--db", str(db), "--no-progress", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-        env={**os.environ, "PALLADIUM_COMPILE_TIER": "on"})
+        env={**(os.environ if env is None else env), "PALLADIUM_COMPILE_TIER": "on"})
     if on_start:
         on_start(proc)
     out, err = proc.communicate(timeout=900)
     return proc.returncode, out, err
 
 
-def check_run_is_complete_and_consistent(palladium_bin, db, workloads=5, budget=7):
+def check_run_is_complete_and_consistent(palladium_bin, db, workloads=5, budget=7,
+                                         real_judges=True):
     """Every generated candidate has exactly one evaluation, and the JSON
-    report's numbers equal what the database holds."""
+    report's numbers equal what the database holds. With `real_judges`, also that what the
+    judges drew and how they checked reached the store (a fake judge sends neither)."""
     (run_id, status), = db_rows(db, "SELECT id, status FROM runs")
     assert status == "finished"
     candidates = db_rows(db, "SELECT id, workload FROM candidates WHERE run_id = ?", run_id)
@@ -57,7 +67,7 @@ def check_run_is_complete_and_consistent(palladium_bin, db, workloads=5, budget=
 
     # What the judge drew, and how it checked each correct one, reach the store.
     for seeds, path in db_rows(db, "SELECT input_seeds_json, numerics_path FROM evaluations "
-                                   "WHERE verdict = 'correct'"):
+                                   "WHERE verdict = 'correct'") if real_judges else []:
         assert json.loads(seeds) and path == "mosaic_interpreter", (seeds, path)
 
     rows = db_rows(db, "SELECT c.workload, e.verdict, e.speedup, e.timing_kind FROM candidates c "

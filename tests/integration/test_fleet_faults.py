@@ -4,6 +4,10 @@ SIGSTOP freezes one of the two local agents mid-run for longer than the liveness
 coordinator declares it dead and requeues its job; after SIGCONT it finds its session gone,
 says hello again and keeps working; whatever it finished while frozen is dropped by its lease.
 The run must end with one evaluation per candidate and one LLM call per candidate.
+
+The agents run the fake judge on candidates that take FAKE_EVAL_MS each (fake_judge_run.py):
+what is tested is the coordinator and its agents, and real judges made this a minute and more
+of JAX start-up and interpretation (and the corpus's hanging kernel's 60 s timeout).
 """
 import os
 import signal
@@ -15,8 +19,13 @@ import pytest
 
 from conftest import (FAULT_RUN_CONFIG, ROOT, assert_each_candidate_evaluated_and_paid_once,
                       wait_for_count)
+from fake_judge_run import fake_judge_env, sleep_corpus
 
 pytestmark = pytest.mark.integration
+
+# Long enough that the frozen agent holds a job and work is left when it thaws (the 8 candidates
+# are two chains of 4: about 4 x FAKE_EVAL_MS on two agents, more on one).
+FAKE_EVAL_MS = 3000
 
 
 def children(pid):
@@ -31,12 +40,13 @@ def environ_of(pid):
 
 def test_frozen_agent_is_replaced_then_rejoins_and_no_secret_reaches_it(palladium_bin, tmp_path):
     config = tmp_path / "faults.yaml"
-    config.write_text(FAULT_RUN_CONFIG.format(name="faults", local=2,
+    corpus = sleep_corpus(tmp_path, ["8p", "41k"], 4, FAKE_EVAL_MS)
+    config.write_text(FAULT_RUN_CONFIG.format(name="faults", local=2, corpus=corpus,
                                               listen="tcp://127.0.0.1:0"))
     db = tmp_path / "f.db"
     log = open(tmp_path / "coordinator.log", "w")
-    env = dict(os.environ, OPENAI_API_KEY="sk-test-must-not-leak",
-               GEMINI_API_KEY="gm-test-must-not-leak")
+    env = fake_judge_env(tmp_path, dict(os.environ, OPENAI_API_KEY="sk-test-must-not-leak",
+                                        GEMINI_API_KEY="gm-test-must-not-leak"))
     proc = subprocess.Popen(
         [str(palladium_bin), "run", str(config), "--db", str(db), "--no-progress", "--no-report"],
         stdout=subprocess.DEVNULL, stderr=log, cwd=ROOT, env=env)

@@ -8,6 +8,10 @@ agent notices the silence, and once the link is back it reconnects under a new r
 says hello again. Its late result (if it finished during the partition) is dropped by its lease.
 The run must finish with exactly one evaluation per candidate and one LLM call per candidate.
 
+The agents run the fake judge on candidates that take FAKE_EVAL_MS each (fake_judge_run.py):
+what is tested is the link, the coordinator and the agents, and real judges made this a minute
+and more of JAX start-up and interpretation (and the corpus's hanging kernel's 60 s timeout).
+
 Needs root (ip netns); skipped otherwise.
 """
 import os
@@ -19,8 +23,13 @@ import pytest
 
 from conftest import (FAULT_RUN_CONFIG, ROOT, assert_each_candidate_evaluated_and_paid_once,
                       db_rows, wait_for_count)
+from fake_judge_run import fake_judge_env, sleep_corpus
 
 pytestmark = pytest.mark.integration
+
+# Long enough that the inside agent holds a job when the link goes down and work is left when it
+# comes back (the 8 candidates are two chains of 4: about 4 x FAKE_EVAL_MS on two agents).
+FAKE_EVAL_MS = 3000
 
 
 def sh(*cmd):
@@ -64,8 +73,10 @@ def test_partitioned_agent_rejoins_and_nothing_is_evaluated_twice(palladium_bin,
     for name in ("inside", "outside"):
         (allow / f"{name}.key_secret").rename(secrets / f"{name}.key_secret")
     config = tmp_path / "partition.yaml"
-    config.write_text(FAULT_RUN_CONFIG.format(name="partition", local=0,
+    corpus = sleep_corpus(tmp_path, ["8p", "41k"], 4, FAKE_EVAL_MS)
+    config.write_text(FAULT_RUN_CONFIG.format(name="partition", local=0, corpus=corpus,
                                               listen=f"tcp://{netns['host_ip']}:0"))
+    env = fake_judge_env(tmp_path)
     db = tmp_path / "p.db"
     coord_log = open(tmp_path / "coordinator.log", "w")
     coordinator = subprocess.Popen(
@@ -90,7 +101,7 @@ def test_partitioned_agent_rejoins_and_nothing_is_evaluated_twice(palladium_bin,
                             str(secrets / f"{name}.key_secret"), "--agent-id", name,
                             "--heartbeat-ms", "200", "--liveness", "4",
                             "--log-dir", str(tmp_path / f"{name}-logs")]
-            agents.append(subprocess.Popen(cmd, stdout=log, stderr=log, cwd=ROOT))
+            agents.append(subprocess.Popen(cmd, stdout=log, stderr=log, cwd=ROOT, env=env))
 
         agent("inside", ["ip", "netns", "exec", netns["ns"]])
         agent("outside", [])

@@ -13,9 +13,9 @@ from judge_kernels import CORRECT, NUMERICS_MISMATCH, gemm
 # too: with the compile tier on, the judge compiles each candidate for a v6e before it looks at
 # anything else, and an attack must reach the defence it is meant to test, not fail that compile.
 
-# A Pallas kernel that writes zeros: wrong unless the attack worked. (The judge refuses it as
-# a hollow kernel before its numerics; attacks on the comparison itself use NUMERICS_MISMATCH,
-# a real GEMM kernel 1.5x off, which only a patched comparison would pass.)
+# A Pallas kernel that writes zeros: wrong unless the attack worked. (Attacks on the comparison
+# itself use NUMERICS_MISMATCH, a real GEMM kernel 1.5x off, which only a patched comparison
+# would pass.)
 ZEROS = '''
 import jax
 import jax.numpy as jnp
@@ -534,7 +534,51 @@ def _early_kernel(A, B):
         scratch_shapes=[pltpu.VMEM((256, K), A.dtype), pltpu.SemaphoreType.DMA])(A, B)
 ''' + _FORGER + _entry_beside("_early_kernel(A, B)")
 
-# 16. An honest GEMM kernel (its Mosaic body computes the GEMM; every check passes), and the CPU
+# 16. One program, one semantics (issue 21): the right GEMM on the CPU, zeros on a TPU, through a
+#     gate computed by XLA glue that differs by platform where a numpy model of the TPU differs
+#     from XLA:TPU. Each gate is 1 on the CPU branch and 0 on a TPU; a numpy model said 1.
+_GATED = CORRECT.replace("def workload(A, B):", "def _gemm(A, B):") + '''
+def workload(A, B):
+    out = _gemm(A, B)
+    probe = A[0, 0].astype(jnp.float32) * 0
+    gate = jax.lax.platform_dependent(probe, cpu=lambda p: p + 1, tpu=_GATE)
+    return (out.astype(jnp.float32) * gate).astype(out.dtype)
+'''
+# ...a float-to-int conversion: 3e9 saturates to INT32_MAX on a TPU (numpy: INT32_MIN)...
+ZEROS_ON_A_TPU_BY_SATURATION = _GATED.replace(
+    "_GATE", "lambda p: ((p + 3e9).astype(jnp.int32) < 0).astype(jnp.float32)")
+# ...an integer division by zero: -1 on a TPU (numpy's look-alike: the dividend)...
+ZEROS_ON_A_TPU_BY_DIVISION_BY_ZERO = _GATED.replace(
+    "_GATE", "lambda p: (jax.lax.div(jnp.int32(7), p.astype(jnp.int32)) > 0).astype(jnp.float32)")
+# ...a subnormal: 1e-20 squared is flushed to 0 on a TPU (numpy keeps 1e-40).
+ZEROS_ON_A_TPU_BY_SUBNORMALS = _GATED.replace(
+    "_GATE", "lambda p: (((p + 1e-20) * (p + 1e-20)) > 0).astype(jnp.float32)")
+
+# 17. XLA work hidden in a loop the static count reads once (issue 21 item 3): the GEMM as
+#     rank-256 updates in XLA, in a loop counting down or bound by the data, beside a token copy
+#     kernel.
+_GEMM_IN_A_LOOP = _COPY + '''
+def _update(A, B, k, acc):
+    a = jax.lax.dynamic_slice_in_dim(A, k * 256, 256, axis=1)
+    b = jax.lax.dynamic_slice_in_dim(B, k * 256, 256, axis=0)
+    return acc + jnp.dot(a, b, preferred_element_type=jnp.float32)
+
+def workload(A, B):
+    M, K = A.shape
+    acc = jnp.zeros((M, B.shape[1]), jnp.float32)
+    LOOP
+    return _tiled_copy(acc.astype(A.dtype))
+'''
+XLA_GEMM_IN_A_COUNT_DOWN_LOOP = _GEMM_IN_A_LOOP.replace("LOOP", '''_, acc = jax.lax.while_loop(
+        lambda s: s[0] > 0, lambda s: (s[0] - 1, _update(A, B, s[0] - 1, s[1])),
+        (jnp.int32(K // 256), acc))''')
+XLA_GEMM_IN_A_DATA_BOUND_LOOP = _GEMM_IN_A_LOOP.replace("LOOP", '''n = K // 256 + (A[0, 0] * 0).astype(
+        jnp.int32)
+    _, acc = jax.lax.while_loop(
+        lambda s: s[0] < n, lambda s: (s[0] + 1, _update(A, B, s[0], s[1])),
+        (jnp.int32(0), acc))''')
+
+# 18. An honest GEMM kernel (its Mosaic body computes the GEMM; every check passes), and the CPU
 #     branch it ships built from XLA's own GEMM by patching JAX's HLO interpreter (the function
 #     the harness's CPU lowering calls) in the candidate's process. Timing that branch made the
 #     same kernel 6-8x "faster" (issue 21): the judge times its own interpretation instead.

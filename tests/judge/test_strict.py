@@ -118,8 +118,7 @@ SOFTMAX_CORRECT = _SOFTMAX_KERNEL.replace(
     "BODY", "e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))\n"
             "    o_ref[...] = (e / jnp.sum(e, axis=-1, keepdims=True)).astype(o_ref.dtype)")
 # Softmax at a temperature of 1000: nearly uniform 1/C, within atol of every element, and it
-# carries almost no information about x. (A kernel that writes the constant itself does none
-# of the work and is refused as hollow before its numerics.)
+# carries almost no information about x.
 SOFTMAX_UNIFORM = _SOFTMAX_KERNEL.replace(
     "BODY", "e = jnp.exp((x - jnp.max(x, axis=-1, keepdims=True)) * 1e-3)\n"
             "    o_ref[...] = (e / jnp.sum(e, axis=-1, keepdims=True)).astype(o_ref.dtype)")

@@ -481,6 +481,84 @@ TEST(CallSchedulerTest, TheTotalDeadlineCutsAttemptsAndFailsByName) {
   EXPECT_EQ(s.stats().deadline_failures, 1);
 }
 
+// Split mode (llm.batch_roles / llm.online_methods): the online calls keep the concurrency cap
+// and the total deadline; the job calls, which a provider may hold for hours, neither take
+// the online slots nor fail at the online deadline.
+ChatRequest split_req(const std::string& prompt, const std::string& method) {
+  ChatRequest r = req(prompt, 0);
+  r.method = method;
+  return r;
+}
+
+SchedulerOptions split_options() {
+  SchedulerOptions o = options();
+  o.max_samples_per_call = 1;
+  o.max_concurrent = 2;
+  o.call_deadline = 10s;
+  o.retry.base_delay = 1s;
+  o.retry.max_delay = 1s;
+  o.retry.max_attempts = 100;
+  o.in_job = [](const ChatRequest& r) { return r.method != "iterative"; };
+  return o;
+}
+
+TEST(CallSchedulerSplit, OnlineCallsKeepTheCapWhileJobCallsFillNoSlot) {
+  CallScheduler s(split_options(), t0);
+  for (int i = 0; i < 5; ++i) s.submit(split_req("job" + std::to_string(i), "beam"), t0);
+  for (int i = 0; i < 3; ++i) s.submit(split_req("chain" + std::to_string(i), "iterative"), t0);
+  auto step = s.poll(t0 + 20ms);
+  int online = 0, jobs = 0;
+  for (const auto& st : step.start) {
+    if (st.call.request.method == "iterative") {
+      online++;
+      ASSERT_TRUE(st.call.time_left) << "an online call carries its deadline";
+      EXPECT_EQ(*st.call.time_left, 10s);
+    } else {
+      jobs++;
+      EXPECT_FALSE(st.call.time_left) << "a job call has no online deadline";
+    }
+  }
+  EXPECT_EQ(jobs, 5);    // none waits for a slot, though they came first
+  EXPECT_EQ(online, 2);  // the cap, not the cap minus the five jobs in flight
+  EXPECT_EQ(s.stats().holding, "concurrency");
+  EXPECT_EQ(s.stats().in_flight, 7);
+  // With all five jobs still running, one online answer frees a slot for the third.
+  uint64_t first_online = 0;
+  for (const auto& st : step.start)
+    if (st.call.request.method == "iterative") first_online = st.call_id;
+  s.finish(first_online, answer(1), t0 + 1s);
+  auto next = s.poll(t0 + 1s);
+  ASSERT_EQ(next.start.size(), 1u);
+  EXPECT_EQ(next.start[0].call.request.method, "iterative");
+}
+
+TEST(CallSchedulerSplit, AHungOnlineCallFailsAtItsDeadlineAndAJobCallOutlivesIt) {
+  CallScheduler s(split_options(), t0);
+  const uint64_t chain = s.submit(split_req("chain", "iterative"), t0);
+  const uint64_t job = s.submit(split_req("job", "beam"), t0);
+  auto step = s.poll(t0 + 20ms);
+  ASSERT_EQ(step.start.size(), 2u);
+  uint64_t online_call = 0, job_call = 0;
+  for (const auto& st : step.start)
+    (st.call.request.method == "iterative" ? online_call : job_call) = st.call_id;
+  // The online attempt hangs until its timeout, cut to the deadline: no retry fits after it.
+  auto after = s.finish(online_call, failure(Errc::deadline_exceeded), t0 + 10s + 20ms);
+  ASSERT_EQ(after.fail.size(), 1u);
+  EXPECT_EQ(after.fail[0].ticket, chain);
+  EXPECT_NE(std::string(after.fail[0].error.what()).find("call_deadline"), std::string::npos);
+  // The job comes back failed an hour later (the provider's job expired): it is retried,
+  // not failed by a deadline that is not its own.
+  auto later = s.finish(job_call, failure(Errc::unavailable), t0 + 1h);
+  EXPECT_TRUE(later.fail.empty());
+  auto retry = s.poll(t0 + 1h + 2s);
+  ASSERT_EQ(retry.start.size(), 1u);
+  EXPECT_EQ(retry.start[0].call.request.method, "beam");
+  auto done = s.finish(retry.start[0].call_id, answer(1), t0 + 2h);
+  ASSERT_EQ(done.deliver.size(), 1u);
+  EXPECT_EQ(done.deliver[0].ticket, job);
+  EXPECT_EQ(s.stats().deadline_failures, 1);
+}
+
 TEST(CallSchedulerTest, RepeatedRateLimitsHalveConcurrencyThenSuccessesRestoreIt) {
   SchedulerOptions o = options();
   o.max_samples_per_call = 1;

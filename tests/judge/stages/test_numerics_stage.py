@@ -54,6 +54,28 @@ def test_a_kernel_the_cpu_interpreter_cannot_run_is_left_to_a_tpu(monkeypatch):
     assert "only be checked on a TPU" in str(failure)
 
 
+@pytest.mark.parametrize("defect, on_a_tpu", [
+    (mosaic_interpreter.Deadlock("a wait on semaphore 0 that no signal can satisfy"), "hang"),
+    (mosaic_interpreter.OutOfBounds("a load at row 40 of 32"), "outside the buffer"),
+    (mosaic_interpreter.Nondeterministic("outputs differ between fills"), "memory held")])
+def test_a_kernel_defect_blames_the_kernel_not_the_host(monkeypatch, defect, on_a_tpu):
+    def wrong(*args, **kwargs):
+        raise defect
+    monkeypatch.setattr(numerics.tpu_program, "run", wrong)
+    exp = type("Exp", (), {"mlir_module": lambda self: "", "platforms": ("tpu",),
+                           "module_kept_var_idx": (0,)})()
+    info = {}
+    with pytest.raises(Failure) as failure:
+        numerics.tpu_program_outputs(exp, [], None, info, "the CPU branch passed, but")
+    assert failure.value.verdict == "runtime_error"
+    assert failure.value.kind in ("deadlock", "out_of_bounds", "nondeterministic")
+    assert "the kernel itself is wrong" in str(failure.value) and on_a_tpu in str(failure.value)
+    assert "only a TPU agent" not in str(failure.value)
+    assert info["defect"] == type(defect).__name__
+    # A cascade's screen still leaves it to the TPU agent, which sees the defect itself.
+    assert numerics.tpu_program_outputs(exp, [], None, {}, None) is None
+
+
 def test_an_uninterpretable_program_is_refused_unless_screening(monkeypatch):
     def cannot(*args, **kwargs):
         raise mosaic_interpreter.Unsupported("the op tpu.sort")
