@@ -29,7 +29,7 @@ struct Checking {
 };
 
 struct Waiting {
-  caf::typed_response_promise<wire::Result> promise;
+  caf::typed_response_promise<Evaluated> promise;
   caf::actor requester;
   // The job (its code moved here, not copied, once its frame is packed): for the second tier
   // of a cascade and for a result check's second opinion.
@@ -121,9 +121,9 @@ void submit(Self self, Waiting& w, wire::Job& job) {
 }
 
 // Answers `w` (which the caller then erases).
-// The result by rvalue reference: a Result is some 15 strings, and an answer used to move it
-// four times on its way into the message.
-void answer(Self self, Waiting& w, int64_t job_id, wire::Result&& result, caf::error error) {
+// The answer by rvalue reference: it is some 20 strings, and an answer used to move it four
+// times on its way into the message.
+void answer(Self self, Waiting& w, int64_t job_id, Evaluated&& result, caf::error error) {
   auto& st = self->state;
   if (!w.requester) {
     if (error)
@@ -146,10 +146,10 @@ void flush_answers(Self self) {
   st.outgoing.clear();
 }
 
-void finish(Self self, std::unordered_map<int64_t, Waiting>::iterator it, wire::Result&& result) {
+void finish(Self self, std::unordered_map<int64_t, Waiting>::iterator it, Evaluated&& result) {
   auto& st = self->state;
   Waiting& w = it->second;
-  result.dispatches = w.dispatches;
+  result.agent.dispatches = w.dispatches;
   answer(self, w, it->first, std::move(result), caf::error{});
   st.checking.erase(it->first);
   st.waiting.erase(it);
@@ -217,20 +217,20 @@ void conclude(Self self, std::unordered_map<int64_t, Waiting>::iterator it, bool
   for (const auto& [peer, reason] : d.quarantine) {
     std::string name;
     for (const auto& o : c.opinions)
-      if (o.peer == peer) name = o.result.agent_id;
+      if (o.peer == peer) name = o.result.agent.agent_id;
     quarantine(self, peer, reason, it->first, name);
   }
   finish(self, it, std::move(d.answer));
 }
 
-void deliver(Self self, int64_t job_id, wire::Result&& result, int dispatches,
+void deliver(Self self, int64_t job_id, Evaluated&& result, int dispatches,
              const std::string& peer) {
   auto& st = self->state;
   auto it = st.waiting.find(job_id);
   if (it == st.waiting.end()) return;
   Waiting& w = it->second;
   w.dispatches += dispatches;
-  if (w.cpu_tier && result.verdict == "correct") {
+  if (w.cpu_tier && result.evaluation.verdict == Verdict::correct) {
     // Survived the CPU tier: now the chip.
     w.cpu_tier = false;
     w.job->check_level = std::string(wire::kCheckFull);
@@ -243,9 +243,9 @@ void deliver(Self self, int64_t job_id, wire::Result&& result, int dispatches,
     return;
   }
   if (!w.check) {
-    FirstLook look = st.checks->first_look(result, w.job->workload_id);
+    FirstLook look = st.checks->first_look(result, w.job->workload_id, job_id);
     if (!look.again()) {
-      result.plausibility = st.checks->plausibility_of(result, w.job->workload_id);
+      result.checks.plausibility = st.checks->plausibility_of(result, w.job->workload_id);
       finish(self, it, std::move(result));
       return;
     }
@@ -292,7 +292,7 @@ void fail_job(Self self, const JobLedger::Abandoned& gone) {
     return;
   }
   spdlog::error("job {}: {}; answering with a retryable error", gone.job_id, gone.reason);
-  answer(self, it->second, gone.job_id, wire::Result{}, make_error(Errc::unavailable, gone.reason));
+  answer(self, it->second, gone.job_id, Evaluated{}, make_error(Errc::unavailable, gone.reason));
   st.waiting.erase(it);
   ++st.stats.abandoned;
 }
@@ -344,15 +344,23 @@ void on_result(Self self, const ZmqInbound& in, wire::Result& msg, Clock::time_p
   auto& st = self->state;
   int dispatches = 0;
   switch (st.ledger->on_result(in.peer, msg, &dispatches, now)) {
-    case JobLedger::ResultDisposition::accepted:
+    case JobLedger::ResultDisposition::accepted: {
+      // The agent facts come from the admitted HELLO and the link, not from the frame's
+      // claims: on a CURVE link the peer is the agent's public key.
+      Evaluated answer{std::move(msg.evaluation), AgentFacts{}, CheckFindings{}};
+      AgentFacts& agent = answer.agent;
+      agent.agent_key = st.bridge->authenticated() ? in.peer : std::string();
+      agent.agent_id = msg.agent_id;
+      agent.backend = msg.backend;
       if (const Capabilities* caps = st.ledger->capabilities(in.peer)) {
-        msg.device_kind = caps->device_kind;
-        msg.jax_version = caps->jax_version;
-        msg.libtpu_version = caps->libtpu_version;
+        agent.backend = caps->backend;
+        agent.device_kind = caps->device_kind;
+        agent.jax_version = caps->jax_version;
+        agent.libtpu_version = caps->libtpu_version;
       }
-      msg.agent_key = st.bridge->authenticated() ? in.peer : std::string();
-      deliver(self, msg.job_id, std::move(msg), dispatches, in.peer);
+      deliver(self, msg.job_id, std::move(answer), dispatches, in.peer);
       return;
+    }
     case JobLedger::ResultDisposition::stale_lease:
       // The late result may have freed the agent's slot: the batch's pump() will use it.
       spdlog::info("dropping a late result for job {} (lease {}) from {}", msg.job_id, msg.lease,
@@ -469,7 +477,7 @@ DispatcherStats snapshot(Self self) {
 
 // Takes a job for evaluation (its code packed into the frame, or moved, not copied, into
 // Waiting for a cascade); false if its id is already being evaluated (one answer per job id).
-bool accept(Self self, wire::Job& job, caf::typed_response_promise<wire::Result> promise,
+bool accept(Self self, wire::Job& job, caf::typed_response_promise<Evaluated> promise,
             caf::actor requester) {
   auto& st = self->state;
   int64_t id = job.job_id;
@@ -518,10 +526,10 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
   return {
       // The job by mutable reference: CAF hands over the message's own Job (it copies only a
       // message shared with another receiver), so its code is moved, not copied, into Waiting.
-      [=](eval_atom, wire::Job& job) -> caf::result<wire::Result> {
+      [=](eval_atom, wire::Job& job) -> caf::result<Evaluated> {
         int64_t id = job.job_id;
         if (self->state.waiting.count(id)) return duplicate_job(id);
-        auto rp = self->make_response_promise<wire::Result>();
+        auto rp = self->make_response_promise<Evaluated>();
         accept(self, job, rp, caf::actor{});
         return rp;
       },
@@ -530,9 +538,9 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
         auto requester = caf::actor_cast<caf::actor>(self->current_sender());
         if (!requester) return;  // an anonymous sender could not be answered
         for (auto& job : batch.jobs) {
-          if (!accept(self, job, caf::typed_response_promise<wire::Result>{}, requester))
+          if (!accept(self, job, caf::typed_response_promise<Evaluated>{}, requester))
             self->state.outgoing[requester].answers.push_back(
-                EvalAnswer{job.job_id, wire::Result{}, duplicate_job(job.job_id)});
+                EvalAnswer{job.job_id, Evaluated{}, duplicate_job(job.job_id)});
         }
         flush_answers(self);
       },

@@ -1,5 +1,6 @@
 // eval_dispatcher actor: hands evaluation jobs to agents and answers each
-// (eval_atom, wire::Job) request with exactly one wire::Result, or with a retryable
+// (eval_atom, wire::Job) request with exactly one Evaluated (the evaluation and the facts of the
+// agent that made it, actors/messages.hpp), or with a retryable
 // Errc::unavailable error when the job was lost `max_attempts` times to infrastructure faults
 // (agents gone, leases expired): such a loss is never a verdict on the candidate.
 // The batched form, (eval_atom, EvalBatch) sent without a request (actors/messages.hpp), gets
@@ -11,8 +12,8 @@
 // The bookkeeping (queue, slots, leases, liveness, requeue, late results) lives in JobLedger
 // and the HELLO checks in AgentAdmission; this actor decodes frames from the ZmqBridge, feeds
 // both, sends what the ledger assigns, heartbeats the agents that are due, and delivers
-// results to the waiting requesters. Result::dispatches tells how many dispatches a result
-// took. Malformed frames, refused HELLOs and results from anyone but the lease holder are
+// results to the waiting requesters. AgentFacts::dispatches tells how many dispatches an
+// answer took. Malformed frames, refused HELLOs and results from anyone but the lease holder are
 // logged (rate-limited) and dropped.
 //
 // Result checks (actors/result_check.hpp): a final result drawn for a random check, or a
@@ -21,7 +22,7 @@
 // and the answer is what the opinions decide. A disagreement quarantines the outvoted key:
 // it is dropped (its leases requeued), told BYE, refused at every later HELLO, and listed by
 // (quarantine_atom) so that the run stores it and marks its results for re-evaluation.
-// Every answer carries the sending agent's CURVE key (Result::agent_key).
+// Every answer carries the sending agent's CURVE key (AgentFacts::agent_key).
 //
 // Cascade: with target backend "tpu" and CPU-check agents in the fleet, a job first runs the
 // CPU tier (check level cpu_check: lint, lowering, the libtpu compile where present, interpret

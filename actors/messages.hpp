@@ -13,7 +13,7 @@
 //   workload_search -> store:           StoreActor (actors/store_actor.hpp)
 //   workload_search -> eval_dispatcher: (eval_atom, EvalBatch)                  (no response)
 //   eval_dispatcher -> workload_search: (evaluated_atom, EvalAnswers)            one per job
-//   eval, tests     -> eval_dispatcher: (eval_atom, wire::Job)                  -> wire::Result
+//   eval, tests     -> eval_dispatcher: (eval_atom, wire::Job)                  -> Evaluated
 //   workload_search -> run:             (progress_atom, ProgressEvent)
 //                                       (status_atom, int index, SearchStatus)   when idle or done
 //   run -> workload_search:             (budget_atom, int limit, bool open)      global reallocation
@@ -37,6 +37,7 @@
 #include <caf/all.hpp>
 
 #include "actors/zmq_bridge.hpp"
+#include "protocol/evaluation.hpp"
 #include "protocol/wire_protocol.hpp"
 #include "llm/provider.hpp"
 #include "actors/store_actor.hpp"
@@ -72,12 +73,12 @@ struct ZmqInboundBatch {
 struct EvalBatch {
   std::vector<wire::Job> jobs;
 };
-// The one answer to one job of an EvalBatch: its result, or (error set) a retryable
+// The one answer to one job of an EvalBatch: its Evaluated (protocol/evaluation.hpp), or (error set) a retryable
 // Errc::unavailable after too many lost leases, or Errc::already_exists for a job id already
 // being evaluated.
 struct EvalAnswer {
   int64_t job_id = 0;
-  wire::Result result;  // when !error
+  Evaluated evaluated;  // when !error
   caf::error error;
 };
 struct EvalAnswers {
@@ -103,4 +104,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::EvalAnswers)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ProgressEvent)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::SearchStatus)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::wire::Job)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::wire::Result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::Evaluated)

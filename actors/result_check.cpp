@@ -5,31 +5,39 @@
 namespace palladium {
 namespace {
 
-bool is_correct(const wire::Result& r) { return r.verdict == "correct"; }
+bool is_correct(const Evaluated& r) { return r.evaluation.verdict == Verdict::correct; }
 
 // Verdicts the host can cause on its own: a loaded or short-of-memory machine, a killed
 // process. Two agents may honestly differ on them.
-bool host_dependent(const wire::Result& r) {
-  return r.verdict == "timeout" || r.verdict == "crash" || r.verdict == "resource_exhausted";
+bool host_dependent(const Evaluated& r) {
+  const Verdict v = r.evaluation.verdict;
+  return v == Verdict::timeout || v == Verdict::crash || v == Verdict::resource_exhausted;
 }
 
-std::optional<double> speedup_of(const wire::Result& r) {
-  if (!is_correct(r) || !r.kernel_ms || !r.baseline_ms || !(*r.kernel_ms > 0) ||
-      !(*r.baseline_ms > 0))
-    return std::nullopt;
-  return *r.baseline_ms / *r.kernel_ms;
-}
+std::string verdict_of(const Evaluated& r) { return std::string(to_string(r.evaluation.verdict)); }
 
 nlohmann::json opt(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
-nlohmann::json timing_json(const wire::Result& r) {
-  return {{"kernel_ms", opt(r.kernel_ms)},
-          {"baseline_ms", opt(r.baseline_ms)},
-          {"timing_kind", r.timing_kind},
-          {"agent_id", r.agent_id},
-          {"agent_key", r.agent_key}};
+nlohmann::json timing_json(const Evaluated& r) {
+  return {{"kernel_ms", opt(r.evaluation.kernel_ms)},
+          {"baseline_ms", opt(r.evaluation.baseline_ms)},
+          {"timing_kind", spelling(r.evaluation.timing_kind)},
+          {"agent_id", r.agent.agent_id},
+          {"agent_key", r.agent.agent_key}};
+}
+
+// The re-timing's figures replace the first timing's, its spread included.
+void take_timing(Evaluation& to, const Evaluation& from) {
+  to.kernel_ms = from.kernel_ms;
+  to.baseline_ms = from.baseline_ms;
+  to.timing_kind = from.timing_kind;
+  to.timing_runs = from.timing_runs;
+  to.kernel_ms_low = from.kernel_ms_low;
+  to.kernel_ms_high = from.kernel_ms_high;
+  to.baseline_ms_low = from.baseline_ms_low;
+  to.baseline_ms_high = from.baseline_ms_high;
 }
 
 // Agent-chosen names may hold any bytes: never let them make dump() throw.
@@ -39,7 +47,7 @@ std::string dump(const nlohmann::json& j) {
 
 }  // namespace
 
-Agreement compare_results(const wire::Result& a, const wire::Result& b) {
+Agreement compare_results(const Evaluated& a, const Evaluated& b) {
   if (host_dependent(a) || host_dependent(b)) return Agreement::inconclusive;
   return is_correct(a) == is_correct(b) ? Agreement::agree : Agreement::disagree;
 }
@@ -48,19 +56,21 @@ ResultChecks::ResultChecks(ResultCheckOptions options)
     : options_(std::move(options)),
       rng_(options_.seed != 0 ? options_.seed : std::random_device{}()) {}
 
-TimingCheck ResultChecks::timing_check(const wire::Result& r, const std::string& workload) const {
-  auto speedup = speedup_of(r);
-  if (!speedup) return {};
+TimingCheck ResultChecks::timing_check(const Evaluated& r, const std::string& workload) const {
+  auto ratio = speedup(r.evaluation);
+  if (!ratio) return {};
   auto cost = options_.costs.find(workload);
-  return check_timing(*speedup, *r.kernel_ms, r.timing_kind,
+  return check_timing(*ratio, *r.evaluation.kernel_ms, spelling(r.evaluation.timing_kind),
                       cost == options_.costs.end() ? std::nullopt
                                                    : std::optional<WorkloadCost>(cost->second),
                       options_.speedup_ceiling);
 }
 
-FirstLook ResultChecks::first_look(const wire::Result& first, const std::string& workload) {
+FirstLook ResultChecks::first_look(const Evaluated& first, const std::string& workload,
+                                   int64_t job_id) {
   FirstLook look;
   look.workload = workload;
+  look.job_id = job_id;
   // Drawn for every result, whatever its verdict, so the share is of all results and the
   // draws do not depend on what the agents answered.
   if (options_.share > 0) {
@@ -71,9 +81,8 @@ FirstLook ResultChecks::first_look(const wire::Result& first, const std::string&
   return look;
 }
 
-std::string ResultChecks::plausibility_of(const wire::Result& r,
-                                          const std::string& workload) const {
-  if (!speedup_of(r)) return "";
+std::string ResultChecks::plausibility_of(const Evaluated& r, const std::string& workload) const {
+  if (!speedup(r.evaluation)) return "";
   return timing_check(r, workload).suspect ? to_string(Plausibility::implausible_speed)
                                  : to_string(Plausibility::plausible);
 }
@@ -87,9 +96,9 @@ CheckDecision ResultChecks::decide(const FirstLook& look, const std::vector<Opin
                                  : "suspect timing";
   nlohmann::json views = nlohmann::json::array();
   for (const auto& o : opinions)
-    views.push_back({{"agent_id", o.result.agent_id},
-                     {"agent_key", o.result.agent_key},
-                     {"verdict", o.result.verdict}});
+    views.push_back({{"agent_id", o.result.agent.agent_id},
+                     {"agent_key", o.result.agent.agent_key},
+                     {"verdict", verdict_of(o.result)}});
   cross["opinions"] = views;
 
   // Which opinion is answered, and which correct result re-times a suspect first timing.
@@ -118,9 +127,9 @@ CheckDecision ResultChecks::decide(const FirstLook& look, const std::vector<Opin
       const Opinion& claimer = is_correct(first.result) ? first : second;
       answer = is_correct(first.result) ? &second : &first;
       d.quarantine.emplace_back(claimer.peer,
-                                "claimed correct for job " + std::to_string(first.result.job_id) +
-                                    " where agent " + answer->result.agent_id + " found " +
-                                    answer->result.verdict);
+                                "claimed correct for job " + std::to_string(look.job_id) +
+                                    " where agent " + answer->result.agent.agent_id + " found " +
+                                    verdict_of(answer->result));
     }
   } else {
     const Opinion& second = opinions[1];
@@ -144,41 +153,38 @@ CheckDecision ResultChecks::decide(const FirstLook& look, const std::vector<Opin
     if (with_first != Agreement::agree && with_second != Agreement::agree)
       agreement = "disagree, tie-break inconclusive";
     d.quarantine.emplace_back(outvoted->peer,
-                              "outvoted on job " + std::to_string(first.result.job_id) +
-                                  ": said " + outvoted->result.verdict + ", the others " +
-                                  answer->result.verdict);
+                              "outvoted on job " + std::to_string(look.job_id) +
+                                  ": said " + verdict_of(outvoted->result) + ", the others " +
+                                  verdict_of(answer->result));
   }
   cross["agreement"] = agreement;
   if (!d.quarantine.empty()) {
     const Opinion* q = nullptr;
     for (const auto& o : opinions)
       if (o.peer == d.quarantine[0].first) q = &o;
-    cross["quarantined"] = {{"agent_id", q ? q->result.agent_id : ""},
-                            {"agent_key", q ? q->result.agent_key : ""}};
+    cross["quarantined"] = {{"agent_id", q ? q->result.agent.agent_id : ""},
+                            {"agent_key", q ? q->result.agent.agent_key : ""}};
   }
 
   d.answer = answer->result;
-  if (opinions.size() > 1 || look.sampled) d.answer.cross_check_json = dump(cross);
+  CheckFindings& found = d.answer.checks;
+  if (opinions.size() > 1 || look.sampled) found.cross_check_json = dump(cross);
   if (answer == &first && look.timing.suspect && is_correct(first.result)) {
     nlohmann::json both = {{"first", timing_json(first.result)}, {"reason", look.timing.reason}};
     if (retime != nullptr) {
       both["second"] = timing_json(retime->result);
       GateDecision gate = resolve_retiming(timing_check(retime->result, look.workload));
-      d.answer.plausibility = to_string(gate.outcome);
-      if (gate.publish_second) {
-        d.answer.kernel_ms = retime->result.kernel_ms;
-        d.answer.baseline_ms = retime->result.baseline_ms;
-        d.answer.timing_kind = retime->result.timing_kind;
-      }
+      found.plausibility = to_string(gate.outcome);
+      if (gate.publish_second) take_timing(d.answer.evaluation, retime->result.evaluation);
     } else {
       // Nothing re-timed it (no slot, or the second run did not get to a timing): the speed is
       // kept and flagged for a person to look at.
       both["second"] = nullptr;
-      d.answer.plausibility = to_string(Plausibility::implausible_speed);
+      found.plausibility = to_string(Plausibility::implausible_speed);
     }
-    d.answer.retiming_json = dump(both);
+    found.retiming_json = dump(both);
   } else {
-    d.answer.plausibility = plausibility_of(d.answer, look.workload);
+    found.plausibility = plausibility_of(d.answer, look.workload);
   }
   return d;
 }

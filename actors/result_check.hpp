@@ -40,7 +40,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/wire_protocol.hpp"
+#include "protocol/evaluation.hpp"
 #include "search/plausibility.hpp"
 #include "search/roofline.hpp"
 
@@ -62,6 +62,7 @@ struct ResultCheckOptions {
 // Why a result is looked at again.
 struct FirstLook {
   std::string workload;  // the job's
+  int64_t job_id = 0;
   bool sampled = false;  // drawn for a random check
   TimingCheck timing;    // suspect: a correct result's timing the gate doubts
   bool again() const { return sampled || timing.suspect; }
@@ -73,41 +74,42 @@ enum class Agreement { agree, disagree, inconclusive };
 // id on a plaintext link).
 struct Opinion {
   std::string peer;
-  wire::Result result;
+  Evaluated result;
 };
 
 struct CheckDecision {
   bool need_tiebreak = false;  // disagreement, and a third agent exists: ask it first
-  wire::Result answer;         // else: the result to deliver
+  Evaluated answer;            // else: the result to deliver
   // Peers to quarantine (at most one), with the reason.
   std::vector<std::pair<std::string, std::string>> quarantine;
 };
 
 // Whether two results of one job agree (see above).
-Agreement compare_results(const wire::Result& a, const wire::Result& b);
+Agreement compare_results(const Evaluated& a, const Evaluated& b);
 
 class ResultChecks {
  public:
   explicit ResultChecks(ResultCheckOptions options);
 
-  // Whether `first` (a final-tier result of a job for `workload`) is looked at again, and why.
-  FirstLook first_look(const wire::Result& first, const std::string& workload);
+  // Whether `first` (a final-tier result of job `job_id` for `workload`) is looked at again,
+  // and why.
+  FirstLook first_look(const Evaluated& first, const std::string& workload, int64_t job_id);
 
   // The decision once `opinions` (the first, then the second, then a tie-breaker's) are in.
   // `look` is the first result's; `third_available` says whether an agent other than the
   // opinions' peers could break a tie. The answer carries plausibility, retiming_json and
-  // cross_check_json.
+  // cross_check_json (its CheckFindings).
   CheckDecision decide(const FirstLook& look, const std::vector<Opinion>& opinions,
                        bool third_available) const;
 
   // The gate's verdict on a timing alone (a correct result that was not re-timed).
   // "" for a result that is not correct and timed.
-  std::string plausibility_of(const wire::Result& r, const std::string& workload) const;
+  std::string plausibility_of(const Evaluated& r, const std::string& workload) const;
 
   const ResultCheckOptions& options() const { return options_; }
 
  private:
-  TimingCheck timing_check(const wire::Result& r, const std::string& workload) const;
+  TimingCheck timing_check(const Evaluated& r, const std::string& workload) const;
 
   ResultCheckOptions options_;
   std::mt19937_64 rng_;

@@ -113,12 +113,16 @@ void on_answers(Self self, EvalAnswers& got) {
       fail(self, "evaluation failed: " + to_string(a.error));
       return;
     }
-    auto record = record_from_result(p.candidate_id, a.result);
-    self->request(st.peers.store, caf::infinite, put_eval_atom::value, record)
+    EvaluationRecord record;
+    record.candidate_id = p.candidate_id;
+    record.evaluation = std::move(a.evaluated.evaluation);
+    record.agent = std::move(a.evaluated.agent);
+    record.checks = std::move(a.evaluated.checks);
+    EvalOutcome outcome = EvalOutcome::from(record.evaluation);
+    self->request(st.peers.store, caf::infinite, put_eval_atom::value, std::move(record))
         .then(
             [=](bool) {
-              finish(self, p.request,
-                     Observation{p.text, p.code, outcome_from_record(record), p.truncated},
+              finish(self, p.request, Observation{p.text, p.code, outcome, p.truncated},
                      p.reused);
             },
             [=](caf::error& e) { fail(self, "storing an evaluation failed: " + to_string(e)); });
@@ -224,7 +228,7 @@ void start(Self self, const SampleRequest& r) {
   auto ev = st.stored_evals.find(rec.id);
   if (ev != st.stored_evals.end()) {
     finish(self, r,
-           Observation{rec.response, rec.code, outcome_from_record(ev->second), truncated},
+           Observation{rec.response, rec.code, EvalOutcome::from(ev->second.evaluation), truncated},
            true);
     return;
   }

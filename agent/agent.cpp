@@ -136,7 +136,7 @@ class Agent::Impl {
   void dispatch(wire::Job job);
   void assign(Slot& s, wire::Job job);
   void drain_queue();
-  void finish(Slot& s, wire::Result result);
+  void finish(Slot& s, JudgeResult judged);
   // The judge died or broke the protocol while running `s`'s job: not the candidate's doing
   // (it runs in its own sandboxed process), so the job goes back to the front of the queue on a
   // fresh judge, up to kJudgeRetries times. Only a job that keeps killing its judge is charged.
@@ -404,23 +404,29 @@ void Agent::Impl::judge_lost(Slot& s, const std::string& how, const std::string&
                               log_tail));
 }
 
-void Agent::Impl::finish(Slot& s, wire::Result result) {
-  judge_deaths_.erase(result.job_id);
+void Agent::Impl::finish(Slot& s, JudgeResult judged) {
+  judge_deaths_.erase(judged.job_id);
+  wire::Result result;
+  result.job_id = judged.job_id;
   result.agent_id = opt_.agent_id;
   result.backend = opt_.backend;
   result.lease = s.job->lease;  // the coordinator hears a result only for the lease it gave
+  result.evaluation = std::move(judged.evaluation);
+  Evaluation& e = result.evaluation;
   // Nothing the agent knows as a secret leaves it, whatever text the candidate produced.
-  result.error = scrubber_.scrub(result.error);
-  result.error_signature = scrubber_.scrub(result.error_signature);
-  result.stdout_text = scrubber_.scrub(result.stdout_text);
-  result.stderr_text = scrubber_.scrub(result.stderr_text);
+  e.error = scrubber_.scrub(e.error);
+  e.error_signature = scrubber_.scrub(e.error_signature);
+  e.stdout_text = scrubber_.scrub(e.stdout_text);
+  e.stderr_text = scrubber_.scrub(e.stderr_text);
+  if (e.compile_finding) e.compile_finding = scrubber_.scrub(*e.compile_finding);
   long ms = ms_between(s.started, Clock::now());
   const wire::Job& job = *s.job;
-  if (result.verdict == "correct" || result.error.empty()) {
-    log()->info("job {} {} -> {} in {} ms", job.job_id, job.workload_id, result.verdict, ms);
+  const std::string_view verdict = to_string(e.verdict);
+  if (e.verdict == Verdict::correct || e.error.empty()) {
+    log()->info("job {} {} -> {} in {} ms", job.job_id, job.workload_id, verdict, ms);
   } else {
-    log()->info("job {} {} -> {} in {} ms: {}", job.job_id, job.workload_id, result.verdict, ms,
-                error_headline(result.error).substr(0, 160));
+    log()->info("job {} {} -> {} in {} ms: {}", job.job_id, job.workload_id, verdict, ms,
+                error_headline(e.error).substr(0, 160));
   }
   link_->send(result);
   s.job.reset();
@@ -439,7 +445,7 @@ void Agent::Impl::on_judge_events(Slot& s) {
       }
       continue;
     }
-    if (auto* result = std::get_if<wire::Result>(&ev)) {
+    if (auto* result = std::get_if<JudgeResult>(&ev)) {
       if (s.state == SlotState::kBusy && s.job && result->job_id == s.job->job_id) {
         finish(s, std::move(*result));
       } else {

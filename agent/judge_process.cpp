@@ -22,6 +22,7 @@
 #include <msgpack.hpp>
 
 #include "protocol/taxonomy.hpp"
+#include "protocol/field_codec.hpp"
 #include "protocol/wire_fields.hpp"
 #include "agent/secret_scrubber.hpp"
 
@@ -209,9 +210,13 @@ std::string describe_status(int status) {
   return "status " + std::to_string(status);
 }
 
-void pack_str(msgpack::packer<msgpack::sbuffer>& pk, std::string_view s) {
-  pk.pack_str(static_cast<uint32_t>(s.size()));
-  pk.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
+// One judge pipe message, packed as protocol/judge_pipe.json defines it.
+template <typename M>
+std::string pack(const M& message) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  codec::pack_message(pk, message);
+  return std::string(buf.data(), buf.size());
 }
 
 // Writes all of `data` to the non-blocking fd `fd`, waiting at most until `deadline`.
@@ -231,43 +236,6 @@ std::string write_all(int fd, const std::string& data, Clock::time_point deadlin
     ::poll(&p, 1, static_cast<int>(left.count()));
   }
   return "";
-}
-
-}  // namespace
-
-namespace {
-
-// The value of `key` in the map `o`, or nullptr.
-const msgpack::object* find_key(const msgpack::object& o, std::string_view key) {
-  if (o.type != msgpack::type::MAP) return nullptr;
-  for (uint32_t i = 0; i < o.via.map.size; ++i) {
-    const msgpack::object_kv& kv = o.via.map.ptr[i];
-    if (kv.key.type == msgpack::type::STR &&
-        std::string_view(kv.key.via.str.ptr, kv.key.via.str.size) == key) {
-      return &kv.val;
-    }
-  }
-  return nullptr;
-}
-
-// The judge's result: the wire result's fields, except that an untimed result (any failure)
-// has a nil timing_kind, which the wire spells "".
-void read_judge_result(const msgpack::object& o, wire::MapReader& rd, wire::Result* out) {
-  rd.int64("job_id", &out->job_id);
-  rd.str("verdict", &out->verdict);
-  rd.str("stage", &out->stage);
-  rd.str("error", &out->error);
-  rd.str("error_signature", &out->error_signature);
-  rd.str("stdout", &out->stdout_text);
-  rd.str("stderr", &out->stderr_text);
-  rd.number_map("stage_ms", &out->stage_ms);
-  rd.opt_number("max_abs_err", &out->max_abs_err);
-  rd.opt_number("max_rel_err", &out->max_rel_err);
-  rd.opt_number("kernel_ms", &out->kernel_ms);
-  rd.opt_number("baseline_ms", &out->baseline_ms);
-  const msgpack::object* kind = find_key(o, "timing_kind");
-  if (kind != nullptr && kind->type != msgpack::type::NIL) rd.str("timing_kind", &out->timing_kind);
-  wire::read_judge_findings(rd, out);
 }
 
 }  // namespace
@@ -419,32 +387,25 @@ std::vector<JudgeEvent> JudgeProcess::read_available() {
         return events;
       }
       wire::MapReader rd(o, type);
-      if (type == "ready") {
+      JudgeEvent event;
+      if (type == JudgeReady::kType) {
         JudgeReady ready;
-        rd.int64("pid", &ready.pid);
-        rd.str("jax_version", &ready.jax_version);
-        rd.str("backend", &ready.backend);
-        rd.str("device_kind", &ready.device_kind);
-        if (rd.has("libtpu_version")) rd.str("libtpu_version", &ready.libtpu_version);
-        if (rd.has("stages")) rd.str_list("stages", &ready.stages);
-        if (!rd.ok()) {
-          events.emplace_back(JudgeProtocolError{"bad judge frame: " + rd.error()});
-          return events;
-        }
-        events.emplace_back(std::move(ready));
-      } else if (type == "result") {
-        wire::Result result;
-        read_judge_result(o, rd, &result);
-        if (!rd.ok()) {
-          events.emplace_back(JudgeProtocolError{"bad judge frame: " + rd.error()});
-          return events;
-        }
-        events.emplace_back(std::move(result));
+        codec::read_fields(rd, &ready);
+        event = std::move(ready);
+      } else if (type == JudgeResult::kType) {
+        JudgeResult result;
+        codec::read_fields(rd, &result);
+        event = std::move(result);
       } else {
         events.emplace_back(
             JudgeProtocolError{"unexpected judge frame type \"" + type + "\""});
         return events;
       }
+      if (!rd.ok()) {
+        events.emplace_back(JudgeProtocolError{"bad judge frame: " + rd.error()});
+        return events;
+      }
+      events.push_back(std::move(event));
     }
   } catch (const std::exception& e) {
     events.emplace_back(JudgeProtocolError{std::string("malformed judge stream: ") + e.what()});
@@ -456,32 +417,17 @@ std::vector<JudgeEvent> JudgeProcess::read_available() {
 
 std::string JudgeProcess::send_eval(const wire::Job& job, std::chrono::milliseconds timeout) {
   if (req_fd_ < 0) return "judge not running";
-  msgpack::sbuffer buf;
-  msgpack::packer<msgpack::sbuffer> pk(buf);
-  pk.pack_map(10);
-  pack_str(pk, "type");
-  pack_str(pk, "eval");
-  pack_str(pk, "version");
-  pk.pack_int(kJudgePipeVersion);
-  pack_str(pk, "job_id");
-  pk.pack_int64(job.job_id);
-  pack_str(pk, "workload_id");
-  pack_str(pk, job.workload_id);
-  pack_str(pk, "code");
-  pack_str(pk, job.code);
-  pack_str(pk, "check_level");
-  pack_str(pk, job.check_level);
-  pack_str(pk, "seeds");
-  pk.pack_array(static_cast<uint32_t>(job.seeds.size()));
-  for (int64_t s : job.seeds) pk.pack_int64(s);
-  pack_str(pk, "require_pallas");
-  pk.pack(job.require_pallas);
-  pack_str(pk, "timeout_s");
-  pk.pack_double(job.timeout_s > 0 ? job.timeout_s : 600.0);
+  judge_pipe::Eval eval;
+  eval.job_id = job.job_id;
+  eval.workload_id = job.workload_id;
+  eval.code = job.code;
+  eval.check_level = job.check_level;
+  eval.seeds = job.seeds;
+  eval.require_pallas = job.require_pallas;
+  eval.timeout_s = job.timeout_s > 0 ? job.timeout_s : 600.0;
   // The judge draws fresh seeds (as many as the job names); a replay is for `palladium eval`.
-  pack_str(pk, "replay_seeds");
-  pk.pack(false);
-  return write_all(req_fd_, std::string(buf.data(), buf.size()), Clock::now() + timeout);
+  eval.replay_seeds = false;
+  return write_all(req_fd_, pack(eval), Clock::now() + timeout);
 }
 
 void JudgeProcess::stop(std::chrono::milliseconds grace) {
@@ -490,14 +436,7 @@ void JudgeProcess::stop(std::chrono::milliseconds grace) {
     return;
   }
   if (req_fd_ >= 0) {
-    msgpack::sbuffer buf;
-    msgpack::packer<msgpack::sbuffer> pk(buf);
-    pk.pack_map(2);
-    pack_str(pk, "type");
-    pack_str(pk, "shutdown");
-    pack_str(pk, "version");
-    pk.pack_int(kJudgePipeVersion);
-    write_all(req_fd_, std::string(buf.data(), buf.size()), Clock::now() + grace);
+    write_all(req_fd_, pack(judge_pipe::Shutdown{}), Clock::now() + grace);
     ::close(req_fd_);  // EOF on fd 3 also tells the judge to go
     req_fd_ = -1;
   }
@@ -596,7 +535,7 @@ std::variant<JudgeReady, std::string> JudgeProcess::wait_ready(
   return "judge not running";
 }
 
-wire::Result JudgeProcess::evaluate(const wire::Job& job) {
+JudgeResult JudgeProcess::evaluate(const wire::Job& job) {
   auto start = Clock::now();
   auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(job.timeout_s));
@@ -616,7 +555,7 @@ wire::Result JudgeProcess::evaluate(const wire::Job& job) {
     pollfd p{resp_fd_, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
     for (JudgeEvent& ev : read_available()) {
-      if (auto* r = std::get_if<wire::Result>(&ev)) {
+      if (auto* r = std::get_if<JudgeResult>(&ev)) {
         if (r->job_id == job.job_id) return std::move(*r);
         continue;  // a stale result: not ours
       }
@@ -633,31 +572,29 @@ wire::Result JudgeProcess::evaluate(const wire::Job& job) {
 
 // -- synthesized results -----------------------------------------------------------------
 
-wire::Result make_timeout_result(const wire::Job& job, double elapsed_s) {
-  wire::Result r;
+JudgeResult make_timeout_result(const wire::Job& job, double elapsed_s) {
+  JudgeResult r;
   r.job_id = job.job_id;
-  r.verdict = "timeout";
-  r.stage = "";
+  Evaluation& e = r.evaluation;
+  e.verdict = Verdict::timeout;
   std::ostringstream msg;
   msg << "no result within the job's timeout_s=" << job.timeout_s << " s (waited " << elapsed_s
       << " s); the judge's process group was killed and the judge restarted";
-  r.error = msg.str();
-  r.error_signature = "timeout";
-  r.timing_kind = "";  // untimed
-  return r;
+  e.error = msg.str();
+  e.error_signature = "timeout";
+  return r;  // no stage, untimed
 }
 
-wire::Result make_crash_result(const wire::Job& job, const std::string& how,
-                               const std::string& log_tail) {
-  wire::Result r;
+JudgeResult make_crash_result(const wire::Job& job, const std::string& how,
+                              const std::string& log_tail) {
+  JudgeResult r;
   r.job_id = job.job_id;
-  r.verdict = "crash";
-  r.stage = "";
-  r.error = "judge crashed mid-job: " + how;
-  if (!log_tail.empty()) r.error += "\n--- judge log tail ---\n" + log_tail;
-  r.error_signature = "crash: " + how;
-  r.timing_kind = "";  // untimed
-  return r;
+  Evaluation& e = r.evaluation;
+  e.verdict = Verdict::crash;
+  e.error = "judge crashed mid-job: " + how;
+  if (!log_tail.empty()) e.error += "\n--- judge log tail ---\n" + log_tail;
+  e.error_signature = "crash: " + how;
+  return r;  // no stage, untimed
 }
 
 EffectiveLimits effective_limits(const JudgeLimits& limits, const std::string& backend) {

@@ -1,5 +1,5 @@
-// One Python judge child process and its pipe protocol (docs/architecture.md "Judge pipe
-// protocol"), seen from the agent.
+// One Python judge child process and its pipe protocol (protocol/judge_pipe.json, whose
+// generated structs and codec this speaks), seen from the agent.
 //
 // The child is the judge, `<python> -m <module> --backend <backend>`, started with fork+execve
 // (no shell) in its own process group, with PYTHONPATH=<home>, an allowlisted environment
@@ -31,14 +31,13 @@
 #include <variant>
 #include <vector>
 
+#include "protocol/judge_pipe.hpp"
 #include "protocol/wire_protocol.hpp"
 
 namespace palladium::agent {
 
-// Version of the judge pipe protocol (judge/protocol.py VERSION); it changes
-// independently of the wire protocol's wire::kVersion. 2: eval carries timeout_s and
-// replay_seeds; ready carries libtpu_version and stages; result may have a nil timing_kind.
-constexpr int kJudgePipeVersion = 2;
+// The judge pipe's version is protocol/judge_pipe.json's (kJudgePipeVersion); it changes
+// independently of the wire protocol's wire::kVersion.
 
 // True when the agent's variable `name` may reach the judge: locale, PATH, HOME, the JAX, XLA
 // and TPU runtime settings and the judge cache; never a name that looks like a credential.
@@ -88,17 +87,11 @@ struct JudgeOptions {
 // chip `chip`. Only one process may open a given chip.
 std::vector<std::string> one_chip_environment(int chip);
 
-// The judge's `ready` frame.
-struct JudgeReady {
-  int64_t pid = 0;
-  std::string jax_version;
-  std::string backend;
-  std::string device_kind;
-  // Optional in the frame: libtpu's version ("" without libtpu) and the taxonomy stages the
-  // judge runs; the agent forwards both in its HELLO. Empty `stages` when not reported.
-  std::string libtpu_version;
-  std::vector<std::string> stages;
-};
+// The judge's `ready` frame: its pid, versions, device and the taxonomy stages it runs (the
+// agent forwards the last three in its HELLO).
+using JudgeReady = judge_pipe::Ready;
+// The judge's answer to one eval: the job id and the evaluation.
+using JudgeResult = judge_pipe::Result;
 
 // Something read from the response pipe.
 struct JudgeEof {};  // the pipe closed: the child exited or closed fd 4
@@ -106,7 +99,7 @@ struct JudgeProtocolError {
   std::string error;  // malformed MessagePack or a frame that breaks the protocol
 };
 using JudgeEvent =
-    std::variant<JudgeReady, wire::Result, JudgeEof, JudgeProtocolError>;
+    std::variant<JudgeReady, JudgeResult, JudgeEof, JudgeProtocolError>;
 
 class JudgeProcess {
  public:
@@ -157,8 +150,8 @@ class JudgeProcess {
 
   // Blocking: sends `job`, waits up to job.timeout_s for its result. On timeout or a crash
   // the child is killed and a synthesized result is returned (see make_timeout_result and
-  // make_crash_result); the caller restarts the judge. agent_id/backend are left empty.
-  wire::Result evaluate(const wire::Job& job);
+  // make_crash_result); the caller restarts the judge.
+  JudgeResult evaluate(const wire::Job& job);
 
   const JudgeOptions& options() const { return options_; }
 
@@ -177,14 +170,14 @@ class JudgeProcess {
   std::unique_ptr<Parser> parser_;
 };
 
-// The result the agent reports when a job's judge exceeded the job's timeout_s. Untimed: its
-// timing_kind is "" (a failure must not make a TPU run's report look like CPU timings).
-wire::Result make_timeout_result(const wire::Job& job, double elapsed_s);
+// The result the agent reports when a job's judge exceeded the job's timeout_s. Untimed: it
+// has no timing_kind (a failure must not make a TPU run's report look like CPU timings).
+JudgeResult make_timeout_result(const wire::Job& job, double elapsed_s);
 
 // The result the agent reports when a job's judge died, closed its pipe or broke the
 // protocol mid-job. `how` is exit_description() or the protocol error; `log_tail` is the end
 // of the judge log.
-wire::Result make_crash_result(const wire::Job& job, const std::string& how,
+JudgeResult make_crash_result(const wire::Job& job, const std::string& how,
                                const std::string& log_tail);
 
 // "cpu-wall" for interpret, "tpu-profiler" for tpu.

@@ -137,13 +137,13 @@ void search_actor(caf::event_based_actor* self, StoreActor store, Work work, int
                               [=](const MaybeEvaluation&) {
                                 EvaluationRecord e;
                                 e.candidate_id = put.id;
-                                e.verdict = Verdict::numerics_mismatch;
-                                e.stage = "numerics";
-                                e.error_text = "max_abs_err 0.5 > atol 0.01 at [3, 17]";
-                                e.stage_ms_json = R"({"lint":1.2,"numerics":210.5})";
-                                e.agent_id = "bench-agent";
-                                e.backend = "interpret";
-                                e.input_seeds = {index, search};
+                                e.evaluation.verdict = Verdict::numerics_mismatch;
+                                e.evaluation.stage = Stage::numerics;
+                                e.evaluation.error = "max_abs_err 0.5 > atol 0.01 at [3, 17]";
+                                e.evaluation.stage_ms = {{"lint", 1.2}, {"numerics", 210.5}};
+                                e.agent.agent_id = "bench-agent";
+                                e.agent.backend = "interpret";
+                                e.evaluation.seeds = {index, search};
                                 self->request(store, caf::infinite, put_eval_atom::value, e)
                                     .then([=](bool) { next(); }, failed);
                               },

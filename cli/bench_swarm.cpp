@@ -140,11 +140,11 @@ int bench_swarm_command(const std::vector<std::string>& args) {
   Clock::time_point next_sweep = now + std::chrono::seconds(1);
   wire::Result result;
   result.backend = "interpret";
-  result.verdict = "correct";
-  result.stage = "done";
-  result.kernel_ms = 1.0;
-  result.baseline_ms = 1.0;
-  result.timing_kind = "cpu-wall";
+  result.evaluation.verdict = Verdict::correct;
+  result.evaluation.stage = Stage::done;
+  result.evaluation.kernel_ms = 1.0;
+  result.evaluation.baseline_ms = 1.0;
+  result.evaluation.timing_kind = TimingKind::cpu_wall;
   auto drain = [&](size_t i) {
     SimAgent& a = agents[i];
     zmq::message_t msg;

@@ -15,6 +15,7 @@
 #include <future>
 #include <iostream>
 #include <sstream>
+#include <type_traits>
 
 #include <boost/program_options.hpp>
 #include <caf/all.hpp>
@@ -22,7 +23,6 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/messages.hpp"
-#include "actors/record_conversions.hpp"
 #include "cli/command_line.hpp"
 #include "cli/config/evaluation_config.hpp"
 #include "cli/coordinator.hpp"
@@ -33,49 +33,56 @@ namespace po = boost::program_options;
 namespace palladium {
 namespace {
 
-nlohmann::json result_json(const wire::Result& r, const std::string& workload) {
-  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+// One evaluation field as JSON: enums by their spelling, absent optionals as null (an absent
+// stage or timing kind as "", the spelling the store keeps).
+template <typename T>
+nlohmann::json json_value(const T& value) {
+  return nlohmann::json(value);
+}
+nlohmann::json json_value(Verdict v) { return std::string(to_string(v)); }
+template <typename E>
+std::enable_if_t<std::is_enum_v<E>, nlohmann::json> json_value(const std::optional<E>& v) {
+  return spelling(v);
+}
+template <typename T>
+std::enable_if_t<!std::is_enum_v<T>, nlohmann::json> json_value(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+nlohmann::json result_json(const Evaluated& r, const std::string& workload) {
   nlohmann::json j{{"workload", workload},
-                   {"verdict", r.verdict},
-                   {"stage", r.stage},
-                   {"error", r.error},
-                   {"error_signature", r.error_signature},
-                   {"stdout", r.stdout_text},
-                   {"stderr", r.stderr_text},
-                   {"stage_ms", r.stage_ms},
-                   {"max_abs_err", opt(r.max_abs_err)},
-                   {"max_rel_err", opt(r.max_rel_err)},
-                   {"kernel_ms", opt(r.kernel_ms)},
-                   {"baseline_ms", opt(r.baseline_ms)},
-                   {"timing_kind", r.timing_kind},
-                   {"seeds", r.seeds},
-                   {"outside_pallas_fraction", opt(r.outside_pallas_fraction)},
-                   {"numerics_path", r.numerics_path},
-                   {"agent_id", r.agent_id},
-                   {"backend", r.backend}};
-  // The same rule a run stores (EvalOutcome::speedup): correct and both times positive.
-  auto speedup = outcome_from_record(record_from_result(r.job_id, r)).speedup();
-  j["speedup"] = speedup ? nlohmann::json(*speedup) : nlohmann::json();
+                   {"agent_id", r.agent.agent_id},
+                   {"backend", r.agent.backend}};
+  visit_fields(r.evaluation, [&](const FieldSpec& spec, const auto& value) {
+    j[std::string(spec.key)] = json_value(value);
+  });
+  // The same rule a run stores: correct and both times positive.
+  auto ratio = speedup(r.evaluation);
+  j["speedup"] = ratio ? nlohmann::json(*ratio) : nlohmann::json();
   return j;
 }
 
-void print_text(const wire::Result& r, const std::string& workload) {
+void print_text(const Evaluated& answer, const std::string& workload) {
+  const Evaluation& r = answer.evaluation;
   auto num = [](const std::optional<double>& v, const char* unit) {
     if (!v) return std::string("-");
     std::ostringstream s;
     s << *v << unit;
     return s.str();
   };
-  std::cout << "verdict    " << r.verdict << "\n"
-            << "stage      " << r.stage << "\n"
-            << "workload   " << workload << " on " << r.backend << " (agent " << r.agent_id << ")\n"
+  const std::string numerics_path = spelling(r.numerics_path);
+  const std::string timing_kind = spelling(r.timing_kind);
+  std::cout << "verdict    " << to_string(r.verdict) << "\n"
+            << "stage      " << spelling(r.stage) << "\n"
+            << "workload   " << workload << " on " << answer.agent.backend << " (agent "
+            << answer.agent.agent_id << ")\n"
             << "numerics   max_abs_err " << num(r.max_abs_err, "") << ", max_rel_err "
             << num(r.max_rel_err, "")
-            << (r.numerics_path.empty() ? "" : " [checked by: " + r.numerics_path + "]") << "\n"
+            << (numerics_path.empty() ? "" : " [checked by: " + numerics_path + "]") << "\n"
             << "timing     kernel " << num(r.kernel_ms, " ms") << ", XLA baseline "
-            << num(r.baseline_ms, " ms") << " [" << (r.timing_kind.empty() ? "untimed" : r.timing_kind)
+            << num(r.baseline_ms, " ms") << " [" << (timing_kind.empty() ? "untimed" : timing_kind)
             << "]\n";
-  if (r.timing_kind == to_string(TimingKind::cpu_wall))
+  if (r.timing_kind == TimingKind::cpu_wall)
     std::cout << "           (CPU wall clock of the interpret mode: NOT a TPU time or speedup)\n";
   if (!r.stage_ms.empty()) {
     // Pipeline order first (docs/architecture.md), then anything newer.
@@ -178,9 +185,9 @@ int eval_command(const std::vector<std::string>& args) {
   auto answer = std::async(std::launch::async, [&sys = coordinator.system(),
                                                 dispatcher = coordinator.dispatcher(), job] {
     caf::scoped_actor self{sys};
-    std::optional<wire::Result> got;
+    std::optional<Evaluated> got;
     self->request(dispatcher, caf::infinite, eval_atom::value, job)
-        .receive([&](wire::Result& r) { got = std::move(r); }, [](caf::error&) {});
+        .receive([&](Evaluated& r) { got = std::move(r); }, [](caf::error&) {});
     return got;
   });
 
@@ -188,7 +195,7 @@ int eval_command(const std::vector<std::string>& args) {
   auto end = coordinator.wait(
       [&] { return answer.wait_for(std::chrono::seconds(0)) == std::future_status::ready; },
       Coordinator::AgentLoss::first, &agent_exit);
-  std::optional<wire::Result> result;
+  std::optional<Evaluated> result;
   std::string failure;
   if (end == Coordinator::WaitEnd::ready) {
     result = answer.get();

@@ -60,17 +60,18 @@ void fill_run(const RunStore& store, const RunRecord& run, const std::string& or
     c.sample_index = s.sample_index;
     // A result of a quarantined key is not trusted: it reads as not evaluated.
     if (auto it = evals.find(s.id); it != evals.end() && !it->second->needs_reevaluation) {
-      const auto& e = *it->second;
+      const EvaluationRecord& row = *it->second;
+      const Evaluation& e = row.evaluation;
       c.verdict = e.verdict;
-      c.speedup = e.speedup;
+      c.speedup = row.speedup;
       c.kernel_ms = e.kernel_ms;
       c.baseline_ms = e.baseline_ms;
-      c.timing_kind = e.timing_kind;
+      c.timing_kind = spelling(e.timing_kind);
       c.timing_runs = e.timing_runs;
       c.kernel_ms_low = e.kernel_ms_low;
       c.kernel_ms_high = e.kernel_ms_high;
-      c.plausibility = e.plausibility;
-      c.retiming_json = e.retiming_json;
+      c.plausibility = row.checks.plausibility;
+      c.retiming_json = row.checks.retiming_json;
     }
     cell.candidates.push_back(std::move(c));
   }

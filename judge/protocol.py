@@ -1,5 +1,5 @@
-"""Framing for the judge pipe protocol, version 2 (docs/architecture.md, "Judge pipe
-protocol"; its C++ side is judge_protocol.hpp).
+"""Framing for the judge pipe protocol (its messages: protocol/judge_pipe.json, read by
+protocol/judge_pipe.py; its C++ side: agent/judge_process.cpp over the generated codec).
 
 A stream of MessagePack maps with no extra framing: requests arrive on fd 3, responses leave on
 fd 4. `Channel.read()` returns the next decoded message, or None at EOF; `Channel.write()` sends
@@ -9,7 +9,7 @@ import os
 
 import msgpack
 
-VERSION = 2
+from protocol.judge_pipe import VERSION
 REQUEST_FD = 3
 RESPONSE_FD = 4
 

@@ -26,18 +26,17 @@ from judge.candidate_pool import SandboxUnavailable
 from judge.cpu_budget import cpu_seconds_used, should_recycle
 from judge.evaluate import DEFAULT_TIMEOUT_S, Evaluator
 from judge.protocol import VERSION, Channel
+from protocol import judge_pipe
 
 EXIT_NO_SANDBOX = 3
 EXIT_BAD_SETTING = 2
 # The candidate sandbox failed under a job even after the pool's retry: exit without a result,
 # so that the agent retries the job on a fresh judge instead of charging the candidate.
 EXIT_INFRASTRUCTURE = 75
-# Result fields that go back to the agent (the evaluator's internal ones stay here).
-RESULT_FIELDS = ("verdict", "stage", "error", "error_signature", "stdout", "stderr", "stage_ms",
-                 "max_abs_err", "max_rel_err", "kernel_ms", "baseline_ms", "timing_kind",
-                 "seeds", "check_seeds", "attempts", "outside_pallas_fraction", "structure",
-                 "infrastructure", "spare_ms", "compile_tier", "numerics_path",
-                 "mosaic_interpreter")
+# The evaluator's fields that go back to the agent: protocol/judge_pipe.json's result (the
+# evaluator's internal ones stay here).
+RESULT_FIELDS = tuple(field["key"] for field in judge_pipe.fields("result")
+                      if field["key"] != "job_id")
 
 def log(text):
     try:
@@ -48,8 +47,7 @@ def log(text):
 
 def handle_audit(message):
     workload_id = str(message.get("workload_id", ""))
-    reply = {"type": "audit_result", "version": VERSION, "workload_id": workload_id,
-             "degenerate": False, "insensitive_inputs": [], "error": ""}
+    reply = judge_pipe.message("audit_result", workload_id=workload_id)
     try:
         audit = audit_workload(workload_id)
         reply["degenerate"] = bool(audit["degenerate"])
@@ -62,13 +60,11 @@ def handle_audit(message):
 def ready_message(evaluator):
     """`stages`: the taxonomy stages this judge runs (the agent forwards them in its HELLO);
     "compile" only when its compile tier runs (`compile_tier` says why not otherwise)."""
-    return {
-        "type": "ready", "version": VERSION, "pid": os.getpid(), "jax_version": jax.__version__,
-        "backend": evaluator.backend, "device_kind": jax.devices()[0].device_kind,
-        "libtpu_version": compile_tier.libtpu_version(), "stages": evaluator.stages(),
-        "compile_tier": "on" if evaluator.compile_tier else
-                        f"off: {evaluator.compile_tier_skipped}",
-    }
+    return judge_pipe.message(
+        "ready", pid=os.getpid(), jax_version=jax.__version__, backend=evaluator.backend,
+        device_kind=jax.devices()[0].device_kind, libtpu_version=compile_tier.libtpu_version(),
+        stages=evaluator.stages(),
+        compile_tier="on" if evaluator.compile_tier else f"off: {evaluator.compile_tier_skipped}")
 
 
 def _number(value, default):
@@ -86,9 +82,8 @@ def handle_eval(evaluator, message):
                                 require_pallas=require_pallas is not False,
                                 timeout_s=_number(message.get("timeout_s"), DEFAULT_TIMEOUT_S),
                                 screen=message.get("check_level") == "cpu_check")
-    reply = {"type": "result", "version": VERSION, "job_id": message["job_id"]}
-    reply.update({key: result.get(key) for key in RESULT_FIELDS})
-    return reply
+    return judge_pipe.message("result", job_id=message["job_id"],
+                              **{key: result[key] for key in RESULT_FIELDS if key in result})
 
 
 def serve(backend, channel=None):

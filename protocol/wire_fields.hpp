@@ -1,5 +1,5 @@
 // Field-level MessagePack helpers shared by the wire protocol (protocol/wire_protocol.cpp) and
-// the judge pipe protocol (agent/judge_process.cpp). Part of palladium_wire; not a
+// the field codec of the evaluation and the judge pipe (protocol/field_codec.hpp). Part of palladium_wire; not a
 // public API of the coordinator.
 
 #ifndef PALLADIUM_PROTOCOL_WIRE_FIELDS_HPP_
@@ -31,6 +31,7 @@ class MapReader {
   MapReader(const msgpack::object& map, std::string frame_type);
 
   bool has(std::string_view key);  // the key is present (any type)
+  bool is_nil(std::string_view key);  // the key is present and nil
   void str(std::string_view key, std::string* out);
   void int64(std::string_view key, int64_t* out);
   void int32(std::string_view key, int* out);
@@ -43,6 +44,10 @@ class MapReader {
   void int_list(std::string_view key, std::vector<int64_t>* out);
   void str_list(std::string_view key, std::vector<std::string>* out);
   void number_map(std::string_view key, std::map<std::string, double>* out);
+  void opt_bool_or_nil(std::string_view key, std::optional<bool>* out);  // nil or missing -> nullopt
+  void require(std::string_view key);  // a "missing field" error unless the key is present
+  // Records that `key` holds `value`, which is none of the spellings `want` names.
+  void unknown_value(std::string_view key, std::string_view value, std::string_view want);
 
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
@@ -61,13 +66,6 @@ class MapReader {
 // `version` (each protocol passes its own: kVersion for the wire, the judge pipe's for the
 // pipe). On success stores the type in *type and returns ""; otherwise returns the error.
 std::string read_envelope(const msgpack::object& o, std::string* type, int version);
-
-// Reads the result fields of the grammar into *out. With include_agent_fields == false the
-// keys "lease", "agent_id" and "backend" are not read (the judge's result lacks them).
-void read_result_fields(MapReader& reader, Result* out, bool include_agent_fields);
-// The optional fields of a result that the judge reports (seeds, outside_pallas_fraction,
-// numerics_path): missing or nil reads as empty.
-void read_judge_findings(MapReader& reader, Result* out);
 
 // decode() without its fast path for RESULT frames: the general decoder alone, which the
 // fast path must agree with on every input (tests/protocol compare the two).

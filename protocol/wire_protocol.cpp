@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "protocol/field_codec.hpp"
 #include "protocol/wire_fields.hpp"
 
 namespace palladium::wire {
@@ -31,15 +32,6 @@ template <typename P>
 void pack_kv(P& pk, std::string_view key, std::string_view value) {
   pack_str(pk, key);
   pack_str(pk, value);
-}
-
-void pack_opt(Packer& pk, std::string_view key, const std::optional<double>& value) {
-  pack_str(pk, key);
-  if (value) {
-    pk.pack_double(*value);
-  } else {
-    pk.pack_nil();
-  }
 }
 
 template <typename P>
@@ -108,33 +100,14 @@ struct Encoder {
     pack_job_fields(pk, m);
   }
   void operator()(const Result& m) {
-    pack_header(pk, "result", 19);
+    pack_header(pk, "result", static_cast<uint32_t>(4 + kEvaluationFieldCount));
     pack_str(pk, "job_id");
     pk.pack_int64(m.job_id);
     pack_str(pk, "lease");
     pk.pack_int64(m.lease);
     pack_kv(pk, "agent_id", m.agent_id);
     pack_kv(pk, "backend", m.backend);
-    pack_kv(pk, "verdict", m.verdict);
-    pack_kv(pk, "stage", m.stage);
-    pack_kv(pk, "error", m.error);
-    pack_kv(pk, "error_signature", m.error_signature);
-    pack_kv(pk, "stdout", m.stdout_text);
-    pack_kv(pk, "stderr", m.stderr_text);
-    pack_str(pk, "stage_ms");
-    pk.pack_map(static_cast<uint32_t>(m.stage_ms.size()));
-    for (const auto& [stage, ms] : m.stage_ms) {
-      pack_str(pk, stage);
-      pk.pack_double(ms);
-    }
-    pack_opt(pk, "max_abs_err", m.max_abs_err);
-    pack_opt(pk, "max_rel_err", m.max_rel_err);
-    pack_opt(pk, "kernel_ms", m.kernel_ms);
-    pack_opt(pk, "baseline_ms", m.baseline_ms);
-    pack_kv(pk, "timing_kind", m.timing_kind);
-    pack_int_list(pk, "seeds", m.seeds);
-    pack_opt(pk, "outside_pallas_fraction", m.outside_pallas_fraction);
-    pack_kv(pk, "numerics_path", m.numerics_path);
+    codec::pack_fields(pk, m.evaluation);
   }
   void operator()(const Bye& m) {
     pack_header(pk, "bye", 2);
@@ -193,7 +166,11 @@ DecodeResult decode_object(const msgpack::object& o) {
     message = std::move(m);
   } else if (type == "result") {
     Result m;
-    read_result_fields(rd, &m, /*include_agent_fields=*/true);
+    rd.int64("job_id", &m.job_id);
+    rd.int64("lease", &m.lease);
+    rd.str("agent_id", &m.agent_id);
+    rd.str("backend", &m.backend);
+    codec::read_fields(rd, &m.evaluation);
     message = std::move(m);
   } else if (type == "bye") {
     Bye m;
@@ -285,6 +262,11 @@ bool as_number(const msgpack::object& o, double* out) {
 }  // namespace
 
 bool MapReader::has(std::string_view key) { return find(key, false) != nullptr; }
+
+bool MapReader::is_nil(std::string_view key) {
+  const msgpack::object* v = find(key, false);
+  return v != nullptr && v->type == msgpack::type::NIL;
+}
 
 void MapReader::str(std::string_view key, std::string* out) {
   const msgpack::object* v = find(key, true);
@@ -394,6 +376,22 @@ void MapReader::str_list(std::string_view key, std::vector<std::string>* out) {
   }
 }
 
+void MapReader::opt_bool_or_nil(std::string_view key, std::optional<bool>* out) {
+  out->reset();
+  const msgpack::object* v = find(key, false);
+  if (v == nullptr || v->type == msgpack::type::NIL) return;
+  if (v->type != msgpack::type::BOOLEAN) return fail_type(key, *v, "bool or nil");
+  *out = v->via.boolean;
+}
+
+void MapReader::require(std::string_view key) { find(key, true); }
+
+void MapReader::unknown_value(std::string_view key, std::string_view value, std::string_view want) {
+  if (!ok()) return;
+  error_ = "field " + quote_name(key) + " in " + quote_name(frame_type_) + " has unknown value " +
+           quote_name(value) + ", want " + std::string(want);
+}
+
 void MapReader::number_map(std::string_view key, std::map<std::string, double>* out) {
   const msgpack::object* v = find(key, true);
   if (v == nullptr) return;
@@ -427,34 +425,6 @@ std::string read_envelope(const msgpack::object& o, std::string* type, int want_
            " in " + quote_name(*type);
   }
   return "";
-}
-
-void read_result_fields(MapReader& rd, Result* m, bool include_agent_fields) {
-  rd.int64("job_id", &m->job_id);
-  if (include_agent_fields) {
-    rd.int64("lease", &m->lease);
-    rd.str("agent_id", &m->agent_id);
-    rd.str("backend", &m->backend);
-  }
-  rd.str("verdict", &m->verdict);
-  rd.str("stage", &m->stage);
-  rd.str("error", &m->error);
-  rd.str("error_signature", &m->error_signature);
-  rd.str("stdout", &m->stdout_text);
-  rd.str("stderr", &m->stderr_text);
-  rd.number_map("stage_ms", &m->stage_ms);
-  rd.opt_number("max_abs_err", &m->max_abs_err);
-  rd.opt_number("max_rel_err", &m->max_rel_err);
-  rd.opt_number("kernel_ms", &m->kernel_ms);
-  rd.opt_number("baseline_ms", &m->baseline_ms);
-  rd.str("timing_kind", &m->timing_kind);
-  read_judge_findings(rd, m);
-}
-
-void read_judge_findings(MapReader& rd, Result* m) {
-  rd.opt_int_list("seeds", &m->seeds);
-  rd.opt_number("outside_pallas_fraction", &m->outside_pallas_fraction);
-  rd.opt_str("numerics_path", &m->numerics_path);
 }
 
 msgpack::unpack_limit limits_for(std::size_t size) {
@@ -595,6 +565,11 @@ class FastReader {
 
   bool is_str() const { return p_ != end_ && ((*p_ & 0xe0) == 0xa0 || (*p_ >= 0xd9 && *p_ <= 0xdb)); }
   bool is_nil() const { return p_ != end_ && *p_ == 0xc0; }
+  bool boolean(bool* out) {
+    if (p_ == end_ || (*p_ != 0xc2 && *p_ != 0xc3)) return false;
+    *out = *p_++ == 0xc3;
+    return true;
+  }
   void skip_nil() { ++p_; }
 
   // An int that fits int64_t (as MapReader::int64 accepts it).
@@ -729,64 +704,142 @@ class FastReader {
   const uint8_t* end_;
 };
 
-// The keys of a RESULT frame, one bit each: a key seen twice (the general decoder takes the
-// first) or a required one missing sends the frame to the general decoder.
-enum ResultKey : uint32_t {
-  kType, kVersion_, kJobId, kLease, kAgentId, kBackend, kVerdict, kStage, kError, kErrorSig,
-  kStdout, kStderr, kStageMs, kMaxAbs, kMaxRel, kKernelMs, kBaselineMs, kTimingKind, kSeeds,
-  kOutside, kNumericsPath, kUnknownKey
+// The keys of a RESULT frame, one bit each: the frame's own (type, version, job_id, lease,
+// agent_id, backend), then the evaluation's in visit_fields() order. A key seen twice (the
+// general decoder takes the first) or a required one missing sends the frame to the general
+// decoder.
+constexpr std::size_t kFrameKeys = 6;
+static_assert(kFrameKeys + kEvaluationFieldCount <= 64, "a RESULT key needs a bit of its own");
+
+struct ResultKeys {
+  std::vector<std::string_view> names;  // index = bit
+  uint64_t required = 0;
 };
 
-ResultKey result_key(std::string_view k) {
-  static constexpr std::pair<std::string_view, ResultKey> kKeys[] = {
-      {"type", kType},
-      {"version", kVersion_},
-      {"job_id", kJobId},
-      {"lease", kLease},
-      {"agent_id", kAgentId},
-      {"backend", kBackend},
-      {"verdict", kVerdict},
-      {"stage", kStage},
-      {"error", kError},
-      {"error_signature", kErrorSig},
-      {"stdout", kStdout},
-      {"stderr", kStderr},
-      {"stage_ms", kStageMs},
-      {"max_abs_err", kMaxAbs},
-      {"max_rel_err", kMaxRel},
-      {"kernel_ms", kKernelMs},
-      {"baseline_ms", kBaselineMs},
-      {"timing_kind", kTimingKind},
-      {"seeds", kSeeds},
-      {"outside_pallas_fraction", kOutside},
-      {"numerics_path", kNumericsPath},
-  };
-  for (const auto& [name, key] : kKeys)
-    if (name.size() == k.size() && name == k) return key;
-  return kUnknownKey;
+const ResultKeys& result_keys() {
+  static const ResultKeys keys = [] {
+    ResultKeys k;
+    k.names = {"type", "version", "job_id", "lease", "agent_id", "backend"};
+    k.required = (uint64_t{1} << kFrameKeys) - 1;
+    Evaluation none;
+    visit_fields(none, [&](const FieldSpec& spec, const auto&) {
+      if (spec.required) k.required |= uint64_t{1} << k.names.size();
+      k.names.push_back(spec.key);
+    });
+    return k;
+  }();
+  return keys;
 }
 
-constexpr uint32_t bit(ResultKey k) { return uint32_t{1} << k; }
-
-constexpr uint32_t kRequiredResultKeys =
-    bit(kType) | bit(kVersion_) | bit(kJobId) | bit(kLease) | bit(kAgentId) | bit(kBackend) |
-    bit(kVerdict) | bit(kStage) | bit(kError) | bit(kErrorSig) | bit(kStdout) | bit(kStderr) |
-    bit(kStageMs) | bit(kTimingKind);
+// The bit of `key`, or -1 for a key a RESULT does not have.
+int result_key(std::string_view key) {
+  const auto& names = result_keys().names;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == key) return static_cast<int>(i);
+  return -1;
+}
 
 // Nesting the general decoder would accept inside an unknown key's value, bounded well below
 // its own limit (limits_for: 32); deeper frames go to it.
 constexpr int kFastSkipDepth = 8;
 
-bool fast_optional_number(FastReader& rd, std::optional<double>* out) {
-  if (rd.is_nil()) {
-    rd.skip_nil();
-    out->reset();
-    return true;
-  }
+// One value of each type the evaluation has, read as codec::read_value reads it; false for
+// anything else (the general decoder then decides, and words the error).
+bool fast_value(FastReader& rd, const FieldSpec&, int64_t* out) { return rd.int64(out); }
+bool fast_value(FastReader& rd, const FieldSpec&, int* out) {
+  int64_t wide = 0;
+  if (!rd.int64(&wide) || wide < std::numeric_limits<int>::min() ||
+      wide > std::numeric_limits<int>::max())
+    return false;
+  *out = static_cast<int>(wide);
+  return true;
+}
+bool fast_value(FastReader& rd, const FieldSpec&, std::string* out) {
+  std::string_view s;
+  return rd.str(&s) && (out->assign(s), true);
+}
+bool fast_value(FastReader& rd, const FieldSpec&, std::optional<std::string>* out) {
+  if (rd.is_nil()) return rd.skip_nil(), out->reset(), true;
+  std::string_view s;
+  return rd.str(&s) && (*out = std::string(s), true);
+}
+bool fast_value(FastReader& rd, const FieldSpec&, std::optional<double>* out) {
+  if (rd.is_nil()) return rd.skip_nil(), out->reset(), true;
   double d = 0;
   if (!rd.number(&d)) return false;
   *out = d;
   return true;
+}
+bool fast_value(FastReader& rd, const FieldSpec&, std::optional<bool>* out) {
+  if (rd.is_nil()) return rd.skip_nil(), out->reset(), true;
+  bool b = false;
+  if (!rd.boolean(&b)) return false;
+  *out = b;
+  return true;
+}
+bool fast_value(FastReader& rd, const FieldSpec&, std::map<std::string, double>* out) {
+  uint32_t n = 0;
+  if (!rd.map_header(&n)) return false;
+  out->clear();
+  for (uint32_t j = 0; j < n; ++j) {
+    std::string_view s;
+    double ms = 0;
+    if (!rd.str(&s) || !rd.number(&ms)) return false;
+    (*out)[std::string(s)] = ms;  // a repeated stage: the last one wins
+  }
+  return true;
+}
+bool fast_value(FastReader& rd, const FieldSpec&, std::vector<int64_t>* out) {
+  uint32_t n = 0;
+  if (!rd.array_header(&n)) return false;
+  out->clear();
+  for (uint32_t j = 0; j < n; ++j) {
+    int64_t x = 0;
+    if (!rd.int64(&x)) return false;
+    out->push_back(x);
+  }
+  return true;
+}
+bool fast_value(FastReader& rd, const FieldSpec&, Verdict* out) {
+  std::string_view s;
+  if (!rd.str(&s)) return false;
+  auto v = verdict_from_string(s);
+  return v && (*out = *v, true);
+}
+template <typename E, typename Parse>
+bool fast_enum(FastReader& rd, std::optional<E>* out, Parse parse) {
+  out->reset();
+  if (rd.is_nil()) return rd.skip_nil(), true;
+  std::string_view s;
+  if (!rd.str(&s)) return false;
+  if (s.empty()) return true;
+  auto v = parse(s);
+  return v && (*out = *v, true);
+}
+bool fast_value(FastReader& rd, const FieldSpec&, std::optional<Stage>* out) {
+  return fast_enum(rd, out, stage_from_string);
+}
+bool fast_value(FastReader& rd, const FieldSpec&, std::optional<TimingKind>* out) {
+  return fast_enum(rd, out, timing_kind_from_string);
+}
+bool fast_value(FastReader& rd, const FieldSpec&, std::optional<NumericsPath>* out) {
+  return fast_enum(rd, out, numerics_path_from_string);
+}
+
+// Reads the value of the evaluation's field number `index` (visit_fields() order).
+bool fast_evaluation_field(FastReader& rd, std::size_t index, Evaluation* out) {
+  std::size_t i = 0;
+  bool ok = false;
+  visit_fields(*out, [&](const FieldSpec& spec, auto& value) {
+    if (i++ != index) return;
+    if (!spec.required && rd.is_nil()) {
+      rd.skip_nil();  // an optional key's nil: the field keeps its default (codec::read_value)
+      ok = true;
+    } else {
+      ok = fast_value(rd, spec, &value);
+    }
+  });
+  return ok;
 }
 
 // Decodes `bytes` if it is a well-formed RESULT frame the general decoder would accept;
@@ -795,7 +848,7 @@ bool fast_result(std::string_view bytes, Result* out) {
   FastReader rd(bytes);
   uint32_t pairs = 0;
   if (!rd.map_header(&pairs)) return false;
-  uint32_t seen = 0;
+  uint64_t seen = 0;
   for (uint32_t i = 0; i < pairs; ++i) {
     std::string_view key;
     if (!rd.is_str()) {
@@ -804,72 +857,34 @@ bool fast_result(std::string_view bytes, Result* out) {
       continue;
     }
     if (!rd.str(&key)) return false;
-    ResultKey k = result_key(key);
-    if (k == kUnknownKey) {
+    int k = result_key(key);
+    if (k < 0) {
       if (!rd.skip(kFastSkipDepth)) return false;
       continue;
     }
-    if (seen & bit(k)) return false;
-    seen |= bit(k);
+    const uint64_t bit = uint64_t{1} << k;
+    if (seen & bit) return false;
+    seen |= bit;
     std::string_view s;
     bool ok = true;
     switch (k) {
-      case kType: ok = rd.str(&s) && s == "result"; break;
-      case kVersion_: {
+      case 0: ok = rd.str(&s) && s == "result"; break;
+      case 1: {
         int64_t v = 0;
         ok = rd.int64(&v) && v == kVersion;
         break;
       }
-      case kJobId: ok = rd.int64(&out->job_id); break;
-      case kLease: ok = rd.int64(&out->lease); break;
-      case kAgentId: ok = rd.str(&s) && (out->agent_id.assign(s), true); break;
-      case kBackend: ok = rd.str(&s) && (out->backend.assign(s), true); break;
-      case kVerdict: ok = rd.str(&s) && (out->verdict.assign(s), true); break;
-      case kStage: ok = rd.str(&s) && (out->stage.assign(s), true); break;
-      case kError: ok = rd.str(&s) && (out->error.assign(s), true); break;
-      case kErrorSig: ok = rd.str(&s) && (out->error_signature.assign(s), true); break;
-      case kStdout: ok = rd.str(&s) && (out->stdout_text.assign(s), true); break;
-      case kStderr: ok = rd.str(&s) && (out->stderr_text.assign(s), true); break;
-      case kTimingKind: ok = rd.str(&s) && (out->timing_kind.assign(s), true); break;
-      case kNumericsPath:
-        if (rd.is_nil()) {
-          rd.skip_nil();  // nil reads as not reported
-        } else {
-          ok = rd.str(&s) && (out->numerics_path.assign(s), true);
-        }
-        break;
-      case kStageMs: {
-        uint32_t n = 0;
-        ok = rd.map_header(&n);
-        out->stage_ms.clear();
-        for (uint32_t j = 0; ok && j < n; ++j) {
-          double ms = 0;
-          ok = rd.str(&s) && rd.number(&ms);
-          if (ok) out->stage_ms[std::string(s)] = ms;  // a repeated stage: the last one wins
-        }
-        break;
-      }
-      case kSeeds: {
-        uint32_t n = 0;
-        ok = rd.array_header(&n);
-        out->seeds.clear();
-        for (uint32_t j = 0; ok && j < n; ++j) {
-          int64_t seed = 0;
-          ok = rd.int64(&seed);
-          if (ok) out->seeds.push_back(seed);
-        }
-        break;
-      }
-      case kMaxAbs: ok = fast_optional_number(rd, &out->max_abs_err); break;
-      case kMaxRel: ok = fast_optional_number(rd, &out->max_rel_err); break;
-      case kKernelMs: ok = fast_optional_number(rd, &out->kernel_ms); break;
-      case kBaselineMs: ok = fast_optional_number(rd, &out->baseline_ms); break;
-      case kOutside: ok = fast_optional_number(rd, &out->outside_pallas_fraction); break;
-      case kUnknownKey: break;
+      case 2: ok = rd.int64(&out->job_id); break;
+      case 3: ok = rd.int64(&out->lease); break;
+      case 4: ok = rd.str(&s) && (out->agent_id.assign(s), true); break;
+      case 5: ok = rd.str(&s) && (out->backend.assign(s), true); break;
+      default:
+        ok = fast_evaluation_field(rd, static_cast<std::size_t>(k) - kFrameKeys, &out->evaluation);
     }
     if (!ok) return false;
   }
-  return rd.at_end() && (seen & kRequiredResultKeys) == kRequiredResultKeys;
+  const uint64_t required = result_keys().required;
+  return rd.at_end() && (seen & required) == required;
 }
 
 DecodeResult decode_general(std::string_view bytes);

@@ -13,12 +13,7 @@
 //                  "check_level": str, "timeout_s": float, "seeds": array[int],
 //                  "require_pallas": bool
 //   result      := "job_id": int, "lease": int, "agent_id": str, "backend": str,
-//                  "verdict": str, "stage": str, "error": str, "error_signature": str,
-//                  "stdout": str, "stderr": str, "stage_ms": map[str -> float],
-//                  "max_abs_err": float|nil, "max_rel_err": float|nil,
-//                  "kernel_ms": float|nil, "baseline_ms": float|nil, "timing_kind": str
-//                  [, "seeds": array[int], "outside_pallas_fraction": float|nil,
-//                   "numerics_path": str]
+//                  <the evaluation's fields: protocol/judge_pipe.json "records" "evaluation">
 //   bye         := "agent_id": str, "reason": str
 //
 // Meaning. HELLO registers an agent: "stages" names the stages of protocol/taxonomy.json its
@@ -37,8 +32,10 @@
 // Decoding rules: keys may come in any order; unknown keys are ignored (forward
 // compatibility); every listed key is required except the float|nil ones, where a
 // missing key reads as nil, "require_pallas", where a missing key reads as true, and the
-// bracketed "interval_ms", where a missing key reads as 0 (no change), and the bracketed result
-// fields, where a missing key reads as empty (an agent that does not report them).
+// bracketed "interval_ms", where a missing key reads as 0 (no change). The evaluation's keys
+// follow protocol/judge_pipe.json: a key marked required must be there, any other reads as its
+// default when missing; a verdict, stage, timing kind or numerics path must be a spelling of
+// protocol/taxonomy.json (nil or "" for an absent optional one), or the frame is malformed.
 // A "float" accepts any MessagePack float or integer. An "int" must be a MessagePack
 // integer that fits the C++ field. Decoding checks types, not policy: HELLO limits (slots,
 // name lengths, known stages) are the coordinator's (actors/agent_admission.hpp).
@@ -56,6 +53,8 @@
 #include <string_view>
 #include <variant>
 #include <vector>
+
+#include "protocol/evaluation.hpp"
 
 namespace palladium::wire {
 
@@ -98,46 +97,7 @@ struct Result {
   int64_t lease = 0;  // the lease of the job frame this answers
   std::string agent_id;
   std::string backend;
-  std::string verdict;  // spelling of search/verdict.hpp
-  std::string stage;
-  std::string error;
-  std::string error_signature;
-  std::string stdout_text;  // wire key "stdout"
-  std::string stderr_text;  // wire key "stderr"
-  std::map<std::string, double> stage_ms;
-  std::optional<double> max_abs_err;
-  std::optional<double> max_rel_err;
-  std::optional<double> kernel_ms;
-  std::optional<double> baseline_ms;
-  std::string timing_kind;  // "cpu-wall" | "tpu-profiler" | "tpu-wall-fallback"
-  // What the judge drew and found, so that the store records it: the fresh input seeds of its
-  // numerics, the share of the baseline's work done outside Pallas kernels, and how the
-  // numerics of a candidate that reached them were checked ("tpu": natively on a chip;
-  // "mosaic_interpreter": the kernels' Mosaic bodies interpreted by the judge as well as the
-  // artifact's CPU branch, at the reduced shapes; "full_shapes": the same, and at the full
-  // shapes too; "cpu_branch_only": the CPU branch alone, which the candidate's own process
-  // built: protocol/taxonomy.json, docs/verification.md 0). Empty when not reported.
-  std::vector<int64_t> seeds;
-  std::optional<double> outside_pallas_fraction;
-  std::string numerics_path;
-
-  // Not on the wire: the coordinator's dispatcher sets it to the number of times it
-  // dispatched the job (lost leases + 1, plus the CPU tier in a cascade) before this result,
-  // so that evaluations.attempts is what really happened.
-  int dispatches = 0;
-  // Not on the wire: the answering agent's device and versions, from its admitted HELLO (an
-  // agent cannot claim other ones per result), so that every stored evaluation names them.
-  std::string device_kind;
-  std::string jax_version;
-  std::string libtpu_version;
-  // Not on the wire: set by the dispatcher's result checks (actors/result_check.hpp). The
-  // CURVE key (Z85) of the agent that sent this result ("" on a plaintext link); the
-  // plausibility gate's outcome and both timings of a re-timed result; who else evaluated the
-  // job and whether they agreed. Stored in the evaluations columns of the same names.
-  std::string agent_key;
-  std::string plausibility;
-  std::string retiming_json = "{}";
-  std::string cross_check_json = "{}";
+  Evaluation evaluation;  // what the judge found (protocol/evaluation.hpp)
 };
 
 struct Bye {

@@ -47,7 +47,7 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 sys.path.insert(0, str(REPO))
 
-from judge.pipe_client import PipeClient  # noqa: E402
+from tests.judge.pipe_client import PipeClient  # noqa: E402
 from judge.protocol import VERSION  # noqa: E402
 OWN_STAGES = ("import", "trace", "lower", "compile", "structure", "numerics", "timing")
 

@@ -20,8 +20,6 @@ namespace {
 const std::string kCpuWall(to_string(TimingKind::cpu_wall));
 const std::string kTpuProfiler(to_string(TimingKind::tpu_profiler));
 const std::string kTpuWallFallback(to_string(TimingKind::tpu_wall_fallback));
-const std::string kCpuBranchOnly(to_string(NumericsPath::cpu_branch_only));
-const std::string kMosaicInterpreter(to_string(NumericsPath::mosaic_interpreter));
 
 constexpr const char* kMetricDefinitions =
     "Metrics (as defined by the JAXBench study; README.md, Metrics): per-sample correctness = correct / all generated "
@@ -93,14 +91,15 @@ ReportData collect(const RunStore& store, int64_t run_id,
   std::map<std::string, std::map<std::string, PhaseSummary>> phases;
   bool any_timing = false, all_tpu = true, any_cpu = false;
   int cpu_branch_only = 0, reduced_shapes_only = 0;
-  for (const auto& e : evaluations) {
-    auto it = by_id.find(e.candidate_id);
+  for (const auto& row : evaluations) {
+    const Evaluation& e = row.evaluation;
+    auto it = by_id.find(row.candidate_id);
     if (it == by_id.end()) continue;  // not possible with foreign keys on
-    results.push_back({it->second->workload, e.verdict, e.speedup});
-    if (e.verdict == Verdict::correct && e.numerics_path == kCpuBranchOnly)
+    results.push_back({it->second->workload, e.verdict, row.speedup});
+    if (e.verdict == Verdict::correct && e.numerics_path == NumericsPath::cpu_branch_only)
       cpu_branch_only++;
     if (e.verdict == Verdict::correct &&
-        (e.numerics_path == kCpuBranchOnly || e.numerics_path == kMosaicInterpreter))
+        (e.numerics_path == NumericsPath::cpu_branch_only || e.numerics_path == NumericsPath::mosaic_interpreter))
       reduced_shapes_only++;
     if (it->second->phase != Phase::iterate) {
       PhaseSummary& ph =
@@ -108,8 +107,8 @@ ReportData collect(const RunStore& store, int64_t run_id,
       ph.candidates++;
       if (e.verdict == Verdict::correct) {
         ph.correct++;
-        if (e.speedup && (!ph.best_speedup || *e.speedup > *ph.best_speedup))
-          ph.best_speedup = e.speedup;
+        if (row.speedup && (!ph.best_speedup || *row.speedup > *ph.best_speedup))
+          ph.best_speedup = row.speedup;
         if (e.kernel_ms && (!ph.best_kernel_ms || *e.kernel_ms < *ph.best_kernel_ms))
           ph.best_kernel_ms = e.kernel_ms;
       }
@@ -117,10 +116,10 @@ ReportData collect(const RunStore& store, int64_t run_id,
     // Only a timed candidate says how this run was timed: a failed one
     // carries whatever its agent stamped, and must not turn a TPU report
     // into a CPU one (issue 8 item 5).
-    if (!e.timing_kind.empty() && e.kernel_ms) {
+    if (e.timing_kind && e.kernel_ms) {
       any_timing = true;
-      if (e.timing_kind != kTpuProfiler) all_tpu = false;
-      if (e.timing_kind == kCpuWall) any_cpu = true;
+      if (e.timing_kind != TimingKind::tpu_profiler) all_tpu = false;
+      if (e.timing_kind == TimingKind::cpu_wall) any_cpu = true;
     }
   }
 

@@ -181,19 +181,19 @@ SampleRecord read_sample(const sqlite::Db& db, const sqlite::Statement& st) {
 
 // -- evaluations -------------------------------------------------------------
 
+// The columns every evaluations table has that are not the evaluation's own.
 constexpr const char* kEvaluationColumns =
-    "e.id, e.candidate_id, e.verdict, e.stage, e.error_text, e.error_signature, e.stdout, "
-    "e.stderr, e.stage_ms_json, e.max_abs_err, e.max_rel_err, e.kernel_ms, e.baseline_ms, "
-    "e.speedup, e.timing_kind, e.agent_id, e.agent_key, e.backend, e.device_kind, "
-    "e.jax_version, e.libtpu_version, e.attempts, e.input_seeds_json, "
-    "e.outside_pallas_flops_share, e.structure_json, e.created_at, e.numerics_path";
+    "e.id, e.candidate_id, e.speedup, e.agent_id, e.agent_key, e.backend, e.device_kind, "
+    "e.jax_version, e.libtpu_version, e.attempts, e.structure_json, e.created_at";
+constexpr int kEvaluationFixedColumns = 12;
 
 // Columns added after databases were written without them, with the value such a row reads: a
-// read-only open never migrates (add_missing_columns), so its SELECT names what is there.
+// read-only open never migrates (add_missing_columns), so its SELECT names what is there. The
+// evaluation's own columns (protocol/judge_pipe.json) read as NULL, which is the field's default.
 constexpr std::pair<const char*, const char*> kLaterEvaluationColumns[] = {
-    {"timing_runs", "1"},        {"kernel_ms_low", "NULL"},    {"kernel_ms_high", "NULL"},
-    {"baseline_ms_low", "NULL"}, {"baseline_ms_high", "NULL"}, {"plausibility", "''"},
-    {"retiming_json", "'{}'"},  {"cross_check_json", "'{}'"},  {"needs_reevaluation", "0"}};
+    {"plausibility", "''"}, {"retiming_json", "'{}'"}, {"cross_check_json", "'{}'"},
+    {"needs_reevaluation", "0"}};
+constexpr int kLaterEvaluationColumnCount = 4;
 
 std::string evaluation_columns(const sqlite::Db& db) {
   std::set<std::string> have;
@@ -202,58 +202,176 @@ std::string evaluation_columns(const sqlite::Db& db) {
   std::string out = kEvaluationColumns;
   for (const auto& [column, value] : kLaterEvaluationColumns)
     out += std::string(", ") + (have.count(column) ? std::string("e.") + column : value);
+  Evaluation none;
+  visit_fields(none, [&](const FieldSpec& spec, const auto&) {
+    const std::string column(spec.column);
+    out += ", " + (have.count(column) ? "e." + column : std::string("NULL"));
+  });
   return out;
 }
+
+// One evaluation field from its column; NULL (a database from before the column) leaves the
+// field's default. A spelling the taxonomy does not know is a corrupt row.
+struct ColumnReader {
+  const sqlite::Db& db;
+  const sqlite::Statement& st;
+  int64_t row;
+  int column;
+
+  template <typename E, typename Parse>
+  void enumerated(std::optional<E>* out, Parse parse, const FieldSpec& spec) {
+    const std::string text = st.text(column);
+    if (text.empty()) return out->reset();
+    *out = parse(text);
+    if (!*out) bad_value(spec, text);
+  }
+  [[noreturn]] void bad_value(const FieldSpec& spec, const std::string& text) {
+    fail(db, "evaluation " + std::to_string(row) + " has unknown " + std::string(spec.column) +
+                 " '" + text + "'");
+  }
+  void read(const FieldSpec&, int* out) {
+    if (!st.is_null(column)) *out = static_cast<int>(st.int64(column));
+  }
+  void read(const FieldSpec&, std::string* out) {
+    if (!st.is_null(column)) *out = st.text(column);
+  }
+  void read(const FieldSpec&, std::optional<double>* out) { *out = st.opt_double(column); }
+  void read(const FieldSpec&, std::optional<std::string>* out) {
+    if (st.is_null(column))
+      out->reset();
+    else
+      *out = st.text(column);
+  }
+  void read(const FieldSpec&, std::optional<bool>* out) {
+    if (auto v = st.opt_int64(column)) *out = *v != 0;
+    else out->reset();
+  }
+  void read(const FieldSpec& spec, std::vector<int64_t>* out) {
+    if (st.is_null(column)) return;
+    try {
+      *out = nlohmann::json::parse(st.text(column)).get<std::vector<int64_t>>();
+    } catch (const nlohmann::json::exception& ex) {
+      fail(db, "evaluation " + std::to_string(row) + " has malformed " + std::string(spec.column) +
+                   ": " + ex.what());
+    }
+  }
+  void read(const FieldSpec& spec, std::map<std::string, double>* out) {
+    if (st.is_null(column)) return;
+    try {
+      *out = nlohmann::json::parse(st.text(column)).get<std::map<std::string, double>>();
+    } catch (const nlohmann::json::exception& ex) {
+      fail(db, "evaluation " + std::to_string(row) + " has malformed " + std::string(spec.column) +
+                   ": " + ex.what());
+    }
+  }
+  void read(const FieldSpec& spec, Verdict* out) {
+    const std::string text = st.text(column);
+    auto v = verdict_from_string(text);
+    if (!v) bad_value(spec, text);
+    *out = *v;
+  }
+  void read(const FieldSpec& spec, std::optional<Stage>* out) {
+    enumerated(out, stage_from_string, spec);
+  }
+  void read(const FieldSpec& spec, std::optional<TimingKind>* out) {
+    enumerated(out, timing_kind_from_string, spec);
+  }
+  void read(const FieldSpec& spec, std::optional<NumericsPath>* out) {
+    enumerated(out, numerics_path_from_string, spec);
+  }
+};
 
 EvaluationRecord read_evaluation(const sqlite::Db& db, const sqlite::Statement& st) {
   EvaluationRecord e;
   e.id = st.int64(0);
   e.candidate_id = st.int64(1);
-  const std::string verdict = st.text(2);
-  auto v = verdict_from_string(verdict);
-  if (!v) {
-    fail(db, "evaluation " + std::to_string(e.id) + " has unknown verdict '" + verdict + "'");
-  }
-  e.verdict = *v;
-  e.stage = st.text(3);
-  e.error_text = st.text(4);
-  e.error_signature = st.text(5);
-  e.stdout_text = st.text(6);
-  e.stderr_text = st.text(7);
-  e.stage_ms_json = st.text(8);
-  e.max_abs_err = st.opt_double(9);
-  e.max_rel_err = st.opt_double(10);
-  e.kernel_ms = st.opt_double(11);
-  e.baseline_ms = st.opt_double(12);
-  e.speedup = st.opt_double(13);
-  e.timing_kind = st.text(14);
-  e.agent_id = st.text(15);
-  e.agent_key = st.text(16);
-  e.backend = st.text(17);
-  e.device_kind = st.text(18);
-  e.jax_version = st.text(19);
-  e.libtpu_version = st.text(20);
-  e.attempts = static_cast<int>(st.int64(21));
-  try {
-    e.input_seeds = nlohmann::json::parse(st.text(22)).get<std::vector<int64_t>>();
-  } catch (const nlohmann::json::exception& ex) {
-    fail(db, "evaluation " + std::to_string(e.id) + " has malformed input_seeds_json: " +
-                 ex.what());
-  }
-  e.outside_pallas_flops_share = st.opt_double(23);
-  e.structure_json = st.text(24);
-  e.created_at = st.text(25);
-  e.numerics_path = st.text(26);
-  e.timing_runs = static_cast<int>(st.int64(27));
-  e.kernel_ms_low = st.opt_double(28);
-  e.kernel_ms_high = st.opt_double(29);
-  e.baseline_ms_low = st.opt_double(30);
-  e.baseline_ms_high = st.opt_double(31);
-  e.plausibility = st.text(32);
-  e.retiming_json = st.text(33);
-  e.cross_check_json = st.text(34);
-  e.needs_reevaluation = st.int64(35) != 0;
+  e.speedup = st.opt_double(2);
+  e.agent.agent_id = st.text(3);
+  e.agent.agent_key = st.text(4);
+  e.agent.backend = st.text(5);
+  e.agent.device_kind = st.text(6);
+  e.agent.jax_version = st.text(7);
+  e.agent.libtpu_version = st.text(8);
+  e.agent.dispatches = static_cast<int>(st.int64(9));
+  e.structure_json = st.text(10);
+  e.created_at = st.text(11);
+  e.checks.plausibility = st.text(kEvaluationFixedColumns);
+  e.checks.retiming_json = st.text(kEvaluationFixedColumns + 1);
+  e.checks.cross_check_json = st.text(kEvaluationFixedColumns + 2);
+  e.needs_reevaluation = st.int64(kEvaluationFixedColumns + 3) != 0;
+  ColumnReader reader{db, st, e.id, kEvaluationFixedColumns + kLaterEvaluationColumnCount};
+  visit_fields(e.evaluation, [&](const FieldSpec& spec, auto& value) {
+    reader.read(spec, &value);
+    ++reader.column;
+  });
   return e;
+}
+
+// The INSERT of one evaluations row: the columns beside the evaluation (?1-?13), then the
+// evaluation's own, in visit_fields() order. A result from a key already quarantined is marked
+// as it is written (needs_reevaluation, from ?4: the agent key). The first write wins, except
+// over a row whose key was quarantined since: that row is replaced.
+constexpr int kInsertFixedParameters = 13;
+std::string insert_evaluation_sql() {
+  std::vector<std::string> columns = {
+      "candidate_id", "speedup",       "agent_id",       "agent_key",    "backend",
+      "device_kind",  "jax_version",   "libtpu_version", "attempts",     "structure_json",
+      "plausibility", "retiming_json", "cross_check_json"};
+  std::string values;
+  for (int i = 1; i <= kInsertFixedParameters; ++i)
+    values += (i > 1 ? ", ?" : "?") + std::to_string(i);
+  int index = kInsertFixedParameters + 1;
+  Evaluation none;
+  visit_fields(none, [&](const FieldSpec& spec, const auto&) {
+    columns.emplace_back(spec.column);
+    values += ", ?" + std::to_string(index++);
+  });
+  std::string names, update;
+  for (const auto& column : columns) {
+    names += column + ", ";
+    if (column != "candidate_id") update += column + " = excluded." + column + ", ";
+  }
+  return "INSERT INTO evaluations (" + names + "needs_reevaluation) VALUES (" + values +
+         ", ?4 != '' AND EXISTS (SELECT 1 FROM quarantined_keys q WHERE q.agent_key = ?4)) "
+         "ON CONFLICT (candidate_id) DO UPDATE SET " + update +
+         "needs_reevaluation = excluded.needs_reevaluation, "
+         "created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+         "WHERE evaluations.needs_reevaluation = 1";
+}
+
+// One evaluation field as its column stores it: enums by their spelling ('' when absent),
+// lists and maps as JSON, bools as 0/1, absent optionals as NULL.
+void bind_value(sqlite::Statement& st, int index, int value) { st.bind_int64(index, value); }
+void bind_value(sqlite::Statement& st, int index, const std::string& value) {
+  st.bind_text(index, value);
+}
+void bind_value(sqlite::Statement& st, int index, const std::optional<double>& value) {
+  st.bind_opt_double(index, value);
+}
+void bind_value(sqlite::Statement& st, int index, const std::optional<bool>& value) {
+  if (value)
+    st.bind_int64(index, *value ? 1 : 0);
+  else
+    st.bind_null(index);
+}
+void bind_value(sqlite::Statement& st, int index, const std::vector<int64_t>& value) {
+  st.bind_text(index, nlohmann::json(value).dump());
+}
+void bind_value(sqlite::Statement& st, int index, const std::map<std::string, double>& value) {
+  st.bind_text(index, nlohmann::json(value).dump());
+}
+void bind_value(sqlite::Statement& st, int index, Verdict value) {
+  st.bind_text(index, to_string(value));
+}
+void bind_value(sqlite::Statement& st, int index, const std::optional<std::string>& value) {
+  if (value)
+    st.bind_text(index, *value);
+  else
+    st.bind_null(index);
+}
+template <typename E>
+void bind_value(sqlite::Statement& st, int index, const std::optional<E>& value) {
+  st.bind_text(index, spelling(value));
 }
 
 // -- LLM -------------------------------------------------------------------
@@ -868,76 +986,39 @@ bool RunStore::put_evaluation(const EvaluationRecord& e) {
                      "', not a candidate (code or repair)");
     }
   }
-  sqlite::CachedUse st(
-      *db_,
-      "INSERT INTO evaluations (candidate_id, verdict, stage, error_text, error_signature, "
-      "stdout, stderr, stage_ms_json, max_abs_err, max_rel_err, kernel_ms, baseline_ms, speedup, "
-      "timing_kind, agent_id, agent_key, backend, device_kind, jax_version, libtpu_version, "
-      "attempts, input_seeds_json, outside_pallas_flops_share, structure_json, numerics_path, "
-      "timing_runs, kernel_ms_low, kernel_ms_high, baseline_ms_low, baseline_ms_high, "
-      "plausibility, retiming_json, cross_check_json, needs_reevaluation) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-      "?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, "
-      // A result from a key already quarantined is marked as it is written.
-      "?16 != '' AND EXISTS (SELECT 1 FROM quarantined_keys q WHERE q.agent_key = ?16)) "
-      // The first write wins, except over a row whose key was quarantined since.
-      "ON CONFLICT (candidate_id) DO UPDATE SET verdict = excluded.verdict, "
-      "stage = excluded.stage, error_text = excluded.error_text, "
-      "error_signature = excluded.error_signature, stdout = excluded.stdout, "
-      "stderr = excluded.stderr, stage_ms_json = excluded.stage_ms_json, "
-      "max_abs_err = excluded.max_abs_err, max_rel_err = excluded.max_rel_err, "
-      "kernel_ms = excluded.kernel_ms, baseline_ms = excluded.baseline_ms, "
-      "speedup = excluded.speedup, timing_kind = excluded.timing_kind, "
-      "agent_id = excluded.agent_id, agent_key = excluded.agent_key, "
-      "backend = excluded.backend, device_kind = excluded.device_kind, "
-      "jax_version = excluded.jax_version, libtpu_version = excluded.libtpu_version, "
-      "attempts = excluded.attempts, input_seeds_json = excluded.input_seeds_json, "
-      "outside_pallas_flops_share = excluded.outside_pallas_flops_share, "
-      "structure_json = excluded.structure_json, numerics_path = excluded.numerics_path, "
-      "timing_runs = excluded.timing_runs, kernel_ms_low = excluded.kernel_ms_low, "
-      "kernel_ms_high = excluded.kernel_ms_high, baseline_ms_low = excluded.baseline_ms_low, "
-      "baseline_ms_high = excluded.baseline_ms_high, plausibility = excluded.plausibility, "
-      "retiming_json = excluded.retiming_json, cross_check_json = excluded.cross_check_json, "
-      "needs_reevaluation = excluded.needs_reevaluation, "
-      "created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-      "WHERE evaluations.needs_reevaluation = 1");
+  static const std::string sql = insert_evaluation_sql();
+  sqlite::CachedUse st(*db_, sql.c_str());
+  const AgentFacts& agent = e.agent;
   st->bind_int64(1, e.candidate_id)
-      .bind_text(2, to_string(e.verdict))
-      .bind_text(3, e.stage)
-      .bind_text(4, e.error_text)
-      .bind_text(5, e.error_signature)
-      .bind_text(6, e.stdout_text)
-      .bind_text(7, e.stderr_text)
-      .bind_text(8, e.stage_ms_json)
-      .bind_opt_double(9, e.max_abs_err)
-      .bind_opt_double(10, e.max_rel_err)
-      .bind_opt_double(11, e.kernel_ms)
-      .bind_opt_double(12, e.baseline_ms)
-      .bind_opt_double(13, e.speedup)
-      .bind_text(14, e.timing_kind)
-      .bind_text(15, e.agent_id)
-      .bind_text(16, e.agent_key)
-      .bind_text(17, e.backend)
-      .bind_text(18, e.device_kind)
-      .bind_text(19, e.jax_version)
-      .bind_text(20, e.libtpu_version)
-      .bind_int64(21, e.attempts)
-      .bind_text(22, nlohmann::json(e.input_seeds).dump())
-      .bind_opt_double(23, e.outside_pallas_flops_share)
-      .bind_text(24, e.structure_json)
-      .bind_text(25, e.numerics_path)
-      .bind_int64(26, e.timing_runs)
-      .bind_opt_double(27, e.kernel_ms_low)
-      .bind_opt_double(28, e.kernel_ms_high)
-      .bind_opt_double(29, e.baseline_ms_low)
-      .bind_opt_double(30, e.baseline_ms_high)
-      .bind_text(31, e.plausibility)
-      .bind_text(32, e.retiming_json)
-      .bind_text(33, e.cross_check_json);
+      .bind_opt_double(2, speedup(e.evaluation))
+      .bind_text(3, agent.agent_id)
+      .bind_text(4, agent.agent_key)
+      .bind_text(5, agent.backend)
+      .bind_text(6, agent.device_kind)
+      .bind_text(7, agent.jax_version)
+      .bind_text(8, agent.libtpu_version)
+      .bind_int64(9, std::max(1, agent.dispatches))
+      .bind_text(10, e.structure_json)
+      .bind_text(11, e.checks.plausibility)
+      .bind_text(12, e.checks.retiming_json)
+      .bind_text(13, e.checks.cross_check_json);
+  int index = kInsertFixedParameters + 1;
+  visit_fields(e.evaluation, [&](const FieldSpec&, const auto& value) {
+    bind_value(*st, index++, value);
+  });
   st->run();
   const bool inserted = changes(*db_) == 1;
   w.commit();
   return inserted;
+}
+
+bool RunStore::put_evaluation(int64_t candidate_id, const Evaluated& evaluated) {
+  EvaluationRecord row;
+  row.candidate_id = candidate_id;
+  row.evaluation = evaluated.evaluation;
+  row.agent = evaluated.agent;
+  row.checks = evaluated.checks;
+  return put_evaluation(row);
 }
 
 std::optional<EvaluationRecord> RunStore::find_evaluation(int64_t candidate_id) const {

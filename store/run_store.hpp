@@ -59,6 +59,7 @@
 
 #include <sys/types.h>
 
+#include "protocol/evaluation.hpp"
 #include "protocol/taxonomy.hpp"
 #include "store/store_error.hpp"
 
@@ -150,50 +151,23 @@ struct PutSampleResult {
   std::optional<int64_t> superseded_id;
 };
 
+// One evaluations row: the candidate, what the judge found (Evaluation, whose fields and columns
+// protocol/judge_pipe.json lists), the agent that found it (AgentFacts) and what the
+// coordinator's checks concluded (CheckFindings), plus what the store adds.
 struct EvaluationRecord {
   int64_t id = 0;  // store
   int64_t candidate_id = 0;  // a code or repair sample
-  Verdict verdict = Verdict::no_code;
-  std::string stage;
-  std::string error_text;
-  std::string error_signature;
-  std::string stdout_text;  // the candidate's captured stdout
-  std::string stderr_text;  // the candidate's captured stderr
-  std::string stage_ms_json = "{}";  // {"stage": ms, ...}
-  std::optional<double> max_abs_err;
-  std::optional<double> max_rel_err;
-  std::optional<double> kernel_ms;
-  std::optional<double> baseline_ms;
-  // baseline_ms / kernel_ms for a correct candidate (EvalOutcome::speedup());
-  // the report reads this column as is.
+  Evaluation evaluation;
+  AgentFacts agent;
+  // baseline_ms / kernel_ms for a correct candidate (speedup(Evaluation)): computed when the row
+  // is written; the report reads this column as is.
   std::optional<double> speedup;
-  std::string timing_kind;  // "cpu-wall", "tpu-profiler", ... or "" untimed
-  std::string agent_id;
-  std::string agent_key;  // the agent's public key id; "" without CURVE
-  std::string backend;    // "interpret" or "tpu"
-  std::string device_kind;
-  std::string jax_version;
-  std::string libtpu_version;  // "" when the agent has none
-  int attempts = 1;            // dispatches it took (requeues + 1)
-  std::vector<int64_t> input_seeds;  // the seeds the judge drew
-  std::optional<double> outside_pallas_flops_share;  // structural check
   std::string structure_json = "{}";  // further structural figures
-  // How the numerics were checked: "tpu", "mosaic_interpreter", "full_shapes", "cpu_branch_only"
-  // or "" (not reached, or not reported); protocol/taxonomy.json says what each means.
-  std::string numerics_path;
+  // The dispatcher's result checks: plausibility, re-timing, cross-check.
+  CheckFindings checks;
   std::string created_at;  // store
-  // Repeated timing: kernel_ms / baseline_ms are medians of timing_runs calls, these the
-  // interquartile band (unset when timed once).
-  int timing_runs = 1;
-  std::optional<double> kernel_ms_low, kernel_ms_high, baseline_ms_low, baseline_ms_high;
-  // The plausibility gate: "", "plausible", "retimed" or "implausible_speed"; retiming_json
-  // holds both timings of a re-timed candidate ("{}" otherwise).
-  std::string plausibility;
-  std::string retiming_json = "{}";
-  // Who else evaluated it, and whether they agreed ("{}": not checked); and whether its key
-  // was quarantined since (then a resumed run evaluates the candidate again). The store sets
-  // needs_reevaluation itself from quarantined_keys; the writer's value is ignored.
-  std::string cross_check_json = "{}";
+  // Whether its key was quarantined since (then a resumed run evaluates the candidate again).
+  // The store sets it itself from quarantined_keys; the writer's value is ignored.
   bool needs_reevaluation = false;
 };
 
@@ -440,9 +414,12 @@ class RunStore {
   // Inserts the evaluation and returns true; returns false and writes
   // nothing if the candidate already has one. Throws StoreError for an
   // unknown sample.
-  bool put_evaluation(const EvaluationRecord& evaluation);
   // A candidate whose evaluation is marked needs_reevaluation gets the new one instead: its
   // row is replaced (and true returned).
+  bool put_evaluation(const EvaluationRecord& evaluation);
+  // The row of `candidate_id` from one job's answer (the evaluation, the agent beside it and
+  // the coordinator's check findings).
+  bool put_evaluation(int64_t candidate_id, const Evaluated& evaluated);
   std::optional<EvaluationRecord> find_evaluation(int64_t candidate_id) const;
   // Records a quarantined key (once per run and key) and marks every evaluation it sent, in
   // any run, needs_reevaluation; returns how many were marked. A key of "" marks nothing.

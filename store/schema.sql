@@ -219,7 +219,15 @@ CREATE TABLE IF NOT EXISTS evaluations (
   cross_check_json   TEXT NOT NULL DEFAULT '{}',
   -- 1 when agent_key was quarantined (quarantined_keys): the result is not to be trusted, and a
   -- resumed run evaluates the candidate again, replacing this row.
-  needs_reevaluation INTEGER NOT NULL DEFAULT 0
+  needs_reevaluation INTEGER NOT NULL DEFAULT 0,
+  -- The fidelity facts (issue 26), NULL when nothing decided them: the outputs matched the
+  -- reference within tolerance, the work ran inside Pallas kernels, the outputs' dtypes are
+  -- exactly the baseline's; and what the compile tier found: '' when the kernel compiled for a
+  -- v6e, libtpu's verdict and message when not, NULL when the tier did not run.
+  numerics_ok        INTEGER,
+  structure_ok       INTEGER,
+  dtype_exact        INTEGER,
+  compile_finding    TEXT
 );
 
 -- Agent keys the dispatcher's result checks caught disagreeing with the other agents

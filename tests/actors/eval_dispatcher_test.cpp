@@ -35,13 +35,13 @@ wire::Job make_job(int64_t id) {
 }
 
 wire::Result answer(const wire::Job& j, const std::string& agent,
-                    const std::string& verdict = "correct") {
+                    Verdict verdict = Verdict::correct) {
   wire::Result r;
   r.job_id = j.job_id;
   r.lease = j.lease;
   r.agent_id = agent;
-  r.verdict = verdict;
-  r.kernel_ms = 2.0;
+  r.evaluation.verdict = verdict;
+  r.evaluation.kernel_ms = 2.0;
   return r;
 }
 
@@ -82,7 +82,7 @@ class DispatcherTest : public ::testing::Test {
 };
 
 struct Answer {
-  std::optional<wire::Result> result;
+  std::optional<Evaluated> result;
   std::optional<Errc> error;
 };
 
@@ -93,7 +93,7 @@ std::future<Answer> request_eval(caf::actor_system& sys, caf::actor d, wire::Job
     caf::scoped_actor self{sys};
     Answer got;
     self->request(d, std::chrono::seconds(20), eval_atom::value, job)
-        .receive([&](wire::Result& r) { got.result = r; },
+        .receive([&](Evaluated& r) { got.result = r; },
                  [&](caf::error& e) { got.error = errc_of(e); });
     return got;
   });
@@ -114,13 +114,16 @@ TEST_F(DispatcherTest, JobGoesToAgentAndResultComesBack) {
   agent.send(answer(*job, "A"));  // duplicate: ignored
   auto got = pending.get();
   ASSERT_TRUE(got.result);
-  EXPECT_EQ(got.result->job_id, 42);
-  EXPECT_EQ(got.result->verdict, "correct");
-  EXPECT_EQ(got.result->dispatches, 1);
-  // The versions are the admitted HELLO's, for the stored evaluation.
-  EXPECT_EQ(got.result->device_kind, "cpu");
-  EXPECT_EQ(got.result->jax_version, "0.10.2");
-  EXPECT_EQ(got.result->libtpu_version, "0.0.42.1");
+  EXPECT_EQ(got.result->evaluation.verdict, Verdict::correct);
+  EXPECT_EQ(got.result->evaluation.kernel_ms, 2.0);
+  EXPECT_EQ(got.result->agent.dispatches, 1);
+  // The agent facts are the admitted HELLO's, for the stored evaluation.
+  EXPECT_EQ(got.result->agent.agent_id, "A");
+  EXPECT_EQ(got.result->agent.backend, "interpret");
+  EXPECT_EQ(got.result->agent.device_kind, "cpu");
+  EXPECT_EQ(got.result->agent.jax_version, "0.10.2");
+  EXPECT_EQ(got.result->agent.libtpu_version, "0.0.42.1");
+  EXPECT_EQ(got.result->agent.agent_key, "") << "a plaintext link has no key";
   // Still serving after the garbage frame.
   auto second_pending = request_eval(sys, dispatcher, make_job(43));
   auto second = agent.next_job(5s);
@@ -171,9 +174,9 @@ TEST_F(DispatcherTest, BatchedJobsGetOneAnswerEach) {
   for (int64_t id : {int64_t{1}, int64_t{2}}) {
     ASSERT_EQ(got[id].size(), 1u) << "job " << id;
     EXPECT_FALSE(got[id][0].error);
-    EXPECT_EQ(got[id][0].result.job_id, id);
-    EXPECT_EQ(got[id][0].result.dispatches, 1);
-    EXPECT_EQ(got[id][0].result.device_kind, "cpu");
+    EXPECT_EQ(got[id][0].job_id, id);
+    EXPECT_EQ(got[id][0].evaluated.agent.dispatches, 1);
+    EXPECT_EQ(got[id][0].evaluated.agent.device_kind, "cpu");
   }
 }
 
@@ -231,8 +234,8 @@ TEST_F(DispatcherTest, SilentAgentsJobIsRequeuedToAnotherAgent) {
   b.send(answer(*requeued, "B"));
   auto got = pending.get();
   ASSERT_TRUE(got.result);
-  EXPECT_EQ(got.result->agent_id, "B");
-  EXPECT_EQ(got.result->dispatches, 2);
+  EXPECT_EQ(got.result->agent.agent_id, "B");
+  EXPECT_EQ(got.result->agent.dispatches, 2);
   EXPECT_EQ(stats().agents, 1) << "A was declared dead";
 }
 
@@ -250,18 +253,18 @@ TEST_F(DispatcherTest, OnlyTheLeaseHolderCanPostAResult) {
   other.hello(1);
   await_agents(2);
   wire::Result forged = answer(*job, "A");
-  forged.kernel_ms = 0.001;
-  forged.baseline_ms = 1.0;
+  forged.evaluation.kernel_ms = 0.001;
+  forged.evaluation.baseline_ms = 1.0;
   stranger.send(forged);
   other.send(forged);
   for (int i = 0; i < 100 && stats().refused_results < 2; ++i) std::this_thread::sleep_for(20ms);
   EXPECT_EQ(stats().refused_results, 2);
   EXPECT_EQ(pending.wait_for(0ms), std::future_status::timeout) << "nothing was delivered";
-  wire::Result honest = answer(*job, "A", "numerics_mismatch");
+  wire::Result honest = answer(*job, "A", Verdict::numerics_mismatch);
   a.send(honest);
   auto got = pending.get();
   ASSERT_TRUE(got.result);
-  EXPECT_EQ(got.result->verdict, "numerics_mismatch");
+  EXPECT_EQ(got.result->evaluation.verdict, Verdict::numerics_mismatch);
 }
 
 TEST_F(DispatcherTest, BadHellosAreRefusedWithAByeAndGetNoWork) {
@@ -349,23 +352,25 @@ TEST_F(DispatcherTest, CascadeScreensOnCpuAgentsAndOnlySurvivorsReachTheChip) {
     EXPECT_EQ(j->check_level, "cpu_check");
     screened[j->job_id] = *j;
   }
-  cpu.send(answer(screened[1], "C", "lowering_error"));
-  cpu.send(answer(screened[2], "C", "correct"));
+  cpu.send(answer(screened[1], "C", Verdict::lowering_error));
+  cpu.send(answer(screened[2], "C", Verdict::correct));
   auto f = failing.get();
   ASSERT_TRUE(f.result);
-  EXPECT_EQ(f.result->verdict, "lowering_error") << "failed on CPU: never took the chip";
+  EXPECT_EQ(f.result->evaluation.verdict, Verdict::lowering_error)
+      << "failed on CPU: never took the chip";
   auto on_chip = tpu.next_job(5s);
   ASSERT_TRUE(on_chip);
   EXPECT_EQ(on_chip->job_id, 2);
   EXPECT_EQ(on_chip->check_level, "full");
   EXPECT_NE(on_chip->lease, screened[2].lease);
   wire::Result r = answer(*on_chip, "T");
-  r.timing_kind = "tpu-profiler";
+  r.evaluation.timing_kind = TimingKind::tpu_profiler;
   tpu.send(r);
   auto p = passing.get();
   ASSERT_TRUE(p.result);
-  EXPECT_EQ(p.result->timing_kind, "tpu-profiler");
-  EXPECT_EQ(p.result->dispatches, 2) << "CPU tier + TPU tier";
+  EXPECT_EQ(p.result->evaluation.timing_kind, TimingKind::tpu_profiler);
+  EXPECT_EQ(p.result->agent.dispatches, 2) << "CPU tier + TPU tier";
+  EXPECT_EQ(p.result->agent.backend, "tpu");
   EXPECT_FALSE(tpu.next_job(200ms)) << "job 1 never reached the TPU";
 }
 
@@ -405,7 +410,11 @@ TEST_F(DispatcherTest, CurveAdmitsOnlyAllowedKeysAndTheKeyIsTheIdentity) {
   auto job = agent.next_job(5s);
   ASSERT_TRUE(job);
   agent.send(answer(*job, "me"));
-  ASSERT_TRUE(pending.get().result);
+  auto got = pending.get();
+  ASSERT_TRUE(got.result);
+  // The stored evaluation names the agent by its key, never by the name it chose.
+  EXPECT_EQ(got.result->agent.agent_key, good.public_key);
+  EXPECT_EQ(got.result->agent.agent_id, "me");
   EXPECT_GE(bridge->stats().auth_refused, 1u);
   EXPECT_EQ(stats().agents, 1);
 }
@@ -432,12 +441,12 @@ TEST_F(DispatcherTest, AForgingKeyIsCaughtQuarantinedAndItsResultsNameIt) {
   await_agents(1);
   auto forge = [&](const wire::Job& j) {
     wire::Result r = answer(j, "forger");
-    r.kernel_ms = 1.0;
-    r.baseline_ms = 1.5;  // a modest 1.5x: nothing for the plausibility gate
-    r.timing_kind = "cpu-wall";
+    r.evaluation.kernel_ms = 1.0;
+    r.evaluation.baseline_ms = 1.5;  // a modest 1.5x: nothing for the plausibility gate
+    r.evaluation.timing_kind = TimingKind::cpu_wall;
     f.send(r);
   };
-  std::vector<wire::Result> forged;
+  std::vector<Evaluated> forged;
   for (int64_t id = 1; id <= 2; ++id) {
     auto pending = request_eval(sys, dispatcher, make_job(id));
     auto j = f.next_job(5s);
@@ -448,9 +457,10 @@ TEST_F(DispatcherTest, AForgingKeyIsCaughtQuarantinedAndItsResultsNameIt) {
     forged.push_back(*got.result);
   }
   for (const auto& r : forged) {
-    EXPECT_EQ(r.verdict, "correct") << "no other agent: nothing could check it";
-    EXPECT_EQ(r.agent_key, forger.public_key) << "but it names the key that sent it";
-    EXPECT_NE(r.cross_check_json.find("unchecked"), std::string::npos) << r.cross_check_json;
+    EXPECT_EQ(r.evaluation.verdict, Verdict::correct) << "no other agent: nothing could check it";
+    EXPECT_EQ(r.agent.agent_key, forger.public_key) << "but it names the key that sent it";
+    EXPECT_NE(r.checks.cross_check_json.find("unchecked"), std::string::npos)
+        << r.checks.cross_check_json;
   }
 
   FakeAgent h(ctx, bridge->endpoint(), "h", server.public_key, honest);
@@ -477,15 +487,16 @@ TEST_F(DispatcherTest, AForgingKeyIsCaughtQuarantinedAndItsResultsNameIt) {
     }
     if (auto j = h.next_job(10ms)) {
       seen_by[j->job_id].push_back("h");
-      h.send(answer(*j, "honest", "numerics_mismatch"));
+      h.send(answer(*j, "honest", Verdict::numerics_mismatch));
     }
   }
   ASSERT_TRUE(all_ready());
   for (auto& p : pending) {
     auto got = p.get();
     ASSERT_TRUE(got.result);
-    EXPECT_EQ(got.result->verdict, "numerics_mismatch") << "no forged correct after the check";
-    EXPECT_EQ(got.result->agent_key, honest.public_key);
+    EXPECT_EQ(got.result->evaluation.verdict, Verdict::numerics_mismatch)
+        << "no forged correct after the check";
+    EXPECT_EQ(got.result->agent.agent_key, honest.public_key);
   }
   EXPECT_TRUE(forger_told);
   bool checked_in_disguise = false;
@@ -513,7 +524,7 @@ TEST_F(DispatcherTest, AForgingKeyIsCaughtQuarantinedAndItsResultsNameIt) {
   EXPECT_FALSE(f.next_job(300ms));
   auto j = h.next_job(5s);
   ASSERT_TRUE(j);
-  h.send(answer(*j, "honest", "numerics_mismatch"));
+  h.send(answer(*j, "honest", Verdict::numerics_mismatch));
   EXPECT_TRUE(later.get().result);
 }
 
@@ -529,25 +540,25 @@ TEST_F(DispatcherTest, ASuspectSpeedIsRetimedOnAnotherSlotBeforeItIsAnswered) {
   auto first = a.next_job(5s);
   ASSERT_TRUE(first);
   wire::Result r = answer(*first, "A");
-  r.kernel_ms = 0.01;
-  r.baseline_ms = 1.0;  // 100x
-  r.timing_kind = "cpu-wall";
+  r.evaluation.kernel_ms = 0.01;
+  r.evaluation.baseline_ms = 1.0;  // 100x
+  r.evaluation.timing_kind = TimingKind::cpu_wall;
   a.send(r);
   auto again = a.next_job(5s);
   ASSERT_TRUE(again) << "the only agent re-times it on its other slot";
   EXPECT_EQ(again->job_id, 5);
   EXPECT_NE(again->lease, first->lease);
   wire::Result r2 = answer(*again, "A");
-  r2.kernel_ms = 0.5;
-  r2.baseline_ms = 1.0;
-  r2.timing_kind = "cpu-wall";
+  r2.evaluation.kernel_ms = 0.5;
+  r2.evaluation.baseline_ms = 1.0;
+  r2.evaluation.timing_kind = TimingKind::cpu_wall;
   a.send(r2);
   auto got = pending.get();
   ASSERT_TRUE(got.result);
-  EXPECT_EQ(got.result->plausibility, "retimed");
-  EXPECT_EQ(got.result->kernel_ms, 0.5);
-  EXPECT_NE(got.result->retiming_json.find("\"first\""), std::string::npos);
-  EXPECT_EQ(got.result->dispatches, 2);
+  EXPECT_EQ(got.result->checks.plausibility, "retimed");
+  EXPECT_EQ(got.result->evaluation.kernel_ms, 0.5);
+  EXPECT_NE(got.result->checks.retiming_json.find("\"first\""), std::string::npos);
+  EXPECT_EQ(got.result->agent.dispatches, 2);
   EXPECT_EQ(stats().checks, 1);
   EXPECT_EQ(stats().quarantined, 0);
 }

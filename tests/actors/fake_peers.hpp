@@ -62,9 +62,9 @@ caf::behavior fake_gateway(caf::event_based_actor*, std::shared_ptr<Counters> c)
 // answered with EvalAnswers.
 using release_atom = caf::atom_constant<caf::atom("release")>;
 struct HeldJob {
-  caf::typed_response_promise<wire::Result> promise;
+  caf::typed_response_promise<Evaluated> promise;
   caf::actor requester;  // set for a job of an EvalBatch
-  wire::Result result;
+  Evaluated result;
 };
 struct EvalState {
   std::map<int64_t, HeldJob> held;
@@ -77,22 +77,21 @@ inline void hold_job(caf::stateful_actor<EvalState>* self, const std::shared_ptr
   int prev = c->max_jobs_pending.load();
   while (now > prev && !c->max_jobs_pending.compare_exchange_weak(prev, now)) {
   }
-  wire::Result& r = h.result;
-  r.job_id = job.job_id;
-  r.agent_id = "fake-agent";
-  r.backend = "interpret";
+  h.result.agent.agent_id = "fake-agent";
+  h.result.agent.backend = "interpret";
+  Evaluation& r = h.result.evaluation;
   if (job.code.find("CORRECT") != std::string::npos) {
-    r.verdict = "correct";
-    r.stage = "done";
+    r.verdict = Verdict::correct;
+    r.stage = Stage::done;
     // Later samples are faster: the best keeps improving.
     const auto at = job.code.find("# sample ");
     const int n = at == std::string::npos ? 0 : std::stoi(job.code.substr(at + 9));
     r.kernel_ms = 1.0 / (1.0 + 0.1 * n);
     r.baseline_ms = 1.5;
-    r.timing_kind = "cpu-wall";
+    r.timing_kind = TimingKind::cpu_wall;
   } else {
-    r.verdict = "numerics_mismatch";
-    r.stage = "numerics";
+    r.verdict = Verdict::numerics_mismatch;
+    r.stage = Stage::numerics;
     r.error = "max_abs_err 2.0";
   }
   self->state.held.emplace(job.job_id, std::move(h));
@@ -101,16 +100,16 @@ inline void hold_job(caf::stateful_actor<EvalState>* self, const std::shared_ptr
 inline caf::behavior fake_evaluator(caf::stateful_actor<EvalState>* self,
                                     std::shared_ptr<Counters> c, std::chrono::milliseconds hold) {
   return {
-      [=](eval_atom, const wire::Job& job) -> caf::result<wire::Result> {
-        auto rp = self->make_response_promise<wire::Result>();
-        hold_job(self, c, hold, job, HeldJob{rp, caf::actor{}, wire::Result{}});
+      [=](eval_atom, const wire::Job& job) -> caf::result<Evaluated> {
+        auto rp = self->make_response_promise<Evaluated>();
+        hold_job(self, c, hold, job, HeldJob{rp, caf::actor{}, Evaluated{}});
         return rp;
       },
       [=](eval_atom, const EvalBatch& batch) {
         auto requester = caf::actor_cast<caf::actor>(self->current_sender());
         for (const auto& job : batch.jobs)
           hold_job(self, c, hold, job,
-                   HeldJob{caf::typed_response_promise<wire::Result>{}, requester, wire::Result{}});
+                   HeldJob{caf::typed_response_promise<Evaluated>{}, requester, Evaluated{}});
       },
       [=](agents_atom) { return int32_t{2}; },
       [=](release_atom, int64_t id) {

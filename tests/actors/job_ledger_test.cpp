@@ -52,7 +52,7 @@ wire::Result answer(const JobLedger::Assignment& a) {
   wire::Result r;
   r.job_id = a.job_id;
   r.lease = a.lease;
-  r.verdict = "correct";
+  r.evaluation.verdict = Verdict::correct;
   return r;
 }
 

@@ -157,10 +157,10 @@ TEST_F(AgentTest, HelloJobResultHeartbeatsAndBye) {
   coordinator_.send(job(1, "def workload(a, b): return a @ b"));
   auto r = coordinator_.result_for(1);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->verdict, "correct");
+  EXPECT_EQ(r->evaluation.verdict, Verdict::correct);
   EXPECT_EQ(r->agent_id, "test-agent");
   EXPECT_EQ(r->backend, "interpret");
-  EXPECT_EQ(r->kernel_ms, 0.25);
+  EXPECT_EQ(r->evaluation.kernel_ms, 0.25);
 
   int before = coordinator_.heartbeats_seen;
   coordinator_.expect<wire::Bye>(600ms);  // just listen for a while
@@ -186,7 +186,7 @@ TEST_F(AgentTest, SlotsRunJobsConcurrentlyAndExtraJobsQueue) {
   while (done.size() < 3) {
     auto r = coordinator_.expect<wire::Result>();
     ASSERT_TRUE(r) << "missing results, have " << done.size();
-    EXPECT_EQ(r->verdict, "correct");
+    EXPECT_EQ(r->evaluation.verdict, Verdict::correct);
     done.insert(r->job_id);
     if (done.size() == 2) {
       // Jobs 1 and 2 ran side by side, not one after the other.
@@ -210,7 +210,7 @@ TEST_F(AgentTest, GarbageFramesAreDroppedAndTheAgentKeepsWorking) {
   coordinator_.send(job(5, "ok"));
   auto r = coordinator_.result_for(5);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->verdict, "correct");
+  EXPECT_EQ(r->evaluation.verdict, Verdict::correct);
   EXPECT_EQ(coordinator_.hellos_seen, 1);  // no reconnect was needed
 }
 
@@ -221,27 +221,27 @@ TEST_F(AgentTest, TimeoutAndCrashAreReportedAndTheJudgeRestarted) {
   coordinator_.send(job(10, "SLEEP_FOREVER", 0.5));
   auto t = coordinator_.result_for(10);
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->verdict, "timeout");
+  EXPECT_EQ(t->evaluation.verdict, Verdict::timeout);
   EXPECT_EQ(t->agent_id, "test-agent");
-  EXPECT_NE(t->error.find("timeout_s=0.5"), std::string::npos) << t->error;
-  EXPECT_NE(t->error.find("killed"), std::string::npos) << t->error;
+  EXPECT_NE(t->evaluation.error.find("timeout_s=0.5"), std::string::npos) << t->evaluation.error;
+  EXPECT_NE(t->evaluation.error.find("killed"), std::string::npos) << t->evaluation.error;
 
-  EXPECT_EQ(t->timing_kind, "") << "a failure is untimed";
+  EXPECT_FALSE(t->evaluation.timing_kind.has_value()) << "a failure is untimed";
 
   // A judge that dies under every attempt: retried on fresh judges, then charged.
   coordinator_.send(job(11, "EXIT_ABRUPTLY"));
   auto c = coordinator_.result_for(11, 60s);
   ASSERT_TRUE(c);
-  EXPECT_EQ(c->verdict, "crash");
-  EXPECT_NE(c->error.find("the judge died 3 times"), std::string::npos) << c->error;
-  EXPECT_NE(c->error.find("exit status 3"), std::string::npos) << c->error;
-  EXPECT_NE(c->error.find("dying abruptly"), std::string::npos) << c->error;
+  EXPECT_EQ(c->evaluation.verdict, Verdict::crash);
+  EXPECT_NE(c->evaluation.error.find("the judge died 3 times"), std::string::npos) << c->evaluation.error;
+  EXPECT_NE(c->evaluation.error.find("exit status 3"), std::string::npos) << c->evaluation.error;
+  EXPECT_NE(c->evaluation.error.find("dying abruptly"), std::string::npos) << c->evaluation.error;
 
   coordinator_.send(job(12, "PRINT_NOISE"));
   auto ok = coordinator_.result_for(12);
   ASSERT_TRUE(ok);
-  EXPECT_EQ(ok->verdict, "correct");
-  EXPECT_EQ(ok->stdout_text, "captured candidate output\n");
+  EXPECT_EQ(ok->evaluation.verdict, Verdict::correct);
+  EXPECT_EQ(ok->evaluation.stdout_text, "captured candidate output\n");
 }
 
 TEST_F(AgentTest, AJudgeLostOnceIsAnInfrastructureFaultAndTheJobIsRetried) {
@@ -251,7 +251,7 @@ TEST_F(AgentTest, AJudgeLostOnceIsAnInfrastructureFaultAndTheJobIsRetried) {
   coordinator_.send(job(30, "DIE_ONCE=" + marker));
   auto r = coordinator_.result_for(30, 60s);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->verdict, "correct") << "the first judge's death is not the candidate's";
+  EXPECT_EQ(r->evaluation.verdict, Verdict::correct) << "the first judge's death is not the candidate's";
   EXPECT_TRUE(std::filesystem::exists(marker));
   std::filesystem::remove_all(std::filesystem::path(marker).parent_path());
 }
@@ -268,12 +268,12 @@ TEST_F(AgentTest, SecretValuesAreScrubbedFromEveryResultText) {
   coordinator_.send(job(31, "ECHO_TEXT=key sk-agent-secret-4242 and hunter2-is-secret!"));
   auto r = coordinator_.result_for(31);
   ASSERT_TRUE(r);
-  for (const std::string* text : {&r->error, &r->stdout_text, &r->stderr_text,
-                                  &r->error_signature}) {
+  for (const std::string* text : {&r->evaluation.error, &r->evaluation.stdout_text, &r->evaluation.stderr_text,
+                                  &r->evaluation.error_signature}) {
     EXPECT_EQ(text->find("sk-agent-secret-4242"), std::string::npos) << *text;
     EXPECT_EQ(text->find("hunter2-is-secret"), std::string::npos) << *text;
   }
-  EXPECT_NE(r->error.find("key [secret] and [secret]!"), std::string::npos) << r->error;
+  EXPECT_NE(r->evaluation.error.find("key [secret] and [secret]!"), std::string::npos) << r->evaluation.error;
 }
 
 TEST_F(AgentTest, ReconnectsAfterTheCoordinatorGoesSilent) {
@@ -291,7 +291,7 @@ TEST_F(AgentTest, ReconnectsAfterTheCoordinatorGoesSilent) {
   coordinator_.send(job(20, "ok"));
   auto r = coordinator_.result_for(20);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->verdict, "correct");
+  EXPECT_EQ(r->evaluation.verdict, Verdict::correct);
 }
 
 TEST_F(AgentTest, SigtermSendsByeAndExitsZero) {
@@ -336,13 +336,13 @@ TEST_F(AgentTest, RealJudgeSmoke) {
   coordinator_.send(job(1, testing::kGemm, 170.0));
   auto r = coordinator_.result_for(1, 180s);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->verdict, "correct") << r->stage << ": " << r->error;
-  EXPECT_EQ(r->timing_kind, "cpu-wall");
+  EXPECT_EQ(r->evaluation.verdict, Verdict::correct) << spelling(r->evaluation.stage) << ": " << r->evaluation.error;
+  EXPECT_EQ(r->evaluation.timing_kind, TimingKind::cpu_wall);
   coordinator_.send(job(2, "this is not python(", 170.0));
   auto bad = coordinator_.result_for(2, 180s);
   ASSERT_TRUE(bad);
-  EXPECT_EQ(bad->verdict, "syntax_error") << bad->error;
-  EXPECT_EQ(bad->timing_kind, "") << "a failure is untimed";
+  EXPECT_EQ(bad->evaluation.verdict, Verdict::syntax_error) << bad->evaluation.error;
+  EXPECT_FALSE(bad->evaluation.timing_kind.has_value()) << "a failure is untimed";
 }
 
 TEST(AgentOptionsTest, Defaults) {

@@ -165,7 +165,7 @@ TEST(CoordinatorLinkTest, SilentCoordinatorMeansReconnectWithBackoffAndKeptResul
   EXPECT_FALSE(link.connected());
   wire::Result r;
   r.job_id = 7;
-  r.verdict = "correct";
+  r.evaluation.verdict = Verdict::correct;
   link.send(r);  // kept for the next connection
   link.on_timers(t0 + 350ms);  // backoff (100 ms) not over yet
   EXPECT_FALSE(link.connected());

@@ -12,9 +12,15 @@ with an eval is chosen by markers in the candidate code:
   ECHO_LIMITS     answer correct with stdout = the rlimits, network interfaces and open fds
   DIE_ONCE=<path> exit with status 3 if <path> does not exist (creating it), else answer correct
   ECHO_TEXT=<t>   answer numerics_mismatch with <t> as error, signature, stdout and stderr
+  FACTS           answer from the real judge's result dict (judge/stages/context.py) with every
+                  fact and the timing spread filled, as the stages fill them
+  NO_FACTS        answer from the real judge's result dict as an early failure leaves it:
+                  every fact and the spread None
   (otherwise)     answer correct
 
-With --backend tpu it refuses to start, as the real judge does without a TPU.
+With --backend tpu it refuses to start, as the real judge does without a TPU. Every message it
+reads and writes goes through protocol/judge_pipe.py, so a request the agent packs against the
+schema's rules makes it exit with status 4 (the agent's tests then fail on the crash).
 """
 
 import argparse
@@ -26,25 +32,43 @@ import time
 
 import msgpack
 
+# The repository root, for protocol/ (the agent puts only this directory on PYTHONPATH).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from judge.stages.context import empty_result  # noqa: E402
+from protocol import judge_pipe  # noqa: E402
+
 
 def _write(out, obj):
+    judge_pipe.check(obj)
     data = msgpack.packb(obj, use_bin_type=True)
     while data:
         n = os.write(out, data)
         data = data[n:]
 
 
-VERSION = 2  # judge/protocol.py
-
-
 def _result(job_id, verdict="correct", stdout="", text=""):
-    return {
-        "type": "result", "version": VERSION, "job_id": job_id, "verdict": verdict,
-        "stage": "done", "error": text, "error_signature": text, "stdout": stdout or text,
-        "stderr": text, "stage_ms": {"import": 1.5, "numerics": 2},
-        "max_abs_err": 0.0, "max_rel_err": None, "kernel_ms": 0.25, "baseline_ms": None,
-        "timing_kind": "cpu-wall" if verdict == "correct" else None,
-    }
+    return judge_pipe.message(
+        "result", job_id=job_id, verdict=verdict, stage="done", error=text,
+        error_signature=text, stdout=stdout or text, stderr=text,
+        stage_ms={"import": 1.5, "numerics": 2}, max_abs_err=0.0, kernel_ms=0.25,
+        timing_kind="cpu-wall" if verdict == "correct" else None)
+
+
+def _judge_result(job_id, decided):
+    """The result map the judge's server sends for the judge's own result dict."""
+    result = empty_result()
+    if decided:
+        result.update(verdict="correct", stage="done", kernel_ms=2.0, baseline_ms=5.0,
+                      timing_kind="cpu-wall", timing_runs=7, kernel_ms_low=1.8,
+                      kernel_ms_high=2.4, baseline_ms_low=4.5, baseline_ms_high=5.5,
+                      numerics_ok=True, structure_ok=False, dtype_exact=True,
+                      compile_finding="", numerics_path="mosaic_interpreter")
+    else:
+        result.update(verdict="lint_rejected", stage="lint", error="import os",
+                      error_signature="lint:forbidden_import")
+    keys = {field["key"] for field in judge_pipe.fields("result")}
+    return judge_pipe.message("result", job_id=job_id,
+                              **{k: v for k, v in result.items() if k in keys and k != "job_id"})
 
 
 def main():
@@ -55,9 +79,10 @@ def main():
         print("fake_judge: no TPU device found (jax.devices() has only cpu)", file=sys.stderr)
         sys.exit(2)
     out = 4
-    _write(out, {"type": "ready", "version": VERSION, "pid": os.getpid(),
-                 "jax_version": "0.0-fake", "backend": args.backend, "device_kind": "cpu",
-                 "libtpu_version": "0.0.0-fake", "stages": ["lint", "import", "numerics"]})
+    _write(out, judge_pipe.message("ready", pid=os.getpid(), jax_version="0.0-fake",
+                                   backend=args.backend, device_kind="cpu",
+                                   libtpu_version="0.0.0-fake",
+                                   stages=["lint", "import", "numerics"]))
     unpacker = msgpack.Unpacker(raw=False)
     while True:
         data = os.read(3, 65536)
@@ -65,6 +90,12 @@ def main():
             return
         unpacker.feed(data)
         for msg in unpacker:
+            try:
+                judge_pipe.check(msg)
+            except judge_pipe.ProtocolError as exc:
+                print(f"fake_judge: the agent broke protocol/judge_pipe.json: {exc}",
+                      file=sys.stderr, flush=True)
+                os._exit(4)
             if msg.get("type") == "shutdown":
                 return
             if msg.get("type") != "eval":
@@ -107,6 +138,9 @@ def main():
             m = re.search(r"ECHO_TEXT=(.*)", code)
             if m:
                 _write(out, _result(msg["job_id"], "numerics_mismatch", text=m.group(1)))
+                continue
+            if "NO_FACTS" in code or "FACTS" in code:
+                _write(out, _judge_result(msg["job_id"], "NO_FACTS" not in code))
                 continue
             m = re.search(r"SLEEP_MS=(\d+)", code)
             if m:

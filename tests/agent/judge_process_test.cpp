@@ -77,17 +77,18 @@ class JudgeProcessTest : public ::testing::Test {
 TEST_F(JudgeProcessTest, ResultRoundTrip) {
   JudgeProcess sp(options_);
   start_ready(sp);
-  wire::Result r = sp.evaluate(job(7, "def workload(a, b): return a @ b"));
-  EXPECT_EQ(r.job_id, 7);
-  EXPECT_EQ(r.verdict, "correct");
-  EXPECT_EQ(r.stage, "done");
+  JudgeResult judged = sp.evaluate(job(7, "def workload(a, b): return a @ b"));
+  const Evaluation& r = judged.evaluation;
+  EXPECT_EQ(judged.job_id, 7);
+  EXPECT_EQ(r.verdict, Verdict::correct);
+  EXPECT_EQ(r.stage, Stage::done);
   EXPECT_EQ(r.stage_ms.at("numerics"), 2.0);
   EXPECT_EQ(r.max_abs_err, 0.0);
   EXPECT_FALSE(r.max_rel_err.has_value());
   EXPECT_EQ(r.kernel_ms, 0.25);
-  EXPECT_EQ(r.timing_kind, "cpu-wall");
+  EXPECT_EQ(r.timing_kind, TimingKind::cpu_wall);
   // A second job on the same process.
-  EXPECT_EQ(sp.evaluate(job(8, "x")).verdict, "correct");
+  EXPECT_EQ(sp.evaluate(job(8, "x")).evaluation.verdict, Verdict::correct);
 
   pid_t pid = sp.pid();
   sp.stop();
@@ -101,10 +102,11 @@ TEST_F(JudgeProcessTest, TimeoutKillsGroupWithoutZombieAndRestarts) {
   start_ready(sp);
   pid_t pid = sp.pid();
   auto t0 = std::chrono::steady_clock::now();
-  wire::Result r = sp.evaluate(job(9, "SLEEP_FOREVER", 1.0));
+  JudgeResult judged = sp.evaluate(job(9, "SLEEP_FOREVER", 1.0));
+  const Evaluation& r = judged.evaluation;
   auto waited = std::chrono::steady_clock::now() - t0;
-  EXPECT_EQ(r.job_id, 9);
-  EXPECT_EQ(r.verdict, "timeout");
+  EXPECT_EQ(judged.job_id, 9);
+  EXPECT_EQ(r.verdict, Verdict::timeout);
   EXPECT_NE(r.error.find("timeout_s=1 s"), std::string::npos) << r.error;
   EXPECT_NE(r.error.find("killed"), std::string::npos) << r.error;
   EXPECT_LT(waited, 10s);
@@ -123,15 +125,16 @@ TEST_F(JudgeProcessTest, TimeoutKillsGroupWithoutZombieAndRestarts) {
   // Restart: a fresh child serves the next job.
   start_ready(sp);
   EXPECT_NE(sp.pid(), pid);
-  EXPECT_EQ(sp.evaluate(job(10, "ok")).verdict, "correct");
+  EXPECT_EQ(sp.evaluate(job(10, "ok")).evaluation.verdict, Verdict::correct);
 }
 
 TEST_F(JudgeProcessTest, CrashIsDetectedWithStatusAndLogTail) {
   JudgeProcess sp(options_);
   start_ready(sp);
   pid_t pid = sp.pid();
-  wire::Result r = sp.evaluate(job(11, "EXIT_ABRUPTLY"));
-  EXPECT_EQ(r.verdict, "crash");
+  JudgeResult judged = sp.evaluate(job(11, "EXIT_ABRUPTLY"));
+  const Evaluation& r = judged.evaluation;
+  EXPECT_EQ(r.verdict, Verdict::crash);
   EXPECT_NE(r.error.find("exit status 3"), std::string::npos) << r.error;
   EXPECT_NE(r.error.find("dying abruptly"), std::string::npos) << r.error;
   EXPECT_NE(r.error_signature.find("crash"), std::string::npos);
@@ -141,10 +144,11 @@ TEST_F(JudgeProcessTest, CrashIsDetectedWithStatusAndLogTail) {
 TEST_F(JudgeProcessTest, StdoutNoiseDoesNotCorruptTheProtocol) {
   JudgeProcess sp(options_);
   start_ready(sp);
-  wire::Result r = sp.evaluate(job(12, "PRINT_NOISE"));
-  EXPECT_EQ(r.verdict, "correct") << r.error;
+  JudgeResult judged = sp.evaluate(job(12, "PRINT_NOISE"));
+  const Evaluation& r = judged.evaluation;
+  EXPECT_EQ(r.verdict, Verdict::correct) << r.error;
   EXPECT_EQ(r.stdout_text, "captured candidate output\n");
-  EXPECT_EQ(sp.evaluate(job(13, "ok")).verdict, "correct");
+  EXPECT_EQ(sp.evaluate(job(13, "ok")).evaluation.verdict, Verdict::correct);
   EXPECT_NE(sp.log_tail().find("noise on stderr"), std::string::npos);
 }
 
@@ -168,8 +172,9 @@ TEST_F(JudgeProcessTest, EnvironmentIsScrubbedAndCwdIsPrivate) {
                            "JAX_PALLADIUM_TEST", "TPU_PALLADIUM_TEST_TOKEN"}) {
     ::unsetenv(name);
   }
-  wire::Result r = sp.evaluate(job(14, "ECHO_ENV"));
-  ASSERT_EQ(r.verdict, "correct") << r.error;
+  JudgeResult judged = sp.evaluate(job(14, "ECHO_ENV"));
+  const Evaluation& r = judged.evaluation;
+  ASSERT_EQ(r.verdict, Verdict::correct) << r.error;
   // An allowlist: only what the judge needs passes, and never a credential-like name.
   EXPECT_EQ(r.stdout_text.find("PALLADIUM_TEST_API_KEY"), std::string::npos);
   EXPECT_EQ(r.stdout_text.find("SOME_Token_VALUE"), std::string::npos);
@@ -193,8 +198,9 @@ TEST_F(JudgeProcessTest, OneChipEnvironmentReachesTheChild) {
   JudgeProcess sp(options_);
   ASSERT_EQ(sp.start(), "");
   ASSERT_TRUE(std::holds_alternative<JudgeReady>(sp.wait_ready(60s)));
-  wire::Result r = sp.evaluate(job(15, "ECHO_ENV"));
-  ASSERT_EQ(r.verdict, "correct") << r.error;
+  JudgeResult judged = sp.evaluate(job(15, "ECHO_ENV"));
+  const Evaluation& r = judged.evaluation;
+  ASSERT_EQ(r.verdict, Verdict::correct) << r.error;
   EXPECT_NE(r.stdout_text.find("TPU_VISIBLE_CHIPS=3"), std::string::npos) << r.stdout_text;
   EXPECT_NE(r.stdout_text.find("TPU_CHIPS_PER_PROCESS_BOUNDS=1,1,1"), std::string::npos);
   EXPECT_NE(r.stdout_text.find("TPU_PROCESS_PORT=8479"), std::string::npos) << "distinct port per chip";
@@ -241,9 +247,10 @@ TEST_F(JudgeProcessTest, SandboxLimitsNamespaceAndFdsAreApplied) {
   JudgeProcess sp(options_);
   start_ready(sp);
   ::unsetenv("PALLADIUM_JUDGE_NOFILE");
-  wire::Result r = sp.evaluate(job(20, "ECHO_LIMITS"));
+  JudgeResult judged = sp.evaluate(job(20, "ECHO_LIMITS"));
+  const Evaluation& r = judged.evaluation;
   ::close(leaked);
-  ASSERT_EQ(r.verdict, "correct") << r.error;
+  ASSERT_EQ(r.verdict, Verdict::correct) << r.error;
   const std::string& out = r.stdout_text;
   EXPECT_EQ(line_value(out, "AS"), std::to_string(6000LL << 20) + "/" + std::to_string(6000LL << 20));
   EXPECT_EQ(line_value(out, "CPU"), "3600/3630");
@@ -297,9 +304,9 @@ class JudgeProcessRealSandboxTest : public JudgeProcessTest {
     return out;
   }
 
-  wire::Result run(JudgeProcess& sp, int64_t id, const std::string& code, double timeout_s = 240) {
+  Evaluation run(JudgeProcess& sp, int64_t id, const std::string& code, double timeout_s = 240) {
     wire::Job j{id, 0, "8p", code, "full", timeout_s, {3, 4}};
-    return sp.evaluate(j);
+    return sp.evaluate(j).evaluation;
   }
 
   void start_real(JudgeProcess& sp) {
@@ -322,12 +329,12 @@ TEST_F(JudgeProcessRealSandboxTest, EscapesGetTheirVerdictsAndTheNextCandidateIs
   pid_t first_pid = sp.pid();
 
   // Fork, visible to lint.
-  wire::Result r = run(sp, 1, std::string("import os\nos.fork()\n") + testing::kGemm);
-  EXPECT_EQ(r.verdict, "lint_rejected") << r.error;
+  Evaluation r = run(sp, 1, std::string("import os\nos.fork()\n") + testing::kGemm);
+  EXPECT_EQ(r.verdict, Verdict::lint_rejected) << r.error;
 
   // Fork past lint: refused by the audit hook, no child process.
   r = run(sp, 2, std::string(testing::kGemm) + kSneakyImport + "_imp('os').fork()\n");
-  EXPECT_EQ(r.verdict, "runtime_error") << r.error;
+  EXPECT_EQ(r.verdict, Verdict::runtime_error) << r.error;
   EXPECT_NE(r.error.find("sandbox: os.fork"), std::string::npos) << r.error;
   // The judge's children are its candidate sandbox (bwrap) and its compile process; nothing
   // the candidate forked.
@@ -346,36 +353,36 @@ TEST_F(JudgeProcessRealSandboxTest, EscapesGetTheirVerdictsAndTheNextCandidateIs
   std::string target = dir_ + "/escaped.npy";
   r = run(sp, 3, std::string(testing::kGemm) + "import numpy as _np\n_np.save('" + target +
                      "', _np.zeros(3))\n");
-  EXPECT_EQ(r.verdict, "runtime_error") << r.error;
+  EXPECT_EQ(r.verdict, Verdict::runtime_error) << r.error;
   EXPECT_FALSE(std::filesystem::exists(target));
 
   // 6 GiB of address space under a 4 GiB RLIMIT_AS (np.empty never touches it, so without the
   // limit this would pass harmlessly instead of exhausting the host).
   r = run(sp, 4, std::string(testing::kGemm) + "import numpy as _np\n_b = _np.empty((6 << 30,), _np.uint8)\n");
-  EXPECT_EQ(r.verdict, "resource_exhausted") << r.error;
+  EXPECT_EQ(r.verdict, Verdict::resource_exhausted) << r.error;
 
   // The same process still evaluates a correct kernel.
   r = run(sp, 5, testing::kGemm);
-  EXPECT_EQ(r.verdict, "correct") << r.stage << ": " << r.error;
+  EXPECT_EQ(r.verdict, Verdict::correct) << spelling(r.stage) << ": " << r.error;
   EXPECT_EQ(sp.pid(), first_pid);
 
   // Spin forever: the judge's own deadline (a share of timeout_s) kills the candidate's whole
   // sandbox and reports timeout; the judge itself lives on.
   r = run(sp, 6, std::string(testing::kGemm) + "while True:\n    pass\n", 20.0);
-  EXPECT_EQ(r.verdict, "timeout") << r.error;
-  EXPECT_EQ(r.stage, "import");
+  EXPECT_EQ(r.verdict, Verdict::timeout) << r.error;
+  EXPECT_EQ(r.stage, Stage::import);
   EXPECT_TRUE(sp.running());
   EXPECT_EQ(sp.pid(), first_pid);
 
   // Segfault: the candidate's crash, with the signal in the error; the judge lives on.
   r = run(sp, 7, std::string(testing::kGemm) + "import faulthandler\nfaulthandler._sigsegv()\n");
-  EXPECT_EQ(r.verdict, "crash") << r.error;
+  EXPECT_EQ(r.verdict, Verdict::crash) << r.error;
   EXPECT_NE(r.error.find("SIGSEGV"), std::string::npos) << r.error;
   EXPECT_EQ(sp.pid(), first_pid);
 
   // The same judge evaluates the next candidate normally, in a fresh sandbox after the timeout.
   r = run(sp, 8, testing::kGemm);
-  EXPECT_EQ(r.verdict, "correct") << r.stage << ": " << r.error;
+  EXPECT_EQ(r.verdict, Verdict::correct) << spelling(r.stage) << ": " << r.error;
   sp.stop();
   EXPECT_FALSE(std::filesystem::exists(target));
 }

@@ -10,7 +10,6 @@
 #include "actors/errors.hpp"
 #include "actors/eval_dispatcher.hpp"
 #include "actors/messages.hpp"
-#include "actors/record_conversions.hpp"
 #include "store/sweep_report.hpp"
 #include "tests/actors/fake_agent.hpp"
 #include "tests/store/temp_db.hpp"
@@ -75,9 +74,9 @@ TEST(ReportInput, ATimeBelowTheRooflineIsRetimedFlaggedStoredAndListed) {
   job.seeds = {0};
   auto pending = std::async(std::launch::async, [&sys, dispatcher, job] {
     caf::scoped_actor self{sys};
-    std::optional<wire::Result> got;
+    std::optional<Evaluated> got;
     self->request(dispatcher, std::chrono::seconds(20), eval_atom::value, job)
-        .receive([&](wire::Result& r) { got = r; }, [](caf::error&) {});
+        .receive([&](Evaluated& r) { got = r; }, [](caf::error&) {});
     return got;
   });
   auto timed = [&](const wire::Job& j, double kernel_ms) {
@@ -86,11 +85,11 @@ TEST(ReportInput, ATimeBelowTheRooflineIsRetimedFlaggedStoredAndListed) {
     r.lease = j.lease;
     r.agent_id = "T";
     r.backend = "tpu";
-    r.verdict = "correct";
-    r.stage = "done";
-    r.kernel_ms = kernel_ms;
-    r.baseline_ms = 1.5 * kernel_ms;  // a modest 1.5x: only the roofline doubts it
-    r.timing_kind = "tpu-profiler";
+    r.evaluation.verdict = Verdict::correct;
+    r.evaluation.stage = Stage::done;
+    r.evaluation.kernel_ms = kernel_ms;
+    r.evaluation.baseline_ms = 1.5 * kernel_ms;  // a modest 1.5x: only the roofline doubts it
+    r.evaluation.timing_kind = TimingKind::tpu_profiler;
     tpu.send(r);
   };
   auto first = tpu.next_job(5s);
@@ -102,15 +101,15 @@ TEST(ReportInput, ATimeBelowTheRooflineIsRetimedFlaggedStoredAndListed) {
   timed(*second, 110.0);
   auto result = pending.get();
   ASSERT_TRUE(result);
-  EXPECT_EQ(result->plausibility, "implausible_speed");
-  EXPECT_EQ(result->kernel_ms, 100.0) << "the speed held: the first timing is kept";
-  ASSERT_TRUE(store->put_evaluation(record_from_result(cid, *result)));
+  EXPECT_EQ(result->checks.plausibility, "implausible_speed");
+  EXPECT_EQ(result->evaluation.kernel_ms, 100.0) << "the speed held: the first timing is kept";
+  ASSERT_TRUE(store->put_evaluation(cid, *result));
   caf::anon_send_exit(dispatcher, caf::exit_reason::user_shutdown);
   sys.await_all_actors_done();
 
   auto stored = store->find_evaluation(cid);
-  EXPECT_EQ(stored->plausibility, "implausible_speed");
-  auto both = nlohmann::json::parse(stored->retiming_json);
+  EXPECT_EQ(stored->checks.plausibility, "implausible_speed");
+  auto both = nlohmann::json::parse(stored->checks.retiming_json);
   EXPECT_EQ(both["first"]["kernel_ms"], 100.0);
   EXPECT_EQ(both["second"]["kernel_ms"], 110.0);
   EXPECT_NE(both["reason"].get<std::string>().find("roofline"), std::string::npos);
@@ -141,13 +140,12 @@ TEST(ReportInput, AQuarantinedKeysResultsArePendingAndTheKeyIsListed) {
   for (auto [id, key] : {std::pair<int64_t, const char*>{forged, "KEY-F"}, {honest, "KEY-H"}}) {
     EvaluationRecord e;
     e.candidate_id = id;
-    e.verdict = Verdict::correct;
-    e.stage = "done";
-    e.kernel_ms = 1.0;
-    e.baseline_ms = 2.0;
-    e.speedup = 2.0;
-    e.timing_kind = "cpu-wall";
-    e.agent_key = key;
+    e.evaluation.verdict = Verdict::correct;
+    e.evaluation.stage = Stage::done;
+    e.evaluation.kernel_ms = 1.0;
+    e.evaluation.baseline_ms = 2.0;
+    e.evaluation.timing_kind = TimingKind::cpu_wall;
+    e.agent.agent_key = key;
     ASSERT_TRUE(store->put_evaluation(e));
   }
   QuarantineRecord q;

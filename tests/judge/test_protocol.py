@@ -2,15 +2,13 @@
 import pytest
 
 import judge_kernels as k
-from judge.pipe_client import PipeClient
+from tests.judge.pipe_client import PipeClient
 
 from judge.protocol import VERSION
+from protocol import judge_pipe
 
-RESULT_KEYS = {"type", "version", "job_id", "verdict", "stage", "error", "error_signature",
-               "stdout", "stderr", "stage_ms", "max_abs_err", "max_rel_err", "kernel_ms",
-               "baseline_ms", "timing_kind", "seeds", "check_seeds", "attempts",
-               "outside_pallas_fraction", "structure", "infrastructure", "spare_ms",
-               "compile_tier", "numerics_path", "mosaic_interpreter"}
+# What a result carries: protocol/judge_pipe.json's result message, nothing more or less.
+RESULT_KEYS = {"type", "version"} | {field["key"] for field in judge_pipe.fields("result")}
 
 
 def Judge(tmp_path, backend="interpret"):
@@ -34,7 +32,8 @@ def eval_message(job_id, code, workload_id="8p", seeds=(0,)):
 
 def test_ready_eval_shutdown(judge):
     ready = judge.receive()
-    assert ready["type"] == "ready" and ready["version"] == VERSION == 2
+    assert ready["type"] == "ready" and ready["version"] == VERSION == judge_pipe.VERSION
+    judge_pipe.check(ready)
     assert isinstance(ready["libtpu_version"], str)
     assert ready["stages"][0] == "extract" and "structure" in ready["stages"]
     # The compile tier is on by default (libtpu is installed here), and claims its stage.
@@ -58,6 +57,7 @@ def test_ready_eval_shutdown(judge):
 
     first = judge.receive()
     assert set(first) == RESULT_KEYS
+    judge_pipe.check(first)
     assert (first["type"], first["job_id"], first["verdict"]) == ("result", 7, "correct"), first
     assert "hello from the candidate" in first["stdout"]
     assert first["timing_kind"] == "cpu-wall" and first["kernel_ms"] > 0

@@ -53,9 +53,9 @@ int main(int argc, char** argv) {
   r.job_id = 7;
   r.lease = 99;
   r.agent_id = "host-1";
-  r.verdict = "correct";
-  r.stage_ms = {{"lint", 1.5}};
-  r.kernel_ms = 1.0;
+  r.evaluation.verdict = Verdict::correct;
+  r.evaluation.stage_ms = {{"lint", 1.5}};
+  r.evaluation.kernel_ms = 1.0;
   wire::Message all[] = {h, wire::Heartbeat{"coordinator", 500}, j, r, wire::Bye{"a", "done"}};
   int i = 0;
   for (const auto& m : all) {

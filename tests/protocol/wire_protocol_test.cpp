@@ -41,10 +41,16 @@ std::string pack_map(Fields kvs) {
   return std::string(buf.data(), buf.size());
 }
 
-auto str(std::string s) {
+std::function<void(Packer&)> str(std::string s) {
   return [s](Packer& pk) { pk.pack(s); };
 }
-auto integer(int64_t v) {
+std::function<void(Packer&)> integer(int64_t v) {
+  return [v](Packer& pk) { pk.pack(v); };
+}
+std::function<void(Packer&)> nil() {
+  return [](Packer& pk) { pk.pack_nil(); };
+}
+std::function<void(Packer&)> bool_value(bool v) {
   return [v](Packer& pk) { pk.pack(v); };
 }
 
@@ -101,21 +107,31 @@ Result full_result() {
   r.lease = 77;
   r.agent_id = "host-42";
   r.backend = "interpret";
-  r.verdict = "correct";
-  r.stage = "done";
-  r.error = "";
-  r.error_signature = "";
-  r.stdout_text = "printed\n";
-  r.stderr_text = "warned\n";
-  r.stage_ms = {{"import", 12.5}, {"numerics", 300.25}};
-  r.max_abs_err = 0.0078125;
-  r.max_rel_err = 0.001;
-  r.kernel_ms = 1.5;
-  r.baseline_ms = 2.25;
-  r.timing_kind = "cpu-wall";
-  r.seeds = {2718281828, 31};
-  r.outside_pallas_fraction = 0.03;
-  r.numerics_path = "mosaic_interpreter";
+  Evaluation& e = r.evaluation;
+  e.verdict = Verdict::correct;
+  e.stage = Stage::done;
+  e.error = "";
+  e.error_signature = "";
+  e.stdout_text = "printed\n";
+  e.stderr_text = "warned\n";
+  e.stage_ms = {{"import", 12.5}, {"numerics", 300.25}};
+  e.max_abs_err = 0.0078125;
+  e.max_rel_err = 0.001;
+  e.kernel_ms = 1.5;
+  e.baseline_ms = 2.25;
+  e.timing_kind = TimingKind::cpu_wall;
+  e.seeds = {2718281828, 31};
+  e.outside_pallas_fraction = 0.03;
+  e.numerics_path = NumericsPath::mosaic_interpreter;
+  e.timing_runs = 5;
+  e.kernel_ms_low = 1.25;
+  e.kernel_ms_high = 1.75;
+  e.baseline_ms_low = 2.0;
+  e.baseline_ms_high = 2.5;
+  e.numerics_ok = true;
+  e.structure_ok = false;
+  e.dtype_exact = true;
+  e.compile_finding = "libtpu: VMEM exhausted";
   return r;
 }
 
@@ -162,49 +178,110 @@ TEST(WireProtocol, ResultRoundTripWithOptionalsPresent) {
   EXPECT_EQ(out.lease, 77);
   EXPECT_EQ(out.agent_id, in.agent_id);
   EXPECT_EQ(out.backend, in.backend);
-  EXPECT_EQ(out.verdict, in.verdict);
-  EXPECT_EQ(out.stage, in.stage);
-  EXPECT_EQ(out.stdout_text, in.stdout_text);
-  EXPECT_EQ(out.stderr_text, in.stderr_text);
-  EXPECT_EQ(out.stage_ms, in.stage_ms);
-  EXPECT_EQ(out.max_abs_err, in.max_abs_err);
-  EXPECT_EQ(out.max_rel_err, in.max_rel_err);
-  EXPECT_EQ(out.kernel_ms, in.kernel_ms);
-  EXPECT_EQ(out.baseline_ms, in.baseline_ms);
-  EXPECT_EQ(out.timing_kind, in.timing_kind);
-  EXPECT_EQ(out.seeds, in.seeds);
-  EXPECT_EQ(out.outside_pallas_fraction, in.outside_pallas_fraction);
-  EXPECT_EQ(out.numerics_path, "mosaic_interpreter");
+  const Evaluation& a = in.evaluation;
+  const Evaluation& b = out.evaluation;
+  EXPECT_EQ(b.verdict, Verdict::correct);
+  EXPECT_EQ(b.stage, Stage::done);
+  EXPECT_EQ(b.stdout_text, a.stdout_text);
+  EXPECT_EQ(b.stderr_text, a.stderr_text);
+  EXPECT_EQ(b.stage_ms, a.stage_ms);
+  EXPECT_EQ(b.max_abs_err, a.max_abs_err);
+  EXPECT_EQ(b.max_rel_err, a.max_rel_err);
+  EXPECT_EQ(b.kernel_ms, a.kernel_ms);
+  EXPECT_EQ(b.baseline_ms, a.baseline_ms);
+  EXPECT_EQ(b.timing_kind, TimingKind::cpu_wall);
+  EXPECT_EQ(b.seeds, a.seeds);
+  EXPECT_EQ(b.outside_pallas_fraction, a.outside_pallas_fraction);
+  EXPECT_EQ(b.numerics_path, NumericsPath::mosaic_interpreter);
+  EXPECT_EQ(b.timing_runs, 5);
+  EXPECT_EQ(b.kernel_ms_low, 1.25);
+  EXPECT_EQ(b.kernel_ms_high, 1.75);
+  EXPECT_EQ(b.baseline_ms_low, 2.0);
+  EXPECT_EQ(b.baseline_ms_high, 2.5);
+  EXPECT_EQ(b.numerics_ok, std::optional<bool>(true));
+  EXPECT_EQ(b.structure_ok, std::optional<bool>(false));
+  EXPECT_EQ(b.dtype_exact, std::optional<bool>(true));
+  EXPECT_EQ(b.compile_finding, "libtpu: VMEM exhausted");
+}
+
+// The minimal result of the earlier grammar: the evaluation's keys marked required only.
+Fields minimal_result_fields() {
+  return {{"type", str("result")},   {"version", integer(kVersion)},
+          {"job_id", integer(5)},     {"lease", integer(6)},
+          {"agent_id", str("a")},     {"backend", str("interpret")},
+          {"verdict", str("correct")}, {"stage", str("done")},
+          {"error", str("")},         {"error_signature", str("")},
+          {"stdout", str("")},        {"stderr", str("")},
+          {"stage_ms", [](Packer& pk) { pk.pack_map(0); }},
+          {"timing_kind", str("cpu-wall")}};
 }
 
 TEST(WireProtocol, AResultWithoutTheJudgesFindingsDecodesAsEmpty) {
-  // An agent written against the earlier grammar sends none of the bracketed result fields.
-  Fields fields = {{"type", str("result")},   {"version", integer(kVersion)},
-                   {"job_id", integer(5)},     {"lease", integer(6)},
-                   {"agent_id", str("a")},     {"backend", str("interpret")},
-                   {"verdict", str("correct")}, {"stage", str("done")},
-                   {"error", str("")},         {"error_signature", str("")},
-                   {"stdout", str("")},        {"stderr", str("")},
-                   {"stage_ms", [](Packer& pk) { pk.pack_map(0); }},
-                   {"timing_kind", str("cpu-wall")}};
+  // An agent written against the earlier grammar sends none of the optional evaluation fields.
+  Fields fields = minimal_result_fields();
   DecodeResult r = decode(pack_map(fields));
   ASSERT_TRUE(r.ok()) << r.error;
-  const Result& out = std::get<Result>(*r.message);
+  const Evaluation& out = std::get<Result>(*r.message).evaluation;
   EXPECT_TRUE(out.seeds.empty());
   EXPECT_FALSE(out.outside_pallas_fraction.has_value());
-  EXPECT_EQ(out.numerics_path, "");
+  EXPECT_FALSE(out.numerics_path.has_value());
+  EXPECT_EQ(out.timing_runs, 1);  // the schema's default
+  EXPECT_FALSE(out.numerics_ok.has_value());
+  EXPECT_FALSE(out.compile_finding.has_value()) << "no compile tier ran: not the same as ''";
   // Present with the wrong type, a finding is refused like any other field.
   fields.emplace_back("numerics_path", integer(3));
   EXPECT_FALSE(decode(pack_map(fields)).ok());
 }
 
+TEST(WireProtocol, EnumSpellingsBecomeEnumsAtDecodeAndUnknownOnesAreRefused) {
+  Fields untimed = minimal_result_fields();
+  untimed[7] = {"stage", [](Packer& pk) { pk.pack_nil(); }};
+  untimed[13] = {"timing_kind", str("")};  // the earlier spelling of "untimed"
+  DecodeResult r = decode(pack_map(untimed));
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_FALSE(std::get<Result>(*r.message).evaluation.stage.has_value());
+  EXPECT_FALSE(std::get<Result>(*r.message).evaluation.timing_kind.has_value());
+
+  Fields bad = minimal_result_fields();
+  bad[6] = {"verdict", str("totally_correct_trust_me")};
+  r = decode(pack_map(bad));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error,
+            "field \"verdict\" in \"result\" has unknown value \"totally_correct_trust_me\", want "
+            "a verdict of protocol/taxonomy.json");
+  bad = minimal_result_fields();
+  bad[13] = {"timing_kind", str("tpu-guess")};
+  r = decode(pack_map(bad));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error.find("\"timing_kind\" in \"result\" has unknown value \"tpu-guess\""),
+            std::string::npos)
+      << r.error;
+  bad = minimal_result_fields();
+  bad.emplace_back("numerics_path", str("eyeballed"));
+  EXPECT_FALSE(decode(pack_map(bad)).ok());
+}
+
+TEST(WireProtocol, EveryEvaluationFieldIsOnTheWire) {
+  // The frame carries exactly the keys protocol/judge_pipe.json gives the evaluation.
+  std::string bytes = encode(full_result());
+  msgpack::object_handle h = msgpack::unpack(bytes.data(), bytes.size());
+  std::map<std::string, msgpack::object> m;
+  h.get().convert(m);
+  EXPECT_EQ(m.size(), 6 + kEvaluationFieldCount);
+  Evaluation none;
+  visit_fields(none, [&](const FieldSpec& spec, const auto&) {
+    EXPECT_TRUE(m.count(std::string(spec.key))) << spec.key;
+  });
+}
+
 TEST(WireProtocol, ResultOptionalsNilWhenAbsent) {
   Result in = full_result();
-  in.max_abs_err.reset();
-  in.max_rel_err.reset();
-  in.kernel_ms.reset();
-  in.baseline_ms.reset();
-  in.stage_ms.clear();
+  in.evaluation.max_abs_err.reset();
+  in.evaluation.max_rel_err.reset();
+  in.evaluation.kernel_ms.reset();
+  in.evaluation.baseline_ms.reset();
+  in.evaluation.stage_ms.clear();
+  in.evaluation.numerics_ok.reset();
   std::string bytes = encode(in);
   // The absent optionals are on the wire as nil, not left out.
   msgpack::object_handle h = msgpack::unpack(bytes.data(), bytes.size());
@@ -216,12 +293,16 @@ TEST(WireProtocol, ResultOptionalsNilWhenAbsent) {
   EXPECT_EQ(m["type"].as<std::string>(), "result");
   EXPECT_EQ(m["version"].as<int>(), kVersion);
 
-  Result out = round_trip(in);
+  ASSERT_TRUE(m.count("numerics_ok"));
+  EXPECT_TRUE(m["numerics_ok"].is_nil());
+
+  Evaluation out = round_trip(in).evaluation;
   EXPECT_FALSE(out.max_abs_err.has_value());
   EXPECT_FALSE(out.max_rel_err.has_value());
   EXPECT_FALSE(out.kernel_ms.has_value());
   EXPECT_FALSE(out.baseline_ms.has_value());
   EXPECT_TRUE(out.stage_ms.empty());
+  EXPECT_FALSE(out.numerics_ok.has_value());
 }
 
 TEST(WireProtocol, JobFrameIsTheSameBytesAsEncode) {
@@ -274,12 +355,6 @@ TEST(WireProtocol, JobFrameStorageIsReusedOnlyWhenNoShareIsHeld) {
   other.lease = 3;
   EXPECT_EQ(std::string(shared.bytes()), encode(other));
   EXPECT_EQ(shared.buffer->data(), bytes) << "packed into the storage given, not a new buffer";
-}
-
-TEST(WireProtocol, DispatchesIsNotOnTheWire) {
-  Result in = full_result();
-  in.dispatches = 3;
-  EXPECT_EQ(round_trip(in).dispatches, 0);
 }
 
 TEST(WireProtocol, ByeRoundTrip) {
@@ -580,8 +655,8 @@ std::string random_result_frame(std::mt19937_64& rng) {
       {"lease", maybe(integer(static_cast<int64_t>(rng() % 1000000)), any_int())},
       {"agent_id", maybe(str("sim7"), any_str("sim7"))},
       {"backend", maybe(str("interpret"), any_str("interpret"))},
-      {"verdict", maybe(str("correct"), any_str("correct"))},
-      {"stage", maybe(str("done"), any_str("done"))},
+      {"verdict", maybe(str("correct"), any_str(pick(2) ? "correct" : "correctish"))},
+      {"stage", maybe(pick(4) ? str("done") : nil(), any_str(pick(2) ? "" : "dome"))},
       {"error", maybe(str(""), any_str(""))},
       {"error_signature", maybe(str(""), any_str("sig"))},
       {"stdout", maybe(str("out\n"), any_str("out"))},
@@ -591,10 +666,16 @@ std::string random_result_frame(std::mt19937_64& rng) {
       {"max_rel_err", maybe(valid_number(), any_number(true))},
       {"kernel_ms", maybe(valid_number(), any_number(true))},
       {"baseline_ms", maybe(valid_number(), any_number(true))},
-      {"timing_kind", maybe(str("cpu-wall"), any_str("cpu-wall"))},
+      {"timing_kind", maybe(pick(4) ? str("cpu-wall") : str(""), any_str("cpu-wallish"))},
       {"seeds", maybe([](Packer& pk) { pk.pack_array(1); pk.pack(5); }, seeds())},
       {"outside_pallas_fraction", maybe(valid_number(), any_number(true))},
       {"numerics_path", pick(3) == 0 ? [](Packer& pk) { pk.pack_nil(); } : any_str("tpu")},
+      {"timing_runs", maybe(integer(static_cast<int64_t>(rng() % 20)), any_int())},
+      {"kernel_ms_low", maybe(valid_number(), any_number(true))},
+      {"baseline_ms_high", maybe(valid_number(), any_number(true))},
+      {"numerics_ok", maybe(pick(2) ? bool_value(pick(2) == 0) : nil(), any_int())},
+      {"structure_ok", maybe(nil(), any_number(true))},
+      {"compile_finding", maybe(str("vmem"), any_str("vmem"))},
   };
   if (pick(8) == 0) fields.erase(fields.begin() + pick(static_cast<int>(fields.size())));
   if (pick(8) == 0) fields.push_back(fields[static_cast<size_t>(pick(static_cast<int>(fields.size())))]);

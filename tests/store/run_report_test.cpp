@@ -38,14 +38,13 @@ class RunReportTest : public ::testing::Test {
     if (!verdict) return;
     EvaluationRecord e;
     e.candidate_id = id;
-    e.verdict = *verdict;
-    e.speedup = speedup;
-    if (speedup) {  // a timed candidate
-      e.kernel_ms = 1.0;
-      e.baseline_ms = *speedup;
+    e.evaluation.verdict = *verdict;
+    if (speedup) {  // a timed candidate: the store computes the speedup from the times
+      e.evaluation.kernel_ms = 1.0;
+      e.evaluation.baseline_ms = *speedup;
     }
-    e.timing_kind = timing;
-    e.numerics_path = numerics_path;
+    e.evaluation.timing_kind = timing_kind_from_string(timing);
+    e.evaluation.numerics_path = numerics_path_from_string(numerics_path);
     ASSERT_TRUE(store_->put_evaluation(e));
   }
 

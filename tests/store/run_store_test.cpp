@@ -34,22 +34,21 @@ SampleRecord sample(int64_t run_id, int sample_index,
 EvaluationRecord evaluation(int64_t candidate_id, Verdict v) {
   EvaluationRecord e;
   e.candidate_id = candidate_id;
-  e.verdict = v;
-  e.stage = v == Verdict::correct ? "done" : "numerics";
-  e.error_text = v == Verdict::correct ? "" : "max_abs_err 0.5 > atol";
-  e.error_signature = v == Verdict::correct ? "" : "numerics:max_abs_err";
-  e.stdout_text = "out";
-  e.stderr_text = "err";
-  e.stage_ms_json = R"({"lint":1.5,"numerics":200.25})";
-  e.max_abs_err = 0.5;
-  e.max_rel_err = 0.01;
-  e.kernel_ms = 2.0;
-  e.baseline_ms = 3.0;
-  if (v == Verdict::correct) e.speedup = 1.5;
-  e.timing_kind = "cpu-wall";
-  e.agent_id = "agent-1";
-  e.backend = "interpret";
-  e.attempts = 2;
+  e.evaluation.verdict = v;
+  e.evaluation.stage = v == Verdict::correct ? Stage::done : Stage::numerics;
+  e.evaluation.error = v == Verdict::correct ? "" : "max_abs_err 0.5 > atol";
+  e.evaluation.error_signature = v == Verdict::correct ? "" : "numerics:max_abs_err";
+  e.evaluation.stdout_text = "out";
+  e.evaluation.stderr_text = "err";
+  e.evaluation.stage_ms = {{"lint", 1.5}, {"numerics", 200.25}};
+  e.evaluation.max_abs_err = 0.5;
+  e.evaluation.max_rel_err = 0.01;
+  e.evaluation.kernel_ms = 2.0;
+  e.evaluation.baseline_ms = 3.0;
+  e.evaluation.timing_kind = TimingKind::cpu_wall;
+  e.agent.agent_id = "agent-1";
+  e.agent.backend = "interpret";
+  e.agent.dispatches = 2;
   return e;
 }
 
@@ -550,42 +549,145 @@ TEST(RunStoreTest, EvaluationPutIsIdempotent) {
 
   EXPECT_FALSE(store->find_evaluation(cid).has_value());
   EvaluationRecord first = evaluation(cid, Verdict::correct);
-  first.input_seeds = {123456789012345, 7};
-  first.libtpu_version = "0.0.42.1";
-  first.jax_version = "0.10.2";
-  first.device_kind = "TPU v6e";
-  first.agent_key = "curve:abcd";
-  first.outside_pallas_flops_share = 0.02;
+  first.evaluation.seeds = {123456789012345, 7};
+  first.agent.libtpu_version = "0.0.42.1";
+  first.agent.jax_version = "0.10.2";
+  first.agent.device_kind = "TPU v6e";
+  first.agent.agent_key = "curve:abcd";
+  first.evaluation.outside_pallas_fraction = 0.02;
   first.structure_json = R"({"pallas_calls":2})";
-  first.numerics_path = "mosaic_interpreter";
+  first.evaluation.numerics_path = NumericsPath::mosaic_interpreter;
   EXPECT_TRUE(store->put_evaluation(first));
   EXPECT_FALSE(store->put_evaluation(evaluation(cid, Verdict::numerics_mismatch)));
 
   auto e = store->find_evaluation(cid);
   ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->verdict, Verdict::correct);
-  EXPECT_EQ(e->stage, "done");
-  EXPECT_EQ(e->stdout_text, "out");
-  EXPECT_EQ(e->stderr_text, "err");
-  EXPECT_EQ(e->stage_ms_json, R"({"lint":1.5,"numerics":200.25})");
-  EXPECT_EQ(e->max_abs_err, 0.5);
-  EXPECT_EQ(e->max_rel_err, 0.01);
-  EXPECT_EQ(e->kernel_ms, 2.0);
-  EXPECT_EQ(e->baseline_ms, 3.0);
+  EXPECT_EQ(e->evaluation.verdict, Verdict::correct);
+  EXPECT_EQ(e->evaluation.stage, Stage::done);
+  EXPECT_EQ(e->evaluation.stdout_text, "out");
+  EXPECT_EQ(e->evaluation.stderr_text, "err");
+  EXPECT_EQ(e->evaluation.stage_ms, (std::map<std::string, double>{{"lint", 1.5}, {"numerics", 200.25}}));
+  EXPECT_EQ(e->evaluation.max_abs_err, 0.5);
+  EXPECT_EQ(e->evaluation.max_rel_err, 0.01);
+  EXPECT_EQ(e->evaluation.kernel_ms, 2.0);
+  EXPECT_EQ(e->evaluation.baseline_ms, 3.0);
   EXPECT_EQ(e->speedup, 1.5);
-  EXPECT_EQ(e->timing_kind, "cpu-wall");
-  EXPECT_EQ(e->agent_id, "agent-1");
-  EXPECT_EQ(e->agent_key, "curve:abcd");
-  EXPECT_EQ(e->backend, "interpret");
-  EXPECT_EQ(e->attempts, 2);
-  EXPECT_EQ(e->input_seeds, (std::vector<int64_t>{123456789012345, 7}));
-  EXPECT_EQ(e->libtpu_version, "0.0.42.1");
-  EXPECT_EQ(e->jax_version, "0.10.2");
-  EXPECT_EQ(e->device_kind, "TPU v6e");
-  EXPECT_EQ(e->outside_pallas_flops_share, 0.02);
+  EXPECT_EQ(e->evaluation.timing_kind, TimingKind::cpu_wall);
+  EXPECT_EQ(e->agent.agent_id, "agent-1");
+  EXPECT_EQ(e->agent.agent_key, "curve:abcd");
+  EXPECT_EQ(e->agent.backend, "interpret");
+  EXPECT_EQ(e->agent.dispatches, 2);
+  EXPECT_EQ(e->evaluation.seeds, (std::vector<int64_t>{123456789012345, 7}));
+  EXPECT_EQ(e->agent.libtpu_version, "0.0.42.1");
+  EXPECT_EQ(e->agent.jax_version, "0.10.2");
+  EXPECT_EQ(e->agent.device_kind, "TPU v6e");
+  EXPECT_EQ(e->evaluation.outside_pallas_fraction, 0.02);
   EXPECT_EQ(e->structure_json, R"({"pallas_calls":2})");
-  EXPECT_EQ(e->numerics_path, "mosaic_interpreter");
+  EXPECT_EQ(e->evaluation.numerics_path, NumericsPath::mosaic_interpreter);
   EXPECT_EQ(store->evaluations(run).size(), 1u);
+}
+
+// The row is the evaluation, the agent facts and the check findings beside it: every field the
+// judge found is stored, the speedup is computed from the times, and the dispatch count is what
+// really happened.
+TEST(RunStoreTest, ARowIsWrittenFromTheEvaluationAndTheAgentFacts) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const int64_t run = store->begin_or_resume_run("r", "c");
+  const int64_t cid = store->put_sample(sample(run, 0)).id;
+  Evaluation e;
+  e.verdict = Verdict::correct;
+  e.stage = Stage::done;
+  e.kernel_ms = 2.0;
+  e.baseline_ms = 5.0;
+  e.timing_kind = TimingKind::tpu_profiler;
+  e.numerics_path = NumericsPath::tpu;
+  e.seeds = {4242, 17};
+  e.timing_runs = 9;
+  e.kernel_ms_high = 2.5;
+  e.numerics_ok = true;
+  e.structure_ok = false;
+  e.dtype_exact = false;
+  e.compile_finding = "libtpu: scoped VMEM limit exceeded";
+  AgentFacts agent;
+  agent.agent_key = "Z85-public-key";
+  agent.agent_id = "tpu-host-3";
+  agent.backend = "tpu";
+  agent.device_kind = "TPU v6 lite";
+  agent.jax_version = "0.10.2";
+  agent.libtpu_version = "0.0.42.1";
+  agent.dispatches = 0;  // never passed a dispatcher: it still took one
+  CheckFindings checks;
+  checks.plausibility = "retimed";
+  checks.retiming_json = R"({"first":{"kernel_ms":0.2}})";
+  checks.cross_check_json = R"({"agreement":"agree"})";
+  ASSERT_TRUE(store->put_evaluation(cid, Evaluated{e, agent, checks}));
+  auto back = store->find_evaluation(cid);
+  ASSERT_TRUE(back.has_value());
+  const Evaluation& b = back->evaluation;
+  EXPECT_EQ(b.verdict, Verdict::correct);
+  EXPECT_EQ(b.stage, Stage::done);
+  EXPECT_EQ(b.timing_kind, TimingKind::tpu_profiler);
+  EXPECT_EQ(b.numerics_path, NumericsPath::tpu);
+  EXPECT_EQ(b.seeds, e.seeds);
+  EXPECT_EQ(b.timing_runs, 9);
+  EXPECT_EQ(b.kernel_ms_high, 2.5);
+  EXPECT_FALSE(b.kernel_ms_low.has_value());
+  EXPECT_EQ(b.numerics_ok, std::optional<bool>(true));
+  EXPECT_EQ(b.structure_ok, std::optional<bool>(false));
+  EXPECT_EQ(b.dtype_exact, std::optional<bool>(false));
+  EXPECT_EQ(b.compile_finding, e.compile_finding);
+  EXPECT_EQ(back->speedup, 2.5);
+  EXPECT_EQ(back->agent.agent_key, "Z85-public-key");
+  EXPECT_EQ(back->agent.agent_id, "tpu-host-3");
+  EXPECT_EQ(back->agent.device_kind, "TPU v6 lite");
+  EXPECT_EQ(back->agent.dispatches, 1);
+  EXPECT_EQ(back->checks.plausibility, "retimed");
+  EXPECT_EQ(back->checks.retiming_json, checks.retiming_json);
+  EXPECT_EQ(back->checks.cross_check_json, checks.cross_check_json);
+
+  // A wrong answer has no speedup, whatever its times say; an unreached stage stays absent.
+  const int64_t other = store->put_sample(sample(run, 1)).id;
+  Evaluation timeout;
+  timeout.verdict = Verdict::timeout;
+  timeout.kernel_ms = 1.0;
+  timeout.baseline_ms = 9.0;
+  agent.dispatches = 3;
+  timeout.compile_finding = "";  // the compile tier ran and found nothing
+  ASSERT_TRUE(store->put_evaluation(other, Evaluated{timeout, agent, {}}));
+  back = store->find_evaluation(other);
+  EXPECT_FALSE(back->speedup.has_value());
+  EXPECT_FALSE(back->evaluation.stage.has_value());
+  EXPECT_FALSE(back->evaluation.numerics_ok.has_value());
+  EXPECT_EQ(back->evaluation.compile_finding, std::optional<std::string>(""))
+      << "found nothing is not the same as never ran";
+  EXPECT_EQ(back->checks.plausibility, "");
+  EXPECT_EQ(back->checks.cross_check_json, "{}");
+  EXPECT_EQ(back->agent.dispatches, 3);
+}
+
+// A row whose spelling this build does not know is a corrupt store, named, not a guess.
+TEST(RunStoreTest, AnUnknownStageInARowIsRefusedNamingIt) {
+  TempDb tmp;
+  int64_t cid = 0;
+  {
+    auto store = RunStore::open(tmp.path());
+    const int64_t run = store->begin_or_resume_run("r", "c");
+    cid = store->put_sample(sample(run, 0)).id;
+    ASSERT_TRUE(store->put_evaluation(evaluation(cid, Verdict::correct)));
+  }
+  {
+    Raw raw(tmp.path(), SQLITE_OPEN_READWRITE);
+    raw.exec("UPDATE evaluations SET stage = 'polishing'");
+  }
+  auto store = RunStore::open(tmp.path());
+  try {
+    store->find_evaluation(cid);
+    FAIL() << "read a row with an unknown stage";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown stage 'polishing'"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(RunStoreTest, NullableNumbersStayNull) {
@@ -595,18 +697,18 @@ TEST(RunStoreTest, NullableNumbersStayNull) {
   const int64_t cid = store->put_sample(sample(run, 0, "")).id;
   EvaluationRecord e;
   e.candidate_id = cid;
-  e.verdict = Verdict::no_code;
-  e.stage = "extract";
+  e.evaluation.verdict = Verdict::no_code;
+  e.evaluation.stage = Stage::extract;
   ASSERT_TRUE(store->put_evaluation(e));
   auto back = store->find_evaluation(cid);
   ASSERT_TRUE(back.has_value());
-  EXPECT_EQ(back->verdict, Verdict::no_code);
-  EXPECT_FALSE(back->kernel_ms.has_value());
+  EXPECT_EQ(back->evaluation.verdict, Verdict::no_code);
+  EXPECT_FALSE(back->evaluation.kernel_ms.has_value());
   EXPECT_FALSE(back->speedup.has_value());
-  EXPECT_FALSE(back->max_abs_err.has_value());
-  EXPECT_FALSE(back->outside_pallas_flops_share.has_value());
-  EXPECT_TRUE(back->input_seeds.empty());
-  EXPECT_EQ(back->stage_ms_json, "{}");
+  EXPECT_FALSE(back->evaluation.max_abs_err.has_value());
+  EXPECT_FALSE(back->evaluation.outside_pallas_fraction.has_value());
+  EXPECT_TRUE(back->evaluation.seeds.empty());
+  EXPECT_TRUE(back->evaluation.stage_ms.empty());
 }
 
 TEST(RunStoreTest, LlmCallsAreAppended) {
@@ -840,16 +942,16 @@ TEST(RunStoreTest, AColumnAddedToTheSchemaReachesAnExistingDatabase) {
   auto store = RunStore::open(tmp.path());
   const int64_t cid = store->put_sample(sample(1, 0)).id;
   EvaluationRecord e = evaluation(cid, Verdict::correct);
-  e.outside_pallas_flops_share = 0.5;
+  e.evaluation.outside_pallas_fraction = 0.5;
   e.structure_json = R"({"x":1})";
-  e.libtpu_version = "0.0.42.1";
-  e.numerics_path = "tpu";
+  e.agent.libtpu_version = "0.0.42.1";
+  e.evaluation.numerics_path = NumericsPath::tpu;
   ASSERT_TRUE(store->put_evaluation(e));
   auto back = store->find_evaluation(cid);
-  EXPECT_EQ(back->outside_pallas_flops_share, 0.5);
+  EXPECT_EQ(back->evaluation.outside_pallas_fraction, 0.5);
   EXPECT_EQ(back->structure_json, R"({"x":1})");
-  EXPECT_EQ(back->libtpu_version, "0.0.42.1");
-  EXPECT_EQ(back->numerics_path, "tpu");
+  EXPECT_EQ(back->agent.libtpu_version, "0.0.42.1");
+  EXPECT_EQ(back->evaluation.numerics_path, NumericsPath::tpu);
 }
 
 TEST(RunStoreTest, TimingSpreadAndPlausibilityRoundTripAndDefaultForOlderRows) {
@@ -882,38 +984,39 @@ TEST(RunStoreTest, TimingSpreadAndPlausibilityRoundTripAndDefaultForOlderRows) {
     auto reader = RunStore::open(tmp.path(), RunStore::Mode::read_only);
     auto old = reader->evaluations(1);
     ASSERT_EQ(old.size(), 1u);
-    EXPECT_EQ(old[0].timing_runs, 1);
-    EXPECT_FALSE(old[0].kernel_ms_high.has_value());
-    EXPECT_EQ(old[0].plausibility, "");
-    EXPECT_EQ(old[0].retiming_json, "{}");
+    EXPECT_EQ(old[0].evaluation.timing_runs, 1);
+    EXPECT_FALSE(old[0].evaluation.kernel_ms_high.has_value());
+    EXPECT_EQ(old[0].checks.plausibility, "");
+    EXPECT_EQ(old[0].checks.retiming_json, "{}");
+    EXPECT_FALSE(old[0].evaluation.compile_finding.has_value());
   }
   auto store = RunStore::open(tmp.path());
   plain = store->put_sample(sample(1, 0)).id;
   ASSERT_TRUE(store->put_evaluation(evaluation(plain, Verdict::correct)));
   auto back = store->find_evaluation(plain);
-  EXPECT_EQ(back->timing_runs, 1);
-  EXPECT_FALSE(back->kernel_ms_low.has_value());
-  EXPECT_EQ(back->plausibility, "");
-  EXPECT_EQ(back->retiming_json, "{}");
+  EXPECT_EQ(back->evaluation.timing_runs, 1);
+  EXPECT_FALSE(back->evaluation.kernel_ms_low.has_value());
+  EXPECT_EQ(back->checks.plausibility, "");
+  EXPECT_EQ(back->checks.retiming_json, "{}");
 
   const int64_t cid = store->put_sample(sample(1, 1)).id;
   EvaluationRecord e = evaluation(cid, Verdict::correct);
-  e.timing_runs = 7;
-  e.kernel_ms_low = 1.9;
-  e.kernel_ms_high = 2.2;
-  e.baseline_ms_low = 2.8;
-  e.baseline_ms_high = 3.3;
-  e.plausibility = "implausible_speed";
-  e.retiming_json = R"({"first":{"kernel_ms":2.0},"second":{"kernel_ms":2.1}})";
+  e.evaluation.timing_runs = 7;
+  e.evaluation.kernel_ms_low = 1.9;
+  e.evaluation.kernel_ms_high = 2.2;
+  e.evaluation.baseline_ms_low = 2.8;
+  e.evaluation.baseline_ms_high = 3.3;
+  e.checks.plausibility = "implausible_speed";
+  e.checks.retiming_json = R"({"first":{"kernel_ms":2.0},"second":{"kernel_ms":2.1}})";
   ASSERT_TRUE(store->put_evaluation(e));
   back = store->find_evaluation(cid);
-  EXPECT_EQ(back->timing_runs, 7);
-  EXPECT_EQ(back->kernel_ms_low, 1.9);
-  EXPECT_EQ(back->kernel_ms_high, 2.2);
-  EXPECT_EQ(back->baseline_ms_low, 2.8);
-  EXPECT_EQ(back->baseline_ms_high, 3.3);
-  EXPECT_EQ(back->plausibility, "implausible_speed");
-  EXPECT_EQ(back->retiming_json, e.retiming_json);
+  EXPECT_EQ(back->evaluation.timing_runs, 7);
+  EXPECT_EQ(back->evaluation.kernel_ms_low, 1.9);
+  EXPECT_EQ(back->evaluation.kernel_ms_high, 2.2);
+  EXPECT_EQ(back->evaluation.baseline_ms_low, 2.8);
+  EXPECT_EQ(back->evaluation.baseline_ms_high, 3.3);
+  EXPECT_EQ(back->checks.plausibility, "implausible_speed");
+  EXPECT_EQ(back->checks.retiming_json, e.checks.retiming_json);
 }
 
 TEST(RunStoreTest, ReopenAfterCloseKeepsEverything) {
@@ -932,7 +1035,7 @@ TEST(RunStoreTest, ReopenAfterCloseKeepsEverything) {
   // The resumed run finds what it paid for and writes nothing twice.
   EXPECT_EQ(store->put_sample(sample(run, 0)).id, cid);
   EXPECT_FALSE(store->put_evaluation(evaluation(cid, Verdict::crash)));
-  EXPECT_EQ(store->find_evaluation(cid)->verdict, Verdict::correct);
+  EXPECT_EQ(store->find_evaluation(cid)->evaluation.verdict, Verdict::correct);
   EXPECT_EQ(store->candidates(run).size(), 1u);
 }
 
@@ -964,14 +1067,14 @@ TEST(RunStoreTest, AQuarantinedKeysResultsAreMarkedNotReusedAndReplaced) {
   const int64_t honest = store->put_sample(sample(run, 1)).id;
   const int64_t late = store->put_sample(sample(run, 2)).id;
   EvaluationRecord f = evaluation(forged, Verdict::correct);
-  f.agent_key = "KEY-F";
-  f.cross_check_json = R"({"agreement":"unchecked: no other slot could take it"})";
+  f.agent.agent_key = "KEY-F";
+  f.checks.cross_check_json = R"({"agreement":"unchecked: no other slot could take it"})";
   ASSERT_TRUE(store->put_evaluation(f));
   EvaluationRecord h = evaluation(honest, Verdict::numerics_mismatch);
-  h.agent_key = "KEY-H";
+  h.agent.agent_key = "KEY-H";
   ASSERT_TRUE(store->put_evaluation(h));
   EXPECT_FALSE(store->find_evaluation(forged)->needs_reevaluation);
-  EXPECT_EQ(store->find_evaluation(forged)->cross_check_json, f.cross_check_json);
+  EXPECT_EQ(store->find_evaluation(forged)->checks.cross_check_json, f.checks.cross_check_json);
 
   QuarantineRecord q;
   q.run_id = run;
@@ -986,7 +1089,7 @@ TEST(RunStoreTest, AQuarantinedKeysResultsAreMarkedNotReusedAndReplaced) {
 
   // A result the key sent while the quarantine was on its way is marked as it is written.
   EvaluationRecord l = evaluation(late, Verdict::correct);
-  l.agent_key = "KEY-F";
+  l.agent.agent_key = "KEY-F";
   ASSERT_TRUE(store->put_evaluation(l));
   EXPECT_TRUE(store->find_evaluation(late)->needs_reevaluation);
 
@@ -1003,15 +1106,15 @@ TEST(RunStoreTest, AQuarantinedKeysResultsAreMarkedNotReusedAndReplaced) {
   EXPECT_EQ(loaded.evaluations[0].candidate_id, honest);
 
   EvaluationRecord again = evaluation(forged, Verdict::numerics_mismatch);
-  again.agent_key = "KEY-H";
+  again.agent.agent_key = "KEY-H";
   EXPECT_TRUE(store->put_evaluation(again)) << "replaces the marked row";
   auto now = store->find_evaluation(forged);
-  EXPECT_EQ(now->verdict, Verdict::numerics_mismatch);
-  EXPECT_EQ(now->agent_key, "KEY-H");
+  EXPECT_EQ(now->evaluation.verdict, Verdict::numerics_mismatch);
+  EXPECT_EQ(now->agent.agent_key, "KEY-H");
   EXPECT_FALSE(now->needs_reevaluation);
   EXPECT_FALSE(store->put_evaluation(evaluation(forged, Verdict::correct)))
       << "an unmarked row stays: the first write wins";
-  EXPECT_EQ(store->find_evaluation(forged)->verdict, Verdict::numerics_mismatch);
+  EXPECT_EQ(store->find_evaluation(forged)->evaluation.verdict, Verdict::numerics_mismatch);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ import sys
 
 import msgpack
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 # Moves the two pipe ends to exactly fds 3 and 4 (via fds >= 10, so the moves cannot clobber each
 # other) and execs the judge, as the agent's fork+exec does.
