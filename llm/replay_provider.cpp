@@ -12,7 +12,7 @@
 
 #include "search/rng.hpp"
 #include "llm/token_estimate.hpp"
-#include "search/fnv1a.hpp"
+#include "common/fnv1a.hpp"
 
 namespace palladium {
 

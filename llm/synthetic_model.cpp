@@ -8,7 +8,7 @@
 #include "llm/context_blocks.hpp"
 #include "search/rng.hpp"
 #include "llm/token_estimate.hpp"
-#include "search/fnv1a.hpp"
+#include "common/fnv1a.hpp"
 
 namespace palladium {
 namespace {

@@ -5,8 +5,8 @@
 // config_hash / code_hash. It is not collision-resistant against an
 // adversary; nothing here needs that.
 
-#ifndef PALLADIUM_SEARCH_FNV1A_HPP_
-#define PALLADIUM_SEARCH_FNV1A_HPP_
+#ifndef PALLADIUM_COMMON_FNV1A_HPP_
+#define PALLADIUM_COMMON_FNV1A_HPP_
 
 #include <cstdint>
 #include <string>
@@ -41,4 +41,4 @@ inline std::string fnv1a64_hex(std::string_view data) {
 
 }  // namespace palladium
 
-#endif  // PALLADIUM_SEARCH_FNV1A_HPP_
+#endif  // PALLADIUM_COMMON_FNV1A_HPP_
