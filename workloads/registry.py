@@ -2,7 +2,8 @@
 
 The one registry of workloads in Python; `workloads/catalog.json` (`python -m workloads.catalog`)
 is written from it for the C++ side. The sets are discovered from the files, so adding a workload
-is adding one module (`wl_<id>.py`) and adding a reference is adding one `hand_tuned/ref_<id>.py`.
+is adding one module (`wl_<id>.py`) and adding a reference is adding one `hand_tuned/ref_<id>.py`,
+then rerunning `python -m workloads.catalog` (tests/workloads/test_catalog.py says when).
 
     ids() -> ["1p", ...]              get(id) -> workloads.wl_<id>
     hand_tuned_ids() -> ["1p", ...]   hand_tuned(id) -> workloads.hand_tuned.ref_<id>
