@@ -53,8 +53,6 @@ void fail(Self self, const std::string& what) {
   if (st.quitting) return;
   st.quitting = true;
   spdlog::error("workload {} seed {}: {}", st.spec.brief.id, st.spec.seed, what);
-  self->send(st.peers.run, progress_atom::value,
-             ProgressEvent{ProgressEvent::workload_failed, st.spec.brief.id});
   self->quit(caf::make_error(caf::sec::runtime_error, what));
 }
 
@@ -257,8 +255,6 @@ void pump(Self self) {
   SearchStatus status = st.strategy->status();
   if (status.done) {
     self->send(st.peers.run, status_atom::value, st.spec.index, status);
-    self->send(st.peers.run, progress_atom::value,
-               ProgressEvent{ProgressEvent::workload_done, st.spec.brief.id});
     st.quitting = true;
     self->quit();
   } else if (status.idle && !st.reported_idle) {
