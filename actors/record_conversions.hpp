@@ -19,15 +19,4 @@ EvaluationRecord record_from_result(int64_t candidate_id, const wire::Result& re
 
 EvalOutcome outcome_from_record(const EvaluationRecord& record);
 
-// The paid call behind `response`, answering `request` for run `run_id`.
-LlmCallRecord llm_call_record(int64_t run_id, const std::string& provider,
-                              const ChatRequest& request, const ChatResponse& response);
-
-// `response` as an entry of the LLM response cache, keyed by `request`'s
-// prompt, sample index and seed, with `params_json` the canonical sampling
-// parameters ("{}" when the provider takes none).
-LlmResponseRecord llm_response_record(const std::string& provider, const ChatRequest& request,
-                                      const ChatResponse& response,
-                                      const std::string& params_json = "{}");
-
 }  // namespace palladium
