@@ -86,7 +86,9 @@ struct EvalAnswers {
 };
 
 struct ProgressEvent {
-  enum Kind { generated, evaluated, workload_done, workload_failed } kind;
+  // A search's end is not an event: the run learns it from the status it reports (done) and
+  // from its monitor's down message (failed).
+  enum Kind { generated, evaluated } kind;
   std::string workload;
   bool correct = false;  // for `evaluated`
   bool reused = false;   // found in the store instead of paid for again

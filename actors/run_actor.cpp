@@ -264,9 +264,6 @@ caf::behavior run_actor(Self self, RunPlan plan, StoreActor store, caf::actor ll
             st.evaluated++;
             if (ev.correct) st.correct++;
             break;
-          case ProgressEvent::workload_done:
-          case ProgressEvent::workload_failed:
-            break;
         }
       },
       [=](beat_atom) {

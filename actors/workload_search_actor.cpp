@@ -8,7 +8,6 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/messages.hpp"
-#include "actors/record_conversions.hpp"
 #include "llm/code_extractor.hpp"
 #include "search/response_parsing.hpp"
 #include "store/content_hash.hpp"
@@ -53,8 +52,6 @@ void fail(Self self, const std::string& what) {
   if (st.quitting) return;
   st.quitting = true;
   spdlog::error("workload {} seed {}: {}", st.spec.brief.id, st.spec.seed, what);
-  self->send(st.peers.run, progress_atom::value,
-             ProgressEvent{ProgressEvent::workload_failed, st.spec.brief.id});
   self->quit(caf::make_error(caf::sec::runtime_error, what));
 }
 
@@ -174,20 +171,14 @@ void generate(Self self, const SampleRequest& r) {
                              ": its parent or plan was never stored (" + e.what() + ")");
               return;
             }
-            auto stored = [&]() {
-              // The gateway has recorded the call and the answer (llm_calls, llm_responses)
-              // before it replied: the sample only points at the answer.
-              if (response.response_id != 0) {
-                sample.response_id = response.response_id;
-                return self->request(st.peers.store, caf::infinite, put_sample_atom::value,
-                                     sample);
-              }
-              auto call = llm_call_record(st.spec.run_id, st.spec.llm_provider, chat, response);
-              auto cached = llm_response_record(st.spec.llm_provider, chat, response);
-              return self->request(st.peers.store, caf::infinite, put_sample_atom::value, sample,
-                                   call, cached);
-            };
-            stored().then(
+            // The gateway owns every llm_calls and llm_responses row: it recorded the call and
+            // the answer before it replied, and the sample only points at the answer. Only the
+            // gateway knows the answer's cache key (its sampling parameters), so an answer it
+            // could not record (response_id 0: it has no store, or the write failed and it
+            // logged why) is kept in the sample's own text and in no cache row.
+            if (response.response_id != 0) sample.response_id = response.response_id;
+            self->request(st.peers.store, caf::infinite, put_sample_atom::value, sample)
+                .then(
                     [=](const PutSampleResult& put) {
                       self->state.sample_ids[r.sample_index] = put.id;
                       send_progress(self, ProgressEvent::generated, r, false);
@@ -261,8 +252,6 @@ void pump(Self self) {
   SearchStatus status = st.strategy->status();
   if (status.done) {
     self->send(st.peers.run, status_atom::value, st.spec.index, status);
-    self->send(st.peers.run, progress_atom::value,
-               ProgressEvent{ProgressEvent::workload_done, st.spec.brief.id});
     st.quitting = true;
     self->quit();
   } else if (status.idle && !st.reported_idle) {

@@ -15,8 +15,9 @@
 // identical is reused (no LLM call; no evaluation if one is stored); one
 // whose prompt changed is asked again, and storing the new answer marks the
 // old row superseded (resume identity includes the prompt). Each new
-// candidate then costs two store round trips: the sample with its LLM call
-// and cached response, and its evaluation. Everything is persisted before
+// candidate then costs two store round trips: the sample (the gateway has
+// already stored its LLM call and answer; the sample points at the answer) and
+// its evaluation. Everything is persisted before
 // the strategy sees it, so a killed run resumes without paying twice.
 //
 // Budget. The strategy's Budget starts as the spec says. The run may send

@@ -26,6 +26,7 @@
 #include "cli/command_line.hpp"
 #include "cli/config/evaluation_config.hpp"
 #include "cli/coordinator.hpp"
+#include "workloads/workload_catalog.hpp"
 
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
@@ -142,10 +143,9 @@ int eval_command(const std::vector<std::string>& args) {
   }
   std::ostringstream code;
   code << in.rdbuf();
-  auto home = palladium_home();
-  if (!fs::exists(home / "workloads" / ("wl_" + workload + ".py"))) {
-    std::cerr << "palladium eval: --workload: no workload '" << workload << "' under "
-              << (home / "workloads").string() << "\n";
+  if (!workload_catalog().find(workload)) {
+    std::cerr << "palladium eval: --workload: no workload '" << workload
+              << "' (workloads/catalog.json lists " << workload_catalog().id_list() << ")\n";
     return 2;
   }
   if (backend != "interpret" && backend != "tpu") {

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "workloads/workload_catalog.hpp"
+
 extern char** environ;
 
 namespace fs = std::filesystem;
@@ -98,8 +100,9 @@ std::vector<fs::path> write_report_files(const fs::path& dir, const SweepReportI
                ? "# WARNING: this workload is degenerate (its reference ignores an input); the "
                  "speedup is not meaningful.\n"
                : "") +
-          "# Drop-in: defines workload(*inputs) with the inputs and outputs of workloads/wl_" +
-          id + ".py. Every candidate of this workload: " + b["history"].get<std::string>() +
+          "# Drop-in: defines workload(*inputs) with the inputs and outputs of " +
+          (workload_catalog().find(id) ? workload_catalog().find(id)->module : "workload " + id) +
+          ". Every candidate of this workload: " + b["history"].get<std::string>() +
           ".\n\n";
       put(b["file"].get<std::string>(), header + code_of(b["candidate_id"].get<int64_t>()));
     }

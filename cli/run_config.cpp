@@ -6,6 +6,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "workloads/workload_catalog.hpp"
+
 namespace palladium {
 namespace {
 
@@ -71,10 +73,15 @@ RunConfig load_run_config(const std::string& path) {
 void check_run_config_files(const RunConfig& config, const std::string& origin,
                             const std::filesystem::path& home) {
   ConfigReader r(origin);
+  const WorkloadCatalog& catalog = workload_catalog();
   for (const auto& id : config.workloads) {
-    auto module = home / "workloads" / ("wl_" + id + ".py");
+    const WorkloadEntry* entry = catalog.find(id);
+    if (!entry)
+      r.fail("workloads", "no workload '" + id + "' (workloads/catalog.json lists " +
+                              catalog.id_list() + ")");
+    auto module = home / entry->module;
     if (!std::filesystem::is_regular_file(module))
-      r.fail("workloads", "no workload '" + id + "' (expected " + module.string() + ")");
+      r.fail("workloads", "'" + id + "': its module " + module.string() + " is missing");
   }
   check_llm_files(r, config.llm, home, config.workloads);
 }

@@ -19,6 +19,7 @@
 #include "llm/replay_provider.hpp"
 #include "llm/split_runner.hpp"
 #include "llm/synthetic_provider.hpp"
+#include "workloads/workload_catalog.hpp"
 
 namespace fs = std::filesystem;
 
@@ -30,17 +31,6 @@ std::string read_file(const fs::path& p) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-// Reads the first string assigned to NAME = "..." in a workload module, so the
-// coordinator can name workloads without importing Python.
-std::string module_name(const std::string& source, const std::string& fallback) {
-  auto pos = source.find("\nNAME = ");
-  if (pos == std::string::npos) return fallback;
-  auto q1 = source.find_first_of("\"'", pos);
-  auto q2 = q1 == std::string::npos ? q1 : source.find(source[q1], q1 + 1);
-  if (q2 == std::string::npos) return fallback;
-  return source.substr(q1 + 1, q2 - q1 - 1);
 }
 
 }  // namespace
@@ -71,8 +61,10 @@ std::vector<WorkloadSearchSpec> search_specs(const RunConfig& config, const std:
   for (const auto& id : config.workloads) {
     WorkloadBrief brief;
     brief.id = id;
-    brief.baseline_source = read_file(home / "workloads" / ("wl_" + id + ".py"));
-    brief.name = module_name(brief.baseline_source, id);
+    // check_run_config_files found every id in the catalog.
+    const WorkloadEntry& entry = *workload_catalog().find(id);
+    brief.baseline_source = read_file(home / entry.module);
+    brief.name = entry.name;
     if (library) {
       try {
         brief.context = library->assemble(id, config.context.blocks).text;
@@ -116,7 +108,7 @@ RunPlan run_plan(const RunConfig& config, int64_t run_id, std::vector<WorkloadSe
 std::shared_ptr<Provider> make_provider(const LlmConfig& llm, const std::string& origin,
                                         const fs::path& home) {
   if (llm.provider == "replay") return make_replay_provider(home / llm.corpus);
-  if (llm.provider == "hand_tuned") return make_hand_tuned_provider(home / "workloads" / "hand_tuned");
+  if (llm.provider == "hand_tuned") return make_hand_tuned_provider(home);
   if (llm.provider == "synthetic") return make_synthetic_provider(home / "llm" / "synthetic");
   throw ConfigError(origin + ": llm.provider: '" + llm.provider + "' is not implemented");
 }

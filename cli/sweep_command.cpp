@@ -27,7 +27,7 @@
 #include "cli/run_setup.hpp"
 #include "cli/status_file.hpp"
 #include "cli/sweep_config.hpp"
-#include "llm/hand_tuned_provider.hpp"
+#include "workloads/workload_catalog.hpp"
 
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
@@ -36,12 +36,11 @@ namespace palladium {
 namespace {
 
 // A run config text for the cell that times the hand-tuned references of the
-// sweep's priority workloads on the sweep's own agents (Table 3), or "" when
-// no cell has a priority workload.
-std::string reference_config(const SweepConfig& sweep, const fs::path& home) {
+// sweep's priority workloads (those with a reference in workloads/catalog.json)
+// on the sweep's own agents (Table 3), or "" when no cell has a priority workload.
+std::string reference_config(const SweepConfig& sweep) {
   std::vector<std::string> refs;
-  for (const auto& w : kPriorityWorkloads) {
-    if (!fs::is_regular_file(hand_tuned_path(home / "workloads" / "hand_tuned", w))) continue;
+  for (const auto& w : workload_catalog().hand_tuned_ids()) {
     for (const auto& cell : sweep.cells)
       if (std::count(cell.config.workloads.begin(), cell.config.workloads.end(), w)) {
         refs.push_back(w);
@@ -112,7 +111,7 @@ int sweep_command(const std::vector<std::string>& args) {
     sweep = load_sweep_config(sweep_path);
     if (concurrency > 0) sweep.concurrency = concurrency;
     if (agents >= 0) sweep.base.agents.local = agents;
-    std::string ref_text = reference_config(sweep, home);
+    std::string ref_text = reference_config(sweep);
     if (!ref_text.empty()) {
       auto ref = parse_run_config(ref_text, sweep_path + ": the reference cell");
       setups.push_back({kReferenceCellKey, R"({"reference":"hand_tuned"})",

@@ -188,7 +188,7 @@ def reference_times(cache, workload_id, timer, *, config=None, seed=0, hand_tune
             inputs.append(module.create_inputs(config, seed))
         return inputs[0]
 
-    static = tuple(getattr(module, "STATIC_ARGNUMS", ()))
+    static = registry.static_argnums(module)
 
     def measure(fn):
         return lambda: timer(jax.jit(fn, static_argnums=static), args())

@@ -29,6 +29,8 @@ import dataclasses
 
 import numpy as np
 
+from workloads import registry
+
 # 2e-2 is ~5 bf16 ulps (2^-8 relative) and ~4x the largest norm error measured on correct
 # kernels; exact answers rounded to bf16 measure 3e-4 to 2.2e-3 on all 50 workloads (CPU_CONFIG).
 NORM_RTOL = 2e-2
@@ -74,14 +76,10 @@ def _is_float(x):
     return hasattr(x, "dtype") and jnp.issubdtype(x.dtype, jnp.floating)
 
 
-def _static(module):
-    return tuple(int(i) for i in getattr(module, "STATIC_ARGNUMS", ()) or ())
-
-
 def _run_in(module, inputs, dtype):
     """The baseline on `inputs` with every floating input cast to `dtype` (None: as given)."""
     import jax
-    static = _static(module)
+    static = registry.static_argnums(module)
     cast = [x if dtype is None or i in static or not _is_float(x) else x.astype(dtype)
             for i, x in enumerate(inputs)]
     return jax.jit(module.workload, static_argnums=static)(*cast)

@@ -186,10 +186,6 @@ def _short(text, limit=MESSAGE_CHARS):
     return verdicts.truncate(str(text), limit)
 
 
-def _static(module):
-    return tuple(int(i) for i in getattr(module, "STATIC_ARGNUMS", ()) or ())
-
-
 def _config(host, module):
     return module.CONFIG if host.full_shapes else module.CPU_CONFIG
 
@@ -335,7 +331,7 @@ def check_baseline(host, workload_id=BASELINE_WORKLOAD):
     published = published_ms(workload_id)
     config = _config(host, module)
     inputs = module.create_inputs(config, 0)
-    fn = jax.jit(module.workload, static_argnums=_static(module))
+    fn = jax.jit(module.workload, static_argnums=registry.static_argnums(module))
     with host.on_chip():
         result = tpu_timing.time_on_tpu(fn, inputs, warmup=host.warmup,
                                         iterations=host.iterations, _load_profile=host.load_profile,
@@ -365,7 +361,7 @@ def check_numerics(host, workload_id=NUMERICS_WORKLOAD, kernel=None, seeds=(0,))
     from workloads import hand_tuned, registry
     module = registry.get(workload_id)
     kernel = kernel or hand_tuned.get(workload_id).workload
-    static = _static(module)
+    static = registry.static_argnums(module)
     baseline = jax.jit(module.workload, static_argnums=static)
     candidate = jax.jit(kernel, static_argnums=static)
     details = {"workload": workload_id, "full_shapes": host.full_shapes, "seeds": list(seeds),

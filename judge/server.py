@@ -1,5 +1,4 @@
-"""The judge's request loop: `ready` once, then one `result` per `eval` and one `audit_result`
-per `audit`, until `shutdown`/EOF.
+"""The judge's request loop: `ready` once, then one `result` per `eval`, until `shutdown`/EOF.
 
 Before `ready` the candidate sandbox is started and its warm-spare parent must answer
 (candidate_pool.py); a host where it cannot start gets no `ready`: the judge logs why and exits
@@ -21,7 +20,6 @@ import time
 import jax
 
 from judge.compile import compile_tier
-from judge.audit import audit_workload
 from judge.candidate_pool import SandboxUnavailable
 from judge.cpu_budget import cpu_seconds_used, should_recycle
 from judge.evaluate import DEFAULT_TIMEOUT_S, Evaluator
@@ -43,18 +41,6 @@ def log(text):
         print(f"[judge {os.getpid()}] {text}", file=sys.stderr, flush=True)
     except OSError:
         pass  # a full disk or RLIMIT_FSIZE on the log must not take the judge down
-
-
-def handle_audit(message):
-    workload_id = str(message.get("workload_id", ""))
-    reply = judge_pipe.message("audit_result", workload_id=workload_id)
-    try:
-        audit = audit_workload(workload_id)
-        reply["degenerate"] = bool(audit["degenerate"])
-        reply["insensitive_inputs"] = list(audit["insensitive_inputs"])
-    except Exception as exc:  # an unknown workload or a broken reference: answer, do not die
-        reply["error"] = f"{type(exc).__name__}: {exc}"
-    return reply
 
 
 def ready_message(evaluator):
@@ -117,12 +103,6 @@ def serve(backend, channel=None):
             log("shutdown")
             evaluator.close()
             return 0
-        if kind == "audit":
-            reply = handle_audit(message)
-            channel.write(reply)
-            log(f"audit {reply['workload_id']}: degenerate={reply['degenerate']} "
-                f"{reply['insensitive_inputs']} {reply['error']}")
-            continue
         if kind != "eval" or not isinstance(message.get("job_id"), int):
             log(f"dropped message of type {kind!r} (job_id {message.get('job_id')!r})")
             continue

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "search/fnv1a.hpp"
+#include "common/fnv1a.hpp"
 
 namespace palladium {
 namespace {

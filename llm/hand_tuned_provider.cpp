@@ -2,10 +2,10 @@
 
 #include <chrono>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "llm/token_estimate.hpp"
+#include "workloads/workload_catalog.hpp"
 
 namespace palladium {
 namespace {
@@ -14,14 +14,16 @@ namespace fs = std::filesystem;
 
 class HandTunedProvider : public Provider {
  public:
-  explicit HandTunedProvider(fs::path dir) : dir_(std::move(dir)) {}
+  explicit HandTunedProvider(fs::path home) : home_(std::move(home)) {}
 
   ChatResponse complete(const ChatRequest& request) override {
     const auto start = std::chrono::steady_clock::now();
-    static const std::regex id_re("^[0-9]+[a-z]$");
-    if (!std::regex_match(request.workload_id, id_re))
-      throw ProviderError("hand_tuned: '" + request.workload_id + "' is not a workload id", false);
-    const fs::path path = hand_tuned_path(dir_, request.workload_id);
+    const WorkloadEntry* entry = workload_catalog().find(request.workload_id);
+    if (!entry || !entry->hand_tuned)
+      throw ProviderError("hand_tuned: workloads/catalog.json gives workload '" +
+                              request.workload_id + "' no hand-tuned reference",
+                          false);
+    const fs::path path = home_ / *entry->hand_tuned;
     std::ifstream in(path);
     if (!in || !fs::is_regular_file(path))
       throw ProviderError("hand_tuned: no reference for workload " + request.workload_id + " (" +
@@ -43,18 +45,13 @@ class HandTunedProvider : public Provider {
   std::string name() const override { return "hand_tuned"; }
 
  private:
-  fs::path dir_;
+  fs::path home_;
 };
 
 }  // namespace
 
-std::unique_ptr<Provider> make_hand_tuned_provider(std::filesystem::path dir) {
-  return std::make_unique<HandTunedProvider>(std::move(dir));
-}
-
-std::filesystem::path hand_tuned_path(const std::filesystem::path& dir,
-                                      const std::string& workload_id) {
-  return dir / ("ref_" + workload_id + ".py");
+std::unique_ptr<Provider> make_hand_tuned_provider(std::filesystem::path home) {
+  return std::make_unique<HandTunedProvider>(std::move(home));
 }
 
 }  // namespace palladium

@@ -1,5 +1,5 @@
 // The hand-tuned reference "provider": answers a code request for workload W
-// with W's hand-tuned Pallas reference (workloads/hand_tuned/ref_W.py) in a
+// with W's hand-tuned Pallas reference (its path in workloads/catalog.json) in a
 // ```python fence, as a model would answer.
 //
 // It exists so that a sweep times the references through exactly the path
@@ -8,8 +8,8 @@
 // is not a model: reports label its results "hand-tuned reference".
 //
 // Tokens are estimated (llm/token_estimate.hpp) and the model is
-// "hand_tuned". Errors: a workload without a reference file throws
-// ProviderError (not retryable) naming the path. Not thread-safe.
+// "hand_tuned". Errors: a workload the catalog gives no reference, or whose
+// reference file is missing, throws ProviderError (not retryable). Not thread-safe.
 
 #ifndef PALLADIUM_LLM_HAND_TUNED_PROVIDER_HPP_
 #define PALLADIUM_LLM_HAND_TUNED_PROVIDER_HPP_
@@ -21,12 +21,8 @@
 
 namespace palladium {
 
-// `dir` is workloads/hand_tuned under PALLADIUM_HOME. Touches no file until used.
-std::unique_ptr<Provider> make_hand_tuned_provider(std::filesystem::path dir);
-
-// The reference module of `workload_id` under `dir`.
-std::filesystem::path hand_tuned_path(const std::filesystem::path& dir,
-                                      const std::string& workload_id);
+// `home` is PALLADIUM_HOME, which the catalog's paths are relative to. Touches no file until used.
+std::unique_ptr<Provider> make_hand_tuned_provider(std::filesystem::path home);
 
 }  // namespace palladium
 

@@ -10,9 +10,9 @@
 #include <system_error>
 #include <utility>
 
-#include "search/rng.hpp"
+#include "common/fnv1a.hpp"
+#include "common/splitmix64.hpp"
 #include "llm/token_estimate.hpp"
-#include "search/fnv1a.hpp"
 
 namespace palladium {
 

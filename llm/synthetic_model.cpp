@@ -5,10 +5,10 @@
 #include <regex>
 #include <set>
 
+#include "common/fnv1a.hpp"
+#include "common/splitmix64.hpp"
 #include "llm/context_blocks.hpp"
-#include "search/rng.hpp"
 #include "llm/token_estimate.hpp"
-#include "search/fnv1a.hpp"
 
 namespace palladium {
 namespace {

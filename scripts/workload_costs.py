@@ -26,7 +26,8 @@ def costs_of(module):
     import numpy as np
 
     config = module.CONFIG
-    static = tuple(int(i) for i in getattr(module, "STATIC_ARGNUMS", ()) or ())
+    from workloads import registry
+    static = registry.static_argnums(module)
     args = list(jax.eval_shape(lambda: module.create_inputs(config, 0)))
     values = dict(zip(static, module.static_args(config))) if static else {}
     arrays = [a for i, a in enumerate(args) if i not in values]

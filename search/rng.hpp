@@ -1,4 +1,4 @@
-// SplitMix64: the search's only source of randomness.
+// The search's random decisions, each from its own SplitMix64 (common/splitmix64.hpp).
 //
 // A strategy's random choices (which menu options survive dropout, which
 // planning instruction a prompt gets) must be the same on every run with the
@@ -15,27 +15,9 @@
 
 #include <cstdint>
 
+#include "common/splitmix64.hpp"
+
 namespace palladium {
-
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-
-  // The next 64 random bits (Steele, Lea & Flood 2014; the constants of
-  // Java's SplittableRandom).
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-
-  // Uniform in [0, 1), from the top 53 bits.
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
- private:
-  uint64_t state_;
-};
 
 // Streams: one per kind of decision, so adding a decision of a new kind never
 // shifts the draws of an existing one.

@@ -16,6 +16,7 @@
 #include "search/score_grid.hpp"
 #include "store/sweep_report_compare.hpp"
 #include "store/sweep_report_llm.hpp"
+#include "workloads/workload_catalog.hpp"
 
 namespace palladium {
 
@@ -206,7 +207,7 @@ double geomean_clipped(const std::vector<double>& v) {
 ordered table3_json(const std::vector<ReportCondition>& conds, const std::string& timing,
                     const std::map<std::string, ReportCandidate>& hand_tuned) {
   std::vector<std::string> columns;
-  for (const auto& w : kPriorityWorkloads)
+  for (const auto& w : workload_catalog().hand_tuned_ids())
     for (const auto& c : conds)
       if (std::count(c.suite.begin(), c.suite.end(), w)) {
         columns.push_back(w);

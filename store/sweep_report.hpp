@@ -26,8 +26,8 @@
 // first k candidates of every workload (search/policy_replay.hpp prefix:k),
 // per seed, then mean and interval over seeds.
 //
-// Table 3. The priority workloads (those with a hand-tuned reference,
-// kPriorityWorkloads) in each condition's suite: speedup(w) as mean over
+// Table 3. The priority workloads (those with a hand-tuned reference in
+// workloads/catalog.json) in each condition's suite: speedup(w) as mean over
 // seeds, the suite speedup over that subset, and the % of the hand-tuned
 // suite speedup over the same subset. The hand-tuned speedups are the
 // references' own evaluations on the same agents (a reference that is not
@@ -108,10 +108,6 @@
 #include "store/sweep_report_costs.hpp"
 
 namespace palladium {
-
-// The JAXBench workloads with a hand-tuned Pallas reference (workloads/hand_tuned/).
-inline const std::vector<std::string> kPriorityWorkloads = {"1p", "2p", "3p", "4p",
-                                                            "6p", "7p", "8p", "11p"};
 
 struct ReportCandidate {
   int64_t id = 0;

@@ -24,6 +24,8 @@ import inspect
 
 import jax
 
+from workloads import registry
+
 MAX_POWER = 1024
 
 
@@ -52,13 +54,9 @@ class Violation:
                 f"(set by {', '.join(self.owners) or 'no CONFIG key'})")
 
 
-def _static(module):
-    return tuple(int(i) for i in getattr(module, "STATIC_ARGNUMS", ()) or ())
-
-
 def shapes(module, config):
     """(input shapes, output shapes) at `config`, static inputs left out of the inputs."""
-    static = _static(module)
+    static = registry.static_argnums(module)
     abstract = jax.eval_shape(lambda: module.create_inputs(config, 0))
     arrays = [x for i, x in enumerate(abstract) if i not in static]
     values = dict(zip(static, module.static_args(config))) if static else {}
@@ -77,7 +75,7 @@ def _input_names(module, count):
         names = list(inspect.signature(module.workload).parameters)
     except (TypeError, ValueError):
         names = []
-    static = _static(module)
+    static = registry.static_argnums(module)
     names = [n for i, n in enumerate(names) if i not in static]
     return [names[i] if i < len(names) else f"input{i}" for i in range(count)]
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "llm/hand_tuned_provider.hpp"
-#include "protocol/taxonomy.hpp"
 #include "llm/synthetic_family.hpp"
+#include "protocol/taxonomy.hpp"
+#include "workloads/workload_catalog.hpp"
 
 namespace palladium {
 
@@ -117,10 +117,18 @@ LlmConfig parse_llm_config(const ConfigReader& r, const YAML::Node& node) {
 void check_llm_files(const ConfigReader& r, const LlmConfig& c, const std::filesystem::path& home,
                      const std::vector<std::string>& workloads) {
   if (c.provider == "hand_tuned") {
+    const WorkloadCatalog& catalog = workload_catalog();
     for (const auto& w : workloads) {
-      auto ref = hand_tuned_path(home / "workloads" / "hand_tuned", w);
+      const WorkloadEntry* entry = catalog.find(w);
+      if (!entry || !entry->hand_tuned) {
+        std::string have;
+        for (const auto& id : catalog.hand_tuned_ids()) have += (have.empty() ? "" : ", ") + id;
+        r.fail("workloads", "'" + w + "' has no hand-tuned reference (workloads/catalog.json has "
+                                "references for: " + have + ")");
+      }
+      auto ref = home / *entry->hand_tuned;
       if (!std::filesystem::is_regular_file(ref))
-        r.fail("workloads", "'" + w + "' has no hand-tuned reference (expected " + ref.string() + ")");
+        r.fail("workloads", "'" + w + "': its hand-tuned reference " + ref.string() + " is missing");
     }
     return;
   }

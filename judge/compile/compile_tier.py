@@ -36,6 +36,7 @@ import threading
 import time
 
 from judge import verdicts
+from workloads import registry
 
 TOPOLOGY_NAME = "v6e:1x1"
 V6E_DEVICE_KIND = "TPU v6 lite"
@@ -145,7 +146,7 @@ def _mesh():
 
 
 def _is_static(module, index):
-    return index in tuple(getattr(module, "STATIC_ARGNUMS", ()) or ())
+    return index in registry.static_argnums(module)
 
 
 def input_specs(module, config=None, sharded=True):
@@ -158,7 +159,7 @@ def input_specs(module, config=None, sharded=True):
     import jax
     config = module.CONFIG if config is None else config
     abstract = jax.eval_shape(lambda: module.create_inputs(config, 0))
-    statics = iter(module.static_args(config)) if getattr(module, "STATIC_ARGNUMS", ()) else None
+    statics = iter(module.static_args(config)) if registry.static_argnums(module) else None
     sharding = jax.sharding.SingleDeviceSharding(v6e_device()) if sharded else None
     specs = []
     for i, leaf in enumerate(abstract):
@@ -167,10 +168,6 @@ def input_specs(module, config=None, sharded=True):
         else:
             specs.append(jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=sharding))
     return specs
-
-
-def _static_argnums(module):
-    return tuple(int(i) for i in getattr(module, "STATIC_ARGNUMS", ()) or ())
 
 
 def _failure(stage, exc, elapsed):
@@ -227,7 +224,7 @@ def compile_function(fn, specs, static_argnums=()):
 
 def compile_for_workload(fn, module):
     """compile_function at the workload's full CONFIG shapes."""
-    return compile_function(fn, input_specs(module), _static_argnums(module))
+    return compile_function(fn, input_specs(module), registry.static_argnums(module))
 
 
 def export_for_tpu(fn, module, config=None):
@@ -240,7 +237,7 @@ def export_for_tpu(fn, module, config=None):
     import jax
     from jax import export
     specs = input_specs(module, config, sharded=False)
-    static = _static_argnums(module)
+    static = registry.static_argnums(module)
     mesh = jax.sharding.AbstractMesh(
         (), (), abstract_device=jax.sharding.AbstractDevice(V6E_DEVICE_KIND, 1, "tpu"))
     with jax.sharding.use_abstract_mesh(mesh):
@@ -260,7 +257,7 @@ def _artifact_problem(exported, module, config):
     got = [(tuple(a.shape), str(a.dtype)) for a in exported.in_avals]
     if got != wanted:
         return f"the artifact's inputs {got} are not the workload's {wanted}"
-    static = _static_argnums(module)
+    static = registry.static_argnums(module)
     if static:
         values = dict(zip(static, module.static_args(config)))
 

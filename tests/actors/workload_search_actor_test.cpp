@@ -102,6 +102,88 @@ TEST_F(WorkloadSearchActorTest, IterativeRunsOneSampleAtATimeAndStoresEach) {
   EXPECT_EQ(r->evaluations(run_id_).size(), 4u);
 }
 
+// Issue 25: the search wrote an answer the gateway had not recorded under params "{}", a cache
+// key no lookup makes. The gateway owns every call and response row; the search writes none.
+TEST_F(WorkloadSearchActorTest, AnAnswerTheGatewayDidNotRecordGetsNoCallOrCacheRow) {
+  auto c = std::make_shared<Counters>();
+  run_search(spec("iterative", 2), c);  // the fake gateway records nothing (response_id 0)
+  auto r = reader();
+  auto samples = r->samples(run_id_);
+  ASSERT_EQ(samples.size(), 2u);
+  for (const auto& s : samples) {
+    EXPECT_FALSE(s.response_id.has_value());
+    EXPECT_NE(s.response.find("def workload"), std::string::npos) << "the answer is in the sample";
+  }
+  EXPECT_TRUE(r->llm_calls(run_id_).empty());
+  EXPECT_TRUE(r->llm_attribution(run_id_).empty());
+}
+
+// The real gateway's way: the call and the answer are stored (under the gateway's own key)
+// before it replies, and the sample points at that row.
+caf::behavior recording_gateway(caf::event_based_actor* self, StoreActor store, int64_t run_id) {
+  return {
+      [=](generate_atom, const ChatRequest& req) -> caf::result<ChatResponse> {
+        auto promise = self->make_response_promise<ChatResponse>();
+        LlmCallRecord call;
+        call.run_id = run_id;
+        call.provider = call.model = "fake";
+        LlmResponseRecord answer;
+        answer.provider = answer.model = "fake";
+        answer.params_json = R"({"temperature":0.5})";
+        answer.sample_index = req.sample_index;
+        answer.seed = static_cast<int64_t>(req.seed);
+        answer.prompt_system = req.system_prompt;
+        answer.prompt_user = req.user_prompt;
+        answer.text = "```python\ndef workload(a, b):\n    return a @ b\n```\n";
+        self->request(store, caf::infinite, put_call_atom::value, call,
+                      std::vector<LlmResponseRecord>{answer})
+            .then([=](const PutAnsweredCallResult& put) mutable {
+              ChatResponse r;
+              r.text = answer.text;
+              r.response_id = put.responses.at(0).id;
+              promise.deliver(r);
+            });
+        return promise;
+      },
+  };
+}
+
+TEST_F(WorkloadSearchActorTest, TheSampleOfARecordedAnswerPointsAtTheGatewaysRow) {
+  auto c = std::make_shared<Counters>();
+  auto gateway = sys_.spawn(recording_gateway, store_, run_id_);
+  auto evaluator = sys_.spawn(fake_evaluator, c, std::chrono::milliseconds(5));
+  caf::scoped_actor run{sys_};
+  auto search = spawn_workload_search(sys_, spec("iterative", 2),
+                                      SearchPeers{store_, gateway, evaluator, run});
+  run->monitor(search);
+  bool down = false;
+  while (!down) {
+    run->receive([&](progress_atom, const ProgressEvent&) {},
+                 [&](status_atom, int, const SearchStatus&) {},
+                 [&](caf::down_msg& dm) {
+                   down = true;
+                   EXPECT_FALSE(dm.reason) << to_string(dm.reason);
+                 },
+                 caf::after(60s) >> [&] {
+                   ADD_FAILURE() << "the search did not end";
+                   down = true;
+                 });
+  }
+  caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(evaluator, caf::exit_reason::user_shutdown);
+  auto r = reader();
+  auto samples = r->samples(run_id_);
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(r->llm_calls(run_id_).size(), 2u) << "one call row per answer, the gateway's only";
+  for (const auto& s : samples) {
+    ASSERT_TRUE(s.response_id.has_value());
+    auto row = r->find_response(*s.response_id);
+    ASSERT_TRUE(row.has_value());
+    EXPECT_EQ(row->params_json, R"({"temperature":0.5})");
+    EXPECT_EQ(row->sample_index, s.sample_index);
+  }
+}
+
 TEST_F(WorkloadSearchActorTest, BeamKeepsSeveralSamplesInFlightAndStoresEveryRole) {
   auto c = std::make_shared<Counters>();
   run_search(spec("autocomp", 12), c);

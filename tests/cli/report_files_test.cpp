@@ -84,6 +84,8 @@ TEST_F(ReportFilesTest, WritesTablesKernelsAndHistories) {
       << "the best is seed 1's 2.5x candidate:\n" << kernel;
   EXPECT_NE(kernel.find("NOT a TPU time or speedup"), std::string::npos);
   EXPECT_NE(kernel.find("model: replay"), std::string::npos);
+  EXPECT_NE(kernel.find("inputs and outputs of workloads/wl_8p.py."), std::string::npos)
+      << "the module's path comes from the catalog";
   auto history = slurp(dir_ / "kernels/8p.history.csv");
   EXPECT_EQ(std::count(history.begin(), history.end(), '\n'), 5) << history;  // header + 4
   EXPECT_NE(history.find("seed=1,2,1,1,11,correct,2,5,2.5,cpu-wall"), std::string::npos) << history;

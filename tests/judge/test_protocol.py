@@ -50,8 +50,8 @@ def test_ready_eval_shutdown(judge):
     judge.send({"type": "mystery", "version": VERSION})
     judge.send(eval_message(9, "   "))
     judge.send(eval_message(10, k.LOWERING_ERROR))
+    # No agent sends `audit` (reports read workloads/input_sensitivity.json): dropped as unknown.
     judge.send({"type": "audit", "version": VERSION, "workload_id": "41k"})
-    judge.send({"type": "audit", "version": VERSION, "workload_id": "no-such-workload"})
     judge.send({**eval_message(11, k.NO_PALLAS), "require_pallas": False})
     judge.send(eval_message(12, k.NO_PALLAS))  # require_pallas missing: true
 
@@ -74,11 +74,6 @@ def test_ready_eval_shutdown(judge):
     third = judge.receive()
     assert (third["job_id"], third["verdict"]) == (10, "lowering_error")
     assert third["error_signature"].startswith("lower:ValueError")
-    audit = judge.receive()
-    assert audit == {"type": "audit_result", "version": VERSION, "workload_id": "41k",
-                     "degenerate": False, "insensitive_inputs": [], "error": ""}
-    unknown = judge.receive()
-    assert unknown["type"] == "audit_result" and "KeyError" in unknown["error"]
     relaxed = judge.receive()
     assert (relaxed["job_id"], relaxed["verdict"]) == (11, "correct"), relaxed["error"]
     strict = judge.receive()
@@ -90,6 +85,7 @@ def test_ready_eval_shutdown(judge):
     log = judge.log_path.read_text()
     assert "hello from the candidate" not in log  # captured, not leaked to the log
     assert "dropped" in log
+    assert "dropped message of type 'audit'" in log
     # The candidate's source file lives in the judge's cwd only while it is evaluated.
     assert not list(judge.log_path.parent.glob("candidate_*.py"))
 

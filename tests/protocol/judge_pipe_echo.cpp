@@ -54,14 +54,10 @@ int main() {
       echo<judge_pipe::Eval>(rd, pk);
     } else if (type == judge_pipe::Shutdown::kType) {
       echo<judge_pipe::Shutdown>(rd, pk);
-    } else if (type == judge_pipe::Audit::kType) {
-      echo<judge_pipe::Audit>(rd, pk);
     } else if (type == judge_pipe::Ready::kType) {
       echo<judge_pipe::Ready>(rd, pk);
     } else if (type == judge_pipe::Result::kType) {
       echo<judge_pipe::Result>(rd, pk);
-    } else if (type == judge_pipe::AuditResult::kType) {
-      echo<judge_pipe::AuditResult>(rd, pk);
     } else {
       known = false;
     }

@@ -75,7 +75,7 @@ def _old_rule_accepts(got, base, atol, rtol):
 def _dropped_input(module, inputs):
     names = list(inspect.signature(module.workload).parameters)
     dead = set(SENSITIVITY[module.ID]["insensitive_inputs"])
-    static = compare._static(module)
+    static = registry.static_argnums(module)
     live = [i for i, x in enumerate(inputs)
             if i not in static and compare._is_float(x) and names[i] not in dead
             and np.ptp(np.asarray(x, np.float32)) > 0]

@@ -102,7 +102,7 @@ def test_reference_lowers_for_tpu_at_full_shape(workload_id):
     _require(workload_id)
     from sandbox.candidate import interpret
     module, reference = registry.get(workload_id), hand_tuned.get(workload_id)
-    static = tuple(getattr(module, "STATIC_ARGNUMS", ()))
+    static = registry.static_argnums(module)
     arrays = jax.eval_shape(lambda: [x for i, x in enumerate(module.create_inputs(module.CONFIG))
                                      if i not in static])
     static_values = module.static_args(module.CONFIG) if static else ()

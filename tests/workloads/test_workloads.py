@@ -26,8 +26,7 @@ def float_inputs(inputs):
             if hasattr(x, "dtype") and jnp.issubdtype(x.dtype, jnp.floating)]
 
 
-def static_argnums(module):
-    return tuple(getattr(module, "STATIC_ARGNUMS", ()))
+static_argnums = registry.static_argnums
 
 
 def test_registry_has_exactly_the_50_published_workloads():

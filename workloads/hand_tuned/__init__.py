@@ -23,38 +23,10 @@ which the forced TPU interpret mode overrides inside pallas_call.
 | 8p  | matmul                   | none                                                              |
 | 11p | megablox gmm             | max_expert_size ignored; bf16 output                              |
 
+The one registry (workloads/registry.py) finds them; these names are its hand-tuned half:
+
     get(id) -> module      ids() -> ["1p", ...]      source(id) -> the module's text
 """
-import importlib
-import pathlib
-import pkgutil
-import re
-
-_MODULE_RE = re.compile(r"^ref_(\d+)([a-z])$")
-_DIR = pathlib.Path(__file__).resolve().parent
-
-
-def _sort_key(workload_id):
-    match = re.match(r"^(\d+)([a-z])$", workload_id)
-    return (int(match.group(1)), match.group(2))
-
-
-def ids():
-    found = []
-    for info in pkgutil.iter_modules([str(_DIR)]):
-        match = _MODULE_RE.match(info.name)
-        if match:
-            found.append(match.group(1) + match.group(2))
-    return sorted(found, key=_sort_key)
-
-
-def get(workload_id):
-    if workload_id not in ids():
-        raise KeyError(f"no hand-tuned reference for {workload_id!r}; have: {', '.join(ids())}")
-    return importlib.import_module(f"{__name__}.ref_{workload_id}")
-
-
-def source(workload_id):
-    """The module's text, which is what the judge evaluates as a candidate."""
-    get(workload_id)  # KeyError for unknown ids
-    return (_DIR / f"ref_{workload_id}.py").read_text(encoding="utf-8")
+from workloads.registry import hand_tuned as get  # noqa: F401
+from workloads.registry import hand_tuned_ids as ids  # noqa: F401
+from workloads.registry import hand_tuned_source as source  # noqa: F401

@@ -1,4 +1,4 @@
-#include "search/fnv1a.hpp"
+#include "common/fnv1a.hpp"
 
 #include <gtest/gtest.h>
 

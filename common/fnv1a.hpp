@@ -1,12 +1,13 @@
 // 64-bit FNV-1a: a small, portable, non-cryptographic hash.
 //
 // Used where Palladium needs a hash that is identical on every platform and
-// every run: seeding the replay provider's shuffle and the store's
-// config_hash / code_hash. It is not collision-resistant against an
-// adversary; nothing here needs that.
+// every run: seeding the replay provider's shuffle and the synthetic model's
+// draws, naming batch requests. It is not collision-resistant against an
+// adversary; nothing here needs that (the store's content addresses are
+// SHA-256, store/content_hash.hpp).
 
-#ifndef PALLADIUM_SEARCH_FNV1A_HPP_
-#define PALLADIUM_SEARCH_FNV1A_HPP_
+#ifndef PALLADIUM_COMMON_FNV1A_HPP_
+#define PALLADIUM_COMMON_FNV1A_HPP_
 
 #include <cstdint>
 #include <string>
@@ -41,4 +42,4 @@ inline std::string fnv1a64_hex(std::string_view data) {
 
 }  // namespace palladium
 
-#endif  // PALLADIUM_SEARCH_FNV1A_HPP_
+#endif  // PALLADIUM_COMMON_FNV1A_HPP_

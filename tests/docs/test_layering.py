@@ -1,0 +1,49 @@
+"""The C++ folders include only the floors below them (docs/architecture.md, "Directory map").
+
+A lower floor that includes a higher one makes its library need the higher one's, and the arrow is
+how a new dependency sneaks in unseen (issue 25: llm/ included search/ for a hash and an RNG). Each
+folder lists the folders it must never include; an offending include is reported with its file and
+line.
+"""
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.M)
+
+# Floors from the bottom: common (hash, generator), workloads (the catalog), protocol, then
+# search and llm side by side, store, actors, agent, cli.
+NEVER = {
+    "common": {"workloads", "protocol", "search", "llm", "store", "actors", "agent", "cli"},
+    "workloads": {"protocol", "search", "llm", "store", "actors", "agent", "cli"},
+    "protocol": {"search", "llm", "store", "actors", "agent", "cli"},
+    "search": {"llm", "store", "actors", "agent", "cli"},
+    "llm": {"search", "store", "actors", "agent", "cli"},
+    "store": {"llm", "actors", "agent", "cli"},
+}
+
+
+def offending_includes(folder, root=ROOT):
+    found = []
+    for path in sorted((root / folder).rglob("*")):
+        if path.suffix not in (".cpp", ".hpp", ".in"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        for match in INCLUDE.finditer(text):
+            if match.group(1) in NEVER[folder]:
+                line = text.count("\n", 0, match.start()) + 1
+                found.append(f"{path.relative_to(root)}:{line} includes {match.group(1)}/")
+    return found
+
+
+@pytest.mark.parametrize("folder", sorted(NEVER))
+def test_no_folder_includes_a_floor_above_it(folder):
+    assert not offending_includes(folder)
+
+
+def test_the_check_sees_an_include(tmp_path):
+    (tmp_path / "llm").mkdir()
+    (tmp_path / "llm" / "x.cpp").write_text('#include "llm/y.hpp"\n#include "search/rng.hpp"\n')
+    assert offending_includes("llm", tmp_path) == ["llm/x.cpp:2 includes search/"]
