@@ -23,9 +23,28 @@ Run:
     PALLADIUM_LLAMA_PYTHON=/work/llama-venv/bin/python \
         .venv/bin/python -m pytest -q tests/integration/test_llama_server.py -s
 The test's own logic (configs, the shortfall check, the fold run's assertions) was run against
-tests/llm/fake_llm_server.py --drop-system (2026-12-04: both runs as expected, 38 s). Against
-the real server it has not yet run to the end: the source build did not finish within the
-sessions that wrote it (a shared, loaded machine); its figures are still to be recorded.
+tests/llm/fake_llm_server.py --drop-system (2026-12-04: both runs as expected, 38 s).
+
+Against the real server (2026-12-04, llama-cpp-python 0.3.36 built from source, Gemma 3 270M
+Q4_K_M, --n_threads 2 on a 2-core host at load ~16): the plain run's two calls failed with
+prompt_shortfall: the server counted 834 and 690 prompt tokens for prompts Palladium estimated
+at 5,060 and 4,896 (20,237 and 19,583 characters): the chat template dropped the system
+message, and it was named. What the real server does that the fake does not:
+  - its tokenizer gives ~3.1 characters a token on these prompts (the folded 8p prompt: 6,602
+    tokens to evaluate against an estimate of 5,060, x1.30; the fake counts exactly chars / 4):
+    inside the check's 0.5-2.5 band;
+  - it answers one request at a time, slowly: 22-36 prompt tokens/s and 1.1-1.5 generated
+    tokens/s here, so a 128-token answer to a dropped-system prompt took 104-150 s, and a folded
+    ~6,600-token prompt ~4-5 min before its first token; the shortfall is known only after the
+    whole answer, so each such call still costs its full generation (hence max_attempts: 1 and
+    timeout_s: 900 in the configs);
+  - it reuses a shared prompt prefix ("prefix-match hit") but reports no cached tokens in
+    `usage`, so cached_prompt_tokens stays 0;
+  - max_tokens (llm.max_tokens_field: max_tokens) was honoured: 127 generated tokens a call.
+A call failed by prompt_shortfall stores prompt_tokens 0 and latency_ms 0; the server's own
+count is only in its error text. The fold run did not finish before the session's deadline
+(the two folded prompts need ~10 min of prompt evaluation on this host), so its end-to-end
+figures are still to be recorded.
 """
 import json
 import os
