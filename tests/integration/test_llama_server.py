@@ -30,9 +30,9 @@ Q4_K_M, --n_threads 2 on a 2-core host at load ~16): the plain run's two calls f
 prompt_shortfall: the server counted 834 and 690 prompt tokens for prompts Palladium estimated
 at 5,060 and 4,896 (20,237 and 19,583 characters): the chat template dropped the system
 message, and it was named. What the real server does that the fake does not:
-  - its tokenizer gives ~3.1 characters a token on these prompts (the folded 8p prompt: 6,602
-    tokens to evaluate against an estimate of 5,060, x1.30; the fake counts exactly chars / 4):
-    inside the check's 0.5-2.5 band;
+  - its tokenizer gives ~3 characters a token on these prompts (the first folded prompt: 6,602
+    tokens to evaluate, ~1.3x the estimates of 4,896-5,060 for these workloads' prompts; the
+    fake counts exactly chars / 4): inside the check's 0.5-2.5 band;
   - it answers one request at a time, slowly: 22-36 prompt tokens/s and 1.1-1.5 generated
     tokens/s here, so a 128-token answer to a dropped-system prompt took 104-150 s, and a folded
     ~6,600-token prompt ~4-5 min before its first token; the shortfall is known only after the
