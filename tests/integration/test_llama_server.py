@@ -23,9 +23,28 @@ Run:
     PALLADIUM_LLAMA_PYTHON=/work/llama-venv/bin/python \
         .venv/bin/python -m pytest -q tests/integration/test_llama_server.py -s
 The test's own logic (configs, the shortfall check, the fold run's assertions) was run against
-tests/llm/fake_llm_server.py --drop-system (2026-12-04: both runs as expected, 38 s). Against
-the real server it has not yet run to the end: the source build did not finish within the
-sessions that wrote it (a shared, loaded machine); its figures are still to be recorded.
+tests/llm/fake_llm_server.py --drop-system (2026-12-04: both runs as expected, 38 s).
+
+Against the real server (2026-12-04, llama-cpp-python 0.3.36 built from source, Gemma 3 270M
+Q4_K_M, --n_threads 2 on a 2-core host at load ~16) it passed once, in 649 s:
+  - plain run (258 s): both calls failed with prompt_shortfall: the server counted 834 and 690
+    prompt tokens for prompts Palladium estimated at 5,060 and 4,896 (20,237 and 19,583
+    characters): the chat template dropped the system message, and it was named;
+  - fold run (379 s): both calls ok; the server counted 6,602 and 6,392 prompt tokens against
+    the estimates 5,060 and 4,896 (x1.30, x1.31): the context reached the model; 128 completion
+    tokens each, finish_reason length on both (stored and judged).
+What the real server does that the fake does not:
+  - its tokenizer gives ~3 characters a token on these prompts (the fake counts exactly
+    chars / 4): inside the check's 0.5-2.5 band;
+  - it answers one request at a time, slowly: 22-37 prompt tokens/s and 1.1-10 generated
+    tokens/s here, so a call took 104-150 s (plain) and 269-378 s (fold, the second queued
+    behind the first); the shortfall is known only after the whole answer, so each such call
+    still costs its full generation (hence max_attempts: 1 and timeout_s: 900 in the configs);
+  - it reuses a shared prompt prefix (2,780 tokens of the second folded prompt: the context
+    blocks) but reports no cached tokens in `usage`, so cached_prompt_tokens stays 0;
+  - max_tokens (llm.max_tokens_field: max_tokens) was honoured: 128 completion tokens a call.
+A call failed by prompt_shortfall stores prompt_tokens 0 and latency_ms 0; the server's own
+count is only in its error text.
 """
 import json
 import os
