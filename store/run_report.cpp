@@ -1,6 +1,7 @@
 #include "store/run_report.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -28,7 +29,8 @@ constexpr const char* kMetricDefinitions =
     "best correct time, 1.0 when none is correct; suite speedup = geomean "
     "over all workloads of max(speedup(w), 1.0); pass@k = mean over workloads of "
     "1 - C(n-c, k) / C(n, k); fast_p = share of workloads whose best correct kernel is more than "
-    "p times faster than the baseline.";
+    "p times faster than the baseline; study = correct by the numerics alone (the structure rule "
+    "and exact dtype not required).";
 
 constexpr const char* kCpuWarning =
     "WARNING: timing is cpu-wall: speedups are CPU interpret-mode wall-clock "
@@ -49,11 +51,24 @@ struct PhaseSummary {
 };
 
 // Everything the two renderings share.
+// A workload's best correct kernel and its runner-up, when their timing bands overlap: the
+// ranking between them is within the noise of the timings behind it.
+struct Unsettled {
+  std::string workload;
+  double best = 0, best_low = 0, best_high = 0;
+  double runner_up = 0, runner_low = 0, runner_high = 0;
+};
+
 struct ReportData {
   RunRecord run;
   std::vector<std::string> models;  // distinct llm_calls.model, in first-call order
   std::vector<WorkloadSummary> workloads;
   SuiteSummary suite;
+  // The same under the study's definition of correct: numerics within tolerance, whatever the
+  // structure rule and the dtype said (docs/verification.md §1e).
+  std::vector<WorkloadSummary> study_workloads;
+  SuiteSummary study_suite;
+  std::vector<Unsettled> unsettled;
   std::string timing;
   int pending = 0;  // candidates without an evaluation
   // Correct candidates whose numerics rest on the CPU branch alone, which the candidate's own
@@ -87,7 +102,9 @@ ReportData collect(const RunStore& store, int64_t run_id,
   std::unordered_map<int64_t, const SampleRecord*> by_id;
   for (const auto& c : candidates) by_id[c.id] = &c;
 
-  std::vector<CandidateResult> results;
+  std::vector<CandidateResult> results, study_results;
+  // workload -> (speedup, its band) of the correct candidates timed with a spread
+  std::map<std::string, std::vector<std::array<double, 3>>> banded;
   std::map<std::string, std::map<std::string, PhaseSummary>> phases;
   bool any_timing = false, all_tpu = true, any_cpu = false;
   int cpu_branch_only = 0, reduced_shapes_only = 0;
@@ -96,6 +113,14 @@ ReportData collect(const RunStore& store, int64_t run_id,
     auto it = by_id.find(row.candidate_id);
     if (it == by_id.end()) continue;  // not possible with foreign keys on
     results.push_back({it->second->workload, e.verdict, row.speedup});
+    const bool study_correct = e.verdict == Verdict::correct || e.numerics_ok.value_or(false);
+    study_results.push_back(
+        {it->second->workload, study_correct ? Verdict::correct : e.verdict, row.speedup});
+    // A speedup's band: the baseline's median over the kernel's band (both timed in one sitting).
+    if (e.verdict == Verdict::correct && row.speedup && e.baseline_ms && e.kernel_ms_low &&
+        e.kernel_ms_high && *e.kernel_ms_low > 0 && *e.kernel_ms_high > 0)
+      banded[it->second->workload].push_back(
+          {*row.speedup, *e.baseline_ms / *e.kernel_ms_high, *e.baseline_ms / *e.kernel_ms_low});
     if (e.verdict == Verdict::correct && e.numerics_path == NumericsPath::cpu_branch_only)
       cpu_branch_only++;
     if (e.verdict == Verdict::correct &&
@@ -142,6 +167,15 @@ ReportData collect(const RunStore& store, int64_t run_id,
   }
   data.workloads = summarize_workloads(workload_ids, results);
   data.suite = summarize_suite(data.workloads);
+  data.study_workloads = summarize_workloads(workload_ids, study_results);
+  data.study_suite = summarize_suite(data.study_workloads);
+  for (auto& [workload, timed] : banded) {
+    if (timed.size() < 2) continue;
+    std::sort(timed.begin(), timed.end(), [](const auto& a, const auto& b) { return a[0] > b[0]; });
+    if (timed[0][1] <= timed[1][2])
+      data.unsettled.push_back({workload, timed[0][0], timed[0][1], timed[0][2], timed[1][0],
+                                timed[1][1], timed[1][2]});
+  }
   // The weakest timing present names the whole report: one CPU number makes
   // every speedup in it a CPU number.
   if (!any_timing || any_cpu)
@@ -241,6 +275,23 @@ InputSensitivity load_input_sensitivity(const std::filesystem::path& path) {
   return table;
 }
 
+int study_correct_of(const ReportData& d, const std::string& workload) {
+  for (const auto& w : d.study_workloads)
+    if (w.id == workload) return w.correct;
+  return 0;
+}
+
+nlohmann::json unsettled_json(const std::vector<Unsettled>& unsettled) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& u : unsettled)
+    out.push_back({{"workload", u.workload},
+                   {"best", u.best},
+                   {"best_band", {u.best_low, u.best_high}},
+                   {"runner_up", u.runner_up},
+                   {"runner_up_band", {u.runner_low, u.runner_high}}});
+  return out;
+}
+
 nlohmann::json report_json(const RunStore& store, int64_t run_id,
                            const std::vector<std::string>& workload_ids,
                            const InputSensitivity& sensitivity) {
@@ -254,6 +305,7 @@ nlohmann::json report_json(const RunStore& store, int64_t run_id,
     nlohmann::json row = {{"id", w.id},
                           {"candidates", w.candidates},
                           {"correct", w.correct},
+                          {"study_correct", study_correct_of(d, w.id)},
                           {"best_speedup", w.best_speedup},
                           {"verdicts", w.verdicts},
                           {"degenerate", !ignored.empty()},
@@ -280,7 +332,12 @@ nlohmann::json report_json(const RunStore& store, int64_t run_id,
         {"correct_reduced_shapes_only", d.correct_reduced_shapes_only},
         {"degenerate_workloads", degenerate},
         {"pass_at_k", pass_at_k_json(d.workloads)},
-        {"fast_p", fast_p_json(d.workloads)}}},
+        {"fast_p", fast_p_json(d.workloads)},
+        {"study_definition",
+         {{"correct", d.study_suite.correct},
+          {"per_sample_correctness", d.study_suite.per_sample_correctness},
+          {"solved", d.study_suite.solved}}},
+        {"unsettled_rankings", unsettled_json(d.unsettled)}}},
       {"workloads", workloads},
       {"llm", llm_usage_json(summarize_llm_usage(store, run_id))},
   };
@@ -299,7 +356,7 @@ std::string report_text(const RunStore& store, int64_t run_id,
   for (const auto& w : d.workloads) id_width = std::max(id_width, w.id.size() + 1);
   id_width += 2;
   out += pad("workload", id_width) + pad("candidates", 12) +
-         pad("correct", 9) + pad("speedup", 10) + "verdicts\n";
+         pad("correct", 9) + pad("study", 7) + pad("speedup", 10) + "verdicts\n";
   for (const auto& w : d.workloads) {
     std::string verdicts;
     for (const auto& [name, count] : w.verdicts) {
@@ -311,6 +368,7 @@ std::string report_text(const RunStore& store, int64_t run_id,
     std::string row = pad(w.id + (degenerate ? "*" : ""), id_width) +
                       pad(std::to_string(w.candidates), 12) +
                       pad(std::to_string(w.correct), 9) +
+                      pad(std::to_string(study_correct_of(d, w.id)), 7) +
                       pad(fmt("%.3fx", w.best_speedup), 10) + verdicts;
     row.erase(row.find_last_not_of(' ') + 1);
     out += row + "\n";
@@ -345,6 +403,13 @@ std::string report_text(const RunStore& store, int64_t run_id,
          ")\n";
   out += "  solved                  " + std::to_string(s.solved) + "/" +
          std::to_string(s.workloads) + "\n";
+  const SuiteSummary& study = d.study_suite;
+  out += "  study definition        per-sample correctness " +
+         fmt("%.1f%%", 100.0 * study.per_sample_correctness) + " (" +
+         std::to_string(study.correct) + "/" + std::to_string(study.candidates) + "), solved " +
+         std::to_string(study.solved) + "/" + std::to_string(study.workloads) +
+         " (column 'study': numerics within tolerance, structure rule and exact dtype not "
+         "required)\n";
   out += "  geomean speedup         " + fmt("%.3fx", s.geomean_speedup) +
          " (timing: " + d.timing + ")\n";
   {
@@ -370,6 +435,12 @@ std::string report_text(const RunStore& store, int64_t run_id,
     out += "  of the correct, " + std::to_string(d.correct_reduced_shapes_only) +
            " were run at the reduced shapes only (a CPU host without PALLADIUM_FULL_SHAPES=on; "
            "a kernel wrong only at the full shapes passes there: docs/verification.md 0)\n";
+  }
+  for (const auto& u : d.unsettled) {
+    out += "  " + u.workload + ": the best " + fmt("%.3fx", u.best) + " [" +
+           fmt("%.3f", u.best_low) + ", " + fmt("%.3f", u.best_high) + "] and the runner-up " +
+           fmt("%.3fx", u.runner_up) + " [" + fmt("%.3f", u.runner_low) + ", " +
+           fmt("%.3f", u.runner_high) + "] overlap: which is faster is not settled\n";
   }
   if (d.pending > 0) {
     out += "  not yet evaluated       " + std::to_string(d.pending) +

@@ -230,8 +230,10 @@ def tpu_program_outputs(exp, arrays, budget, info, refusal, executed=None, done=
     it does not know, its work bound, its own error) is runtime_error, kind mosaic_interpreter:
     on a CPU host nothing else checks the kernel itself, and each such gap is one a forger can
     aim at, so only a TPU agent can judge it. A KernelDefect (out of bounds, a deadlock,
-    nondeterminism) is no gap: it is runtime_error too, but the message blames the kernel, so
-    its author's feedback says what to fix rather than "try a TPU"."""
+    nondeterminism) is no gap: it is runtime_error, kind mosaic_interpreter, too (the refusal
+    the docs promise for what a CPU host cannot settle), but its message blames the kernel and
+    info["defect"] names it, so its author's feedback says what to fix rather than "try a
+    TPU"."""
     start = time.perf_counter()
     try:
         if done is not None:  # `done`: (outputs, error, seconds) of a run on these arrays
@@ -252,9 +254,7 @@ def tpu_program_outputs(exp, arrays, budget, info, refusal, executed=None, done=
         if refusal is None:
             return None
         if isinstance(exc, mosaic_interpreter.KernelDefect):
-            kind = {"OutOfBounds": "out_of_bounds"}.get(type(exc).__name__,
-                                                         type(exc).__name__.lower())
-            raise Failure("runtime_error", kind,
+            raise Failure("runtime_error", "mosaic_interpreter",
                           f"{refusal} the kernel itself is wrong ({truncate(why, 400)}): on a "
                           f"TPU it would {exc.on_a_tpu}") from None
         raise Failure("runtime_error", "mosaic_interpreter",

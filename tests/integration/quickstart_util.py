@@ -91,6 +91,14 @@ def check_run_is_complete_and_consistent(palladium_bin, db, workloads=5, budget=
         assert w["best_speedup"] == pytest.approx(best)
         speedups.append(max(best, 1.0))
     assert suite["solved"] == sum(1 for w in by_workload.values() if w["correct"] > 0)
+    # The study's definition: numerics within tolerance, from the stored facts (a real judge
+    # sends numerics_ok; a correct verdict counts either way).
+    study = db_rows(db, "SELECT c.workload, COUNT(*) FROM candidates c JOIN evaluations e ON "
+                        "e.candidate_id = c.id WHERE e.verdict = 'correct' OR e.numerics_ok = 1 "
+                        "GROUP BY c.workload")
+    assert {w: n for w, n in study} == \
+        {w["id"]: w["study_correct"] for w in report["workloads"] if w["study_correct"]}
+    assert suite["study_definition"]["correct"] == sum(n for _, n in study) >= suite["correct"]
     assert suite["geomean_speedup"] == pytest.approx(
         math.exp(sum(math.log(s) for s in speedups) / len(speedups)))
     return report

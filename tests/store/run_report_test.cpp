@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 
 #include "tests/store/temp_db.hpp"
@@ -26,7 +27,8 @@ class RunReportTest : public ::testing::Test {
   void add(const std::string& workload, int index,
            std::optional<Verdict> verdict, std::optional<double> speedup = {},
            const std::string& timing = "cpu-wall", Phase phase = Phase::iterate,
-           const std::string& numerics_path = "") {
+           const std::string& numerics_path = "",
+           const std::function<void(Evaluation&)>& facts = {}) {
     SampleRecord c;
     c.run_id = run_;
     c.workload = workload;
@@ -45,6 +47,7 @@ class RunReportTest : public ::testing::Test {
     }
     e.evaluation.timing_kind = timing_kind_from_string(timing);
     e.evaluation.numerics_path = numerics_path_from_string(numerics_path);
+    if (facts) facts(e.evaluation);
     ASSERT_TRUE(store_->put_evaluation(e));
   }
 
@@ -98,7 +101,7 @@ TEST_F(RunReportTest, JsonNumbersEqualWhatWasInserted) {
   EXPECT_EQ(r["run"].size(), 4u);  // id, name, status, models
   EXPECT_EQ(s["correct_cpu_branch_only"], 0);
   // the seven + degenerate_workloads, correct_cpu_branch_only, correct_reduced_shapes_only
-  EXPECT_EQ(s.size(), 12u);  // + pass_at_k, fast_p
+  EXPECT_EQ(s.size(), 14u);  // + pass_at_k, fast_p, study_definition, unsettled_rankings
   // pass@1 = mean of 1 - C(n-c,1)/C(n,1): 8p 2/3, 9p 1/2, 12p (no candidates) 0; no workload
   // has 5 candidates.
   EXPECT_DOUBLE_EQ(s["pass_at_k"]["1"].get<double>(), (2.0 / 3 + 0.5 + 0.0) / 3);
@@ -108,7 +111,63 @@ TEST_F(RunReportTest, JsonNumbersEqualWhatWasInserted) {
   EXPECT_DOUBLE_EQ(s["fast_p"]["2.0"].get<double>(), 1.0 / 3);
   EXPECT_NE(report_text(*store_, run_, {"8p", "9p", "12p"}).find("pass@1 0.389"),
             std::string::npos);
-  EXPECT_EQ(ws[0].size(), 7u);  // the five + degenerate, insensitive_inputs
+  EXPECT_EQ(ws[0].size(), 8u);  // the five + degenerate, insensitive_inputs, study_correct
+}
+
+TEST_F(RunReportTest, TheStudysDefinitionCountsRightNumbersWhateverTheStructureAndDtypeSaid) {
+  auto numerics = [](bool ok) { return [ok](Evaluation& e) { e.numerics_ok = ok; }; };
+  add("8p", 0, Verdict::correct, 1.5, "cpu-wall", Phase::iterate, "", numerics(true));
+  add("8p", 1, Verdict::no_pallas, {}, "", Phase::iterate, "", numerics(true));  // XLA work
+  add("8p", 2, Verdict::numerics_mismatch, {}, "", Phase::iterate, "", numerics(false));
+  add("9p", 0, Verdict::numerics_mismatch, {}, "", Phase::iterate, "", numerics(true));  // dtype
+  add("9p", 1, Verdict::no_pallas, {}, "", Phase::iterate, "", numerics(false));
+  add("12p", 0, Verdict::lowering_error);  // never compared: numerics_ok absent
+  const nlohmann::json r = report_json(*store_, run_, {"8p", "9p", "12p"});
+  EXPECT_EQ(r["suite"]["correct"], 1);
+  EXPECT_EQ(r["suite"]["solved"], 1);
+  const auto& study = r["suite"]["study_definition"];
+  EXPECT_EQ(study["correct"], 3);
+  EXPECT_DOUBLE_EQ(study["per_sample_correctness"].get<double>(), 3.0 / 6.0);
+  EXPECT_EQ(study["solved"], 2);  // 8p and 9p
+  EXPECT_EQ(r["workloads"][0]["study_correct"], 2);
+  EXPECT_EQ(r["workloads"][1]["study_correct"], 1);
+  EXPECT_EQ(r["workloads"][2]["study_correct"], 0);
+  const std::string text = report_text(*store_, run_, {"8p", "9p", "12p"});
+  EXPECT_NE(text.find("study definition        per-sample correctness 50.0% (3/6), solved 2/3"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("correct  study  speedup"), std::string::npos) << text;
+}
+
+TEST_F(RunReportTest, ABestKernelWhoseBandOverlapsTheRunnerUpsIsNotCalledFaster) {
+  // Speedup bands: the baseline's median over the kernel's band.
+  auto band = [](double low, double high) {
+    return [low, high](Evaluation& e) {
+      e.timing_runs = 5;
+      e.kernel_ms_low = low;
+      e.kernel_ms_high = high;
+    };
+  };
+  // 8p: 2.0x [1.6, 2.5] against 1.8x [1.5, 2.0]: overlapping. 9p: 3.0x [2.5, 4.0] against 1.2x
+  // [1.0, 1.5]: settled. 12p: one band only.
+  add("8p", 0, Verdict::correct, 2.0, "cpu-wall", Phase::iterate, "", band(2.0 / 2.5, 2.0 / 1.6));
+  add("8p", 1, Verdict::correct, 1.8, "cpu-wall", Phase::iterate, "", band(1.8 / 2.0, 1.8 / 1.5));
+  add("9p", 0, Verdict::correct, 3.0, "cpu-wall", Phase::iterate, "", band(3.0 / 4.0, 3.0 / 2.5));
+  add("9p", 1, Verdict::correct, 1.2, "cpu-wall", Phase::iterate, "", band(1.2 / 1.5, 1.2 / 1.0));
+  add("12p", 0, Verdict::correct, 1.1, "cpu-wall", Phase::iterate, "", band(1.0, 1.2));
+  const nlohmann::json r = report_json(*store_, run_, {"8p", "9p", "12p"});
+  const auto& unsettled = r["suite"]["unsettled_rankings"];
+  ASSERT_EQ(unsettled.size(), 1u) << unsettled;
+  EXPECT_EQ(unsettled[0]["workload"], "8p");
+  EXPECT_DOUBLE_EQ(unsettled[0]["best"].get<double>(), 2.0);
+  EXPECT_NEAR(unsettled[0]["best_band"][0].get<double>(), 1.6, 1e-9);
+  EXPECT_NEAR(unsettled[0]["runner_up_band"][1].get<double>(), 2.0, 1e-9);
+  const std::string text = report_text(*store_, run_, {"8p", "9p", "12p"});
+  EXPECT_NE(text.find("8p: the best 2.000x [1.600, 2.500] and the runner-up 1.800x [1.500, 2.000] "
+                      "overlap"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("9p: the best"), std::string::npos);
 }
 
 TEST_F(RunReportTest, PhasesShowWhatOptimisingAddedOverTheTranslatedSeeds) {
