@@ -4,7 +4,8 @@ shapes, and whose full-shape artifact must pass the deviceless libtpu v6e compil
 
 By default a representative pair goes through the whole judge (a GEMM with a fused epilogue and
 a GEMM with row reductions; about 20 s each); every solution's text is checked statically. All 50
-go through the judge with PALLADIUM_SLOW_TESTS=1 (about 45 minutes on 2 cores).
+go through the judge with PALLADIUM_SLOW_TESTS=1 (7 minutes with `-n 2` on a quiet 2-core box; an
+hour at load 30).
 
 No solution is refused by a judge limit any more. Two were, as strict xfails naming the limit
 (JUDGE_LIMITS, empty now; a new limit goes there so that fixing it turns into a failure):
