@@ -52,11 +52,7 @@ class JudgeFactsToStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::make_temp_dir("judge-facts");
-    options_.python = testing::test_python();
-    options_.home = testing::fake_home();
-    options_.module = testing::kFakeModule;
-    options_.backend = "interpret";
-    options_.log_path = dir_ + "/judge.log";
+    options_ = testing::fake_judge_options(dir_);
   }
   void TearDown() override {
     std::error_code ec;

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <string>
 
+#include "agent/judge_process.hpp"
+
 namespace palladium::agent::testing {
 
 // The venv's Python (has msgpack), else Debian's /usr/bin/python3.
@@ -47,6 +49,17 @@ inline std::string make_temp_dir(const std::string& tag) {
   std::string templ = (std::filesystem::temp_directory_path() / ("palladium-" + tag + "-XXXXXX")).string();
   if (::mkdtemp(templ.data()) == nullptr) std::abort();
   return templ;
+}
+
+// A JudgeProcess running the fake judge on the interpret backend, logging into `dir`.
+inline JudgeOptions fake_judge_options(const std::string& dir) {
+  JudgeOptions o;
+  o.python = test_python();
+  o.home = fake_home();
+  o.module = kFakeModule;
+  o.backend = "interpret";
+  o.log_path = dir + "/judge.log";
+  return o;
 }
 
 }  // namespace palladium::agent::testing
