@@ -50,8 +50,15 @@ class WorkloadSearchActorTest : public testing::StoreFixture {
                                        std::function<void(caf::scoped_actor&, caf::actor&,
                                                           const SearchStatus&)>
                                            on_idle = nullptr) {
-    auto gateway = sys_.spawn(fake_gateway, c);
-    auto evaluator = sys_.spawn(fake_evaluator, c, hold);
+    return drive(std::move(s), sys_.spawn(fake_gateway, c), sys_.spawn(fake_evaluator, c, hold),
+                 std::move(on_idle));
+  }
+
+  // Runs one search against the given peers to its end; returns the statuses it reported.
+  std::vector<SearchStatus> drive(WorkloadSearchSpec s, caf::actor gateway, caf::actor evaluator,
+                                  std::function<void(caf::scoped_actor&, caf::actor&,
+                                                     const SearchStatus&)>
+                                      on_idle = nullptr) {
     caf::scoped_actor run{sys_};
     auto search = spawn_workload_search(sys_, std::move(s),
                                         SearchPeers{store_, gateway, evaluator, run});
@@ -150,27 +157,8 @@ caf::behavior recording_gateway(caf::event_based_actor* self, StoreActor store, 
 
 TEST_F(WorkloadSearchActorTest, TheSampleOfARecordedAnswerPointsAtTheGatewaysRow) {
   auto c = std::make_shared<Counters>();
-  auto gateway = sys_.spawn(recording_gateway, store_, run_id_);
-  auto evaluator = sys_.spawn(fake_evaluator, c, std::chrono::milliseconds(5));
-  caf::scoped_actor run{sys_};
-  auto search = spawn_workload_search(sys_, spec("iterative", 2),
-                                      SearchPeers{store_, gateway, evaluator, run});
-  run->monitor(search);
-  bool down = false;
-  while (!down) {
-    run->receive([&](progress_atom, const ProgressEvent&) {},
-                 [&](status_atom, int, const SearchStatus&) {},
-                 [&](caf::down_msg& dm) {
-                   down = true;
-                   EXPECT_FALSE(dm.reason) << to_string(dm.reason);
-                 },
-                 caf::after(60s) >> [&] {
-                   ADD_FAILURE() << "the search did not end";
-                   down = true;
-                 });
-  }
-  caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
-  caf::anon_send_exit(evaluator, caf::exit_reason::user_shutdown);
+  drive(spec("iterative", 2), sys_.spawn(recording_gateway, store_, run_id_),
+        sys_.spawn(fake_evaluator, c, std::chrono::milliseconds(5)));
   auto r = reader();
   auto samples = r->samples(run_id_);
   ASSERT_EQ(samples.size(), 2u);
