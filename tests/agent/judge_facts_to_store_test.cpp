@@ -10,6 +10,7 @@
 
 #include "agent/judge_process.hpp"
 #include "store/run_store.hpp"
+#include "tests/agent/fake_judge_options.hpp"
 #include "tests/agent/test_support.hpp"
 #include "tests/store/temp_db.hpp"
 

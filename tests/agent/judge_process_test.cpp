@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/agent/fake_judge_options.hpp"
 #include "tests/agent/test_support.hpp"
 
 namespace palladium::agent {

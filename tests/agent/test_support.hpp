@@ -10,8 +10,6 @@
 #include <filesystem>
 #include <string>
 
-#include "agent/judge_process.hpp"
-
 namespace palladium::agent::testing {
 
 // The venv's Python (has msgpack), else Debian's /usr/bin/python3.
@@ -43,23 +41,11 @@ inline constexpr const char* kGemm =
     "                  pl.BlockSpec((k, 256), lambda i, j: (0, j))],\n"
     "        out_specs=pl.BlockSpec((256, 256), lambda i, j: (i, j)))(a, b)\n";
 
-
 // A fresh directory for one test's logs, removed by the caller (or left for debugging).
 inline std::string make_temp_dir(const std::string& tag) {
   std::string templ = (std::filesystem::temp_directory_path() / ("palladium-" + tag + "-XXXXXX")).string();
   if (::mkdtemp(templ.data()) == nullptr) std::abort();
   return templ;
-}
-
-// A JudgeProcess running the fake judge on the interpret backend, logging into `dir`.
-inline JudgeOptions fake_judge_options(const std::string& dir) {
-  JudgeOptions o;
-  o.python = test_python();
-  o.home = fake_home();
-  o.module = kFakeModule;
-  o.backend = "interpret";
-  o.log_path = dir + "/judge.log";
-  return o;
 }
 
 }  // namespace palladium::agent::testing
