@@ -362,17 +362,6 @@ std::string num_or_dash(const ordered& v, const char* f) {
   return v.is_number() ? fmt(f, v.get<double>()) : "-";
 }
 
-// "30.0% [25.0%, 35.0%]" or "1.23 [1.10, 1.31]"; no interval for one seed.
-std::string mi_text(const ordered& m, bool pct, const char* f = "%.3f") {
-  if (!m["mean"].is_number()) return "-";
-  auto one = [&](const ordered& v) {
-    return pct ? fmt("%.1f%%", 100.0 * v.get<double>()) : fmt(f, v.get<double>());
-  };
-  std::string s = one(m["mean"]);
-  if (m["n"].get<int>() > 1) s += " [" + one(m["low"]) + ", " + one(m["high"]) + "]";
-  return s;
-}
-
 std::string csv_field(std::string s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";

@@ -104,7 +104,9 @@ TEST_F(WorkloadSearchActorTest, IterativeRunsOneSampleAtATimeAndStoresEach) {
   for (size_t i = 0; i < samples.size(); ++i) {
     EXPECT_EQ(samples[i].role, SampleRole::code);
     EXPECT_EQ(samples[i].phase, Phase::iterate);
-    if (i > 0) EXPECT_TRUE(samples[i].parent_id.has_value());
+    if (i > 0) {
+      EXPECT_TRUE(samples[i].parent_id.has_value());
+    }
   }
   EXPECT_EQ(r->evaluations(run_id_).size(), 4u);
 }

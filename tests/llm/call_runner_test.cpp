@@ -16,7 +16,7 @@ namespace {
 CallOutcome run(CallRunner& runner, const ChatRequest& request) {
   auto done = std::make_shared<std::promise<CallOutcome>>();
   auto got = done->get_future();
-  runner.start(ProviderCall{request, {0}}, [done](CallOutcome o) { done->set_value(std::move(o)); });
+  runner.start(ProviderCall{request, {0}, {}}, [done](CallOutcome o) { done->set_value(std::move(o)); });
   return got.get();
 }
 

@@ -48,7 +48,13 @@ SweepReportInput two_methods_two_seeds() {
                                    cand(7, "12p", 1, 0, ok, 0.5), cand(8, "12p", 1, 1, std::nullopt)}));
   in.cells.push_back(cell("b", 0, {cand(9, "8p", 0, 0, Verdict::lowering_error),
                                    cand(10, "12p", 0, 0, Verdict::no_code)}));
-  in.cells[2].usage = {3, 300, 120, 10, 0.25, false};
+  ReportUsage& u = in.cells[2].usage;
+  u.calls = 3;
+  u.prompt_tokens = 300;
+  u.completion_tokens = 120;
+  u.thinking_tokens = 10;
+  u.cost_usd = 0.25;
+  u.cost_complete = false;
   in.hand_tuned["8p"] = cand(100, "8p", 0, 0, ok, 3.0);
   in.sensitivity["12p"] = {"scale"};
   return in;

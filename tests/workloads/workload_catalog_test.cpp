@@ -35,7 +35,9 @@ TEST(WorkloadCatalog, TheBuiltInCatalogIsTheFiftyWorkloadsWithTheirFiles) {
   const std::filesystem::path home = PALLADIUM_SOURCE_DIR;
   for (const auto& e : c.entries()) {
     EXPECT_TRUE(std::filesystem::is_regular_file(home / e.module)) << e.module;
-    if (e.hand_tuned) EXPECT_TRUE(std::filesystem::is_regular_file(home / *e.hand_tuned)) << e.id;
+    if (e.hand_tuned) {
+      EXPECT_TRUE(std::filesystem::is_regular_file(home / *e.hand_tuned)) << e.id;
+    }
   }
   EXPECT_EQ(c.id_list().rfind("1p, 2p, 3p", 0), 0u);
 }
