@@ -566,7 +566,6 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
         self->delayed_send<caf::message_priority::high>(self, self->state.tick,
                                                         beat_atom::value);
       },
-      [=](agents_atom) { return static_cast<int32_t>(self->state.ledger->agent_count()); },
       [=](quarantine_atom) { return self->state.quarantine_list; },
       [=](stats_atom) { return snapshot(self); },
       [=](stats_atom, bool restart_longest) {

@@ -19,8 +19,7 @@
 //   run -> workload_search:             (budget_atom, int limit, bool open)      global reallocation
 //                                       (inflight_atom, int cap)                 pipelining cap
 //   zmq bridge      -> eval_dispatcher: (ZmqInboundBatch)
-//   run             -> eval_dispatcher: (agents_atom)                           -> int32_t
-//   bench, status   -> eval_dispatcher: (stats_atom)                            -> DispatcherStats
+//   run, bench, status -> eval_dispatcher: (stats_atom)                         -> DispatcherStats
 //                                       (stats_atom, true): the same, then the longest-lag
 //                                       figures start again from 0 (a measured window)
 //   run, tests      -> eval_dispatcher: (quarantine_atom)                       -> std::vector<Quarantine>
@@ -48,7 +47,6 @@ namespace palladium {
 using generate_atom = caf::atom_constant<caf::atom("generate")>;
 using eval_atom = caf::atom_constant<caf::atom("eval")>;
 using progress_atom = caf::atom_constant<caf::atom("progress")>;
-using agents_atom = caf::atom_constant<caf::atom("agents")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;
 using beat_atom = caf::atom_constant<caf::atom("beat")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;

@@ -267,14 +267,9 @@ caf::behavior run_actor(Self self, RunPlan plan, StoreActor store, caf::actor ll
         }
       },
       [=](beat_atom) {
-        self->request(self->state.dispatcher, caf::infinite, agents_atom::value)
-            .then([=](int32_t n) {
-              self->state.agents = n;
-              update_caps(self);
-              if (!self->state.running.empty()) print_progress(self, false);
-            });
-        // The gateway's and the dispatcher's queues, for the progress line. A peer that does
-        // not answer stats (a test's stand-in) leaves them out of it.
+        // The gateway's and the dispatcher's queues, for the progress line, and the agent count
+        // the caps follow. A peer that does not answer stats (a test's stand-in) leaves its
+        // queues out of the line.
         self->request(self->state.llm_gateway, std::chrono::seconds(5), stats_atom::value)
             .then(
                 [=](const LlmGatewayStats& s) {
@@ -287,6 +282,9 @@ caf::behavior run_actor(Self self, RunPlan plan, StoreActor store, caf::actor ll
                 [=](const DispatcherStats& s) {
                   self->state.evals_in_flight = s.in_flight;
                   self->state.evals_queued = s.queued;
+                  self->state.agents = s.agents;
+                  update_caps(self);
+                  if (!self->state.running.empty()) print_progress(self, false);
                 },
                 [=](caf::error&) { self->state.evals_in_flight = -1; });
         store_quarantines(self, nullptr);

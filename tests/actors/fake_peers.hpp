@@ -12,6 +12,7 @@
 #include <caf/all.hpp>
 #include <gtest/gtest.h>
 
+#include "actors/eval_dispatcher.hpp"
 #include "actors/messages.hpp"
 #include "tests/store/temp_db.hpp"
 
@@ -111,7 +112,11 @@ inline caf::behavior fake_evaluator(caf::stateful_actor<EvalState>* self,
           hold_job(self, c, hold, job,
                    HeldJob{caf::typed_response_promise<Evaluated>{}, requester, Evaluated{}});
       },
-      [=](agents_atom) { return int32_t{2}; },
+      [=](stats_atom) {
+        DispatcherStats s;
+        s.agents = 2;
+        return s;
+      },
       [=](release_atom, int64_t id) {
         auto it = self->state.held.find(id);
         if (it == self->state.held.end()) return;
