@@ -150,21 +150,7 @@ ReportData collect(const RunStore& store, int64_t run_id,
 
   ReportData data;
   data.run = std::move(*run);
-  auto name_model = [&](const std::string& model) {
-    if (std::find(data.models.begin(), data.models.end(), model) == data.models.end()) {
-      data.models.push_back(model);
-    }
-  };
-  for (const auto& call : store.llm_calls(run_id)) name_model(call.model);
-  // A run whose answers came from the cache paid for no call of its own; the responses its
-  // candidates used still name their model, so a cached synthetic run keeps its label.
-  std::set<int64_t> cached;
-  for (const auto& c : candidates) {
-    if (c.response_id) cached.insert(*c.response_id);
-  }
-  for (int64_t id : cached) {
-    if (auto response = store.find_response(id)) name_model(response->model);
-  }
+  data.models = store.models(run_id);
   data.workloads = summarize_workloads(workload_ids, results);
   data.suite = summarize_suite(data.workloads);
   data.study_workloads = summarize_workloads(workload_ids, study_results);

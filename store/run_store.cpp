@@ -1148,6 +1148,23 @@ std::vector<LlmCallRecord> RunStore::llm_calls(int64_t run_id) const {
   return out;
 }
 
+std::vector<std::string> RunStore::models(int64_t run_id) const {
+  sqlite::CachedUse st(
+      *db_,
+      "SELECT model FROM ("
+      "SELECT model, 0 AS k, MIN(id) AS o FROM llm_calls WHERE run_id = ?1 GROUP BY model "
+      "UNION ALL SELECT r.model, 1, MIN(r.id) FROM samples s "
+      "JOIN llm_responses r ON r.id = s.response_id WHERE s.run_id = ?1 AND s.superseded = 0 "
+      "AND s.role IN ('code', 'repair') GROUP BY r.model) ORDER BY k, o");
+  st->bind_int64(1, run_id);
+  std::vector<std::string> out;
+  while (st->step()) {
+    std::string model = st->text(0);
+    if (std::find(out.begin(), out.end(), model) == out.end()) out.push_back(std::move(model));
+  }
+  return out;
+}
+
 std::vector<LlmAttribution> RunStore::llm_attribution(int64_t run_id) const {
   // A sample's answer was paid by this run when the call that fetched it belongs to the run.
   sqlite::CachedUse st(

@@ -434,6 +434,10 @@ class RunStore {
   // Throws StoreError for an unknown run.
   int64_t put_llm_call(const LlmCallRecord& call);
   std::vector<LlmCallRecord> llm_calls(int64_t run_id) const;
+  // The models whose answers the run's live candidates hold: those of its own calls in
+  // first-call order, then those of cached responses it reused (a run served wholly from the
+  // cache paid for no call, yet its answers still name a model).
+  std::vector<std::string> models(int64_t run_id) const;
   // Per workload of `run_id`, its live samples' answers split into paid and reused (see
   // LlmAttribution), in workload order.
   std::vector<LlmAttribution> llm_attribution(int64_t run_id) const;

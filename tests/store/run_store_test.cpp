@@ -755,6 +755,35 @@ TEST(RunStoreTest, LlmCallsAreAppended) {
   EXPECT_FALSE(calls[1].cost_usd.has_value());
 }
 
+TEST(RunStoreTest, ARunsModelsAreItsCallsThenTheCachedAnswersItsCandidatesHold) {
+  TempDb tmp;
+  auto store = RunStore::open(tmp.path());
+  const int64_t first = store->begin_or_resume_run("cell a", "ca");
+  const int64_t second = store->begin_or_resume_run("cell b", "cb");
+  LlmCallRecord call;
+  call.run_id = first;
+  call.provider = "openai";
+  call.model = "gpt-x";
+  const auto put = store->put_answered_call(call, {response("user 0")});
+  SampleRecord paid = sample(first, 0);
+  paid.prompt_user = "user 0";
+  paid.response_id = put.responses[0].id;
+  store->put_sample(paid);
+  // Cell b pays for one call of its own and reuses cell a's answer.
+  LlmCallRecord own = call;
+  own.run_id = second;
+  own.model = "local";
+  store->put_llm_call(own);
+  SampleRecord reuse = sample(second, 0);
+  reuse.prompt_user = "user 0";
+  reuse.response_id = put.responses[0].id;
+  store->put_sample(reuse);
+
+  EXPECT_EQ(store->models(first), std::vector<std::string>{"gpt-x"});
+  EXPECT_EQ(store->models(second), (std::vector<std::string>{"local", "gpt-x"}));
+  EXPECT_TRUE(store->models(store->begin_or_resume_run("cell c", "cc")).empty());
+}
+
 TEST(RunStoreTest, ACallIsStoredWithItsAnswersOrNotAtAll) {
   TempDb tmp;
   auto store = RunStore::open(tmp.path());
