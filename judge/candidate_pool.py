@@ -8,7 +8,8 @@
 The sandbox is `palladium-sandbox` (sandbox/palladium_sandbox_main.cpp: bubblewrap + the
 seccomp stages, as an unprivileged uid) running `python -m palladium_candidate` (the warm-spare
 parent, sandbox/candidate/zygote.py), which sees read-only only the Python installation, the
-venv and the candidate runner, and nothing of the repository, the agent or the run database.
+venv, the candidate runner and the candidate pipe's definition (protocol/candidate_pipe.json and
+protocol/pipe_schema.py), and nothing else of the repository, the agent or the run database.
 Every candidate runs in its own spare, forked from that parent and never reused; one spare is
 kept warm (forked and past its backend warm-up) while the previous candidate is judged.
 
@@ -50,12 +51,16 @@ import sys
 import threading
 import time
 
-from sandbox.candidate.protocol import (ProtocolError, Stream, check, message,
-                                          receive_control, send_control)
+from sandbox.candidate.protocol import (CONTROL, JOB, ProtocolError, Stream, receive_control,
+                                          send_control)
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 RUNNER_DIR = REPO / "sandbox" / "candidate"
 RUNNER_PACKAGE = "palladium_candidate"
+# The candidate pipe's definition and the module that reads it (sandbox/candidate/protocol.py
+# imports it under this name inside the sandbox): two files of protocol/, nothing else of it.
+PIPE_SCHEMA_MODULE = REPO / "protocol" / "pipe_schema.py"
+PIPE_SCHEMA_JSON = REPO / "protocol" / "candidate_pipe.json"
 SANDBOX_LIB = "/palladium/lib"
 START_TIMEOUT_S = 180.0
 SPARE_READY_TIMEOUT_S = 120.0
@@ -279,7 +284,9 @@ class CandidatePool:
         cmd = [self.launcher]
         for path in _python_paths():
             cmd += ["--ro", path]
-        cmd += ["--ro-at", str(RUNNER_DIR), f"{SANDBOX_LIB}/{RUNNER_PACKAGE}"]
+        cmd += ["--ro-at", str(RUNNER_DIR), f"{SANDBOX_LIB}/{RUNNER_PACKAGE}",
+                "--ro-at", str(PIPE_SCHEMA_MODULE), f"{SANDBOX_LIB}/palladium_pipe_schema.py",
+                "--ro-at", str(PIPE_SCHEMA_JSON), f"{SANDBOX_LIB}/{PIPE_SCHEMA_JSON.name}"]
         # An allowlist: the sandbox gets exactly these, nothing of the judge's environment.
         for entry in (f"PYTHONPATH={SANDBOX_LIB}", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8",
                       "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1", "JAX_PLATFORMS=cpu",
@@ -323,7 +330,7 @@ class CandidatePool:
         self._control.settimeout(START_TIMEOUT_S)
         try:
             ready, _ = receive_control(self._control)
-            check(ready, "ready")
+            CONTROL.check(ready, "ready")
         except (OSError, ProtocolError) as exc:
             status = self._proc.poll()
             self._kill_sandbox()
@@ -377,7 +384,7 @@ class CandidatePool:
     def close(self):
         if self._control is not None and self._proc is not None and self._proc.poll() is None:
             try:
-                send_control(self._control, message("shutdown"))
+                send_control(self._control, CONTROL.message("shutdown"))
                 self._proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 pass
@@ -397,7 +404,7 @@ class CandidatePool:
                 earlier, _ = receive_control(self._control)
                 if earlier is None:
                     break
-                check(earlier, "reaped")
+                CONTROL.check(earlier, "reaped")
                 self._unanswered_reaps -= 1
             answer, _ = receive_control(self._control)
         finally:
@@ -405,7 +412,7 @@ class CandidatePool:
                 self._control.settimeout(None)
         if answer is None:
             raise ConnectionError("the warm-spare parent closed its control socket")
-        answer = check(answer, reply)
+        answer = CONTROL.check(answer, reply)
         if answer.get("tainted"):
             raise SandboxTainted(f"the warm-spare parent is tainted: "
                                  f"{str(answer['tainted'])[:300]}")
@@ -416,7 +423,7 @@ class CandidatePool:
         response_r, response_w = os.pipe()
         try:
             self._serial += 1
-            answer = self._control_request(message("spawn", spare=self._serial),
+            answer = self._control_request(CONTROL.message("spawn", spare=self._serial),
                                            fds=(request_r, response_w))
         finally:
             os.close(request_r)
@@ -448,7 +455,7 @@ class CandidatePool:
         if ready is None:
             status = self.reap(spare)
             raise ConnectionError(f"a spare exited before it was ready ({status})")
-        spare.ready = check(ready, "ready")
+        spare.ready = JOB.check(ready, "ready")
         return spare
 
     def _retire(self, spare):
@@ -457,7 +464,7 @@ class CandidatePool:
         is read before the next control request's."""
         spare.stream.close()
         try:
-            send_control(self._control, message("reap", pid=spare.pid))
+            send_control(self._control, CONTROL.message("reap", pid=spare.pid))
             self._unanswered_reaps += 1
         except OSError as exc:  # the sandbox is gone; the next start() replaces it
             self._log(f"could not retire spare {spare.pid}: {exc}")
@@ -466,7 +473,7 @@ class CandidatePool:
         """Kills `spare` if it still runs and returns how it ended (e.g. "signal 11 (SIGSEGV)")."""
         spare.stream.close()
         try:
-            answer = self._control_request(message("reap", pid=spare.pid), reply="reaped")
+            answer = self._control_request(CONTROL.message("reap", pid=spare.pid), reply="reaped")
             return str(answer.get("status"))
         except (OSError, ProtocolError, ConnectionError) as exc:
             return f"unknown ({exc})"
@@ -563,7 +570,7 @@ class CandidatePool:
                 outcome.stage, outcome.stage_started = msg["stage"][:40], time.monotonic()
                 continue
             try:
-                outcome.result = check(msg, "result")
+                outcome.result = JOB.check(msg, "result")
             except ProtocolError as exc:
                 outcome.failure = f"the candidate process broke the protocol: {exc}"
                 self.reap(spare)

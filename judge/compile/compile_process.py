@@ -33,13 +33,9 @@ outlives `deadline` kills the worker; the verdict is `timeout` at stage `compile
 single-threaded per job; the class is not thread-safe.
 
 The compile pipe (judge <-> worker: two pipes, whose fds the worker gets as `--fds R,W`;
-MessagePack maps with "type" and "version", framed by sandbox/candidate/protocol.Stream),
-version COMPILE_PROTOCOL_VERSION:
-    worker -> judge  {"type":"ready", "pid":int, "libtpu_version":str, "load_ms":float}
-    judge -> worker  {"type":"compile", "artifact":bytes}   (a TPU artifact whose avals the
-                                                             judge has checked)
-    worker -> judge  {"type":"compiled", "outcome":{CompileOutcome fields}, "recycle":bool}
-"recycle" says the worker exits after this reply (it used half its CPU limit). EOF ends it.
+MessagePack maps framed by sandbox/candidate/protocol.Stream) is defined once in
+protocol/compile_pipe.json (its version, and the messages ready, compile and compiled); both
+ends build and check their maps with PIPE.
 """
 import os
 import re
@@ -49,10 +45,11 @@ import sys
 import tempfile
 import time
 
+from protocol import pipe_schema
 from sandbox.candidate.protocol import ProtocolError, Stream
 from judge import verdicts
 
-COMPILE_PROTOCOL_VERSION = 1
+PIPE = pipe_schema.load("compile_pipe").channel("worker")
 WORKER_MODULE = "judge.compile.compile_worker"
 READY_TIMEOUT_S = 180.0
 # The worker's resident-size bound (the watchdog's). The 50 honest solutions' compiles at the
@@ -96,19 +93,6 @@ def resident_mb(pid):
 
 class _OverMemory(Exception):
     """The worker's resident size passed the bound."""
-
-
-def compile_message(kind, **fields):
-    return {"type": kind, "version": COMPILE_PROTOCOL_VERSION, **fields}
-
-
-def check_compile_message(msg, kind):
-    if not isinstance(msg, dict) or msg.get("version") != COMPILE_PROTOCOL_VERSION:
-        raise ProtocolError(f"not a version-{COMPILE_PROTOCOL_VERSION} compile message: "
-                            f"{str(msg)[:200]}")
-    if msg.get("type") != kind:
-        raise ProtocolError(f"expected {kind}, got {str(msg.get('type'))[:40]!r}")
-    return msg
 
 
 def _signal_name(status):
@@ -189,7 +173,7 @@ class CompileProcess:
             msg = self._stream.read(min(deadline, time.monotonic() + READY_TIMEOUT_S))
             if msg is None:
                 raise EOFError
-            self._ready = check_compile_message(msg, "ready")
+            self._ready = PIPE.check(msg, "ready")
         return self._ready
 
     def _death(self, kill):
@@ -234,11 +218,11 @@ class CompileProcess:
             self._stderr.truncate()
             watch = {"peak": 0.0}
             try:
-                self._stream.write(compile_message("compile", artifact=bytes(blob)))
+                self._stream.write(PIPE.message("compile", artifact=bytes(blob)))
                 reply = self._read_watched(deadline, watch)
                 if reply is None:
                     raise EOFError
-                reply = check_compile_message(reply, "compiled")
+                reply = PIPE.check(reply, "compiled")
             except TimeoutError:
                 self.start()  # the overrunning worker dies; the next candidate gets a fresh one
                 return _made_outcome(

@@ -82,24 +82,24 @@ def main(argv=None):
     from sandbox.candidate.protocol import Stream
     from judge.compile import compile_tier
     from judge.cpu_budget import should_recycle
-    from judge.compile.compile_process import check_compile_message, compile_message
+    from judge.compile.compile_process import PIPE
     _warm_up()
     stream = Stream(read_fd, write_fd)
-    stream.write(compile_message("ready", pid=os.getpid(),
-                                 libtpu_version=compile_tier.libtpu_version(),
-                                 load_ms=round((time.perf_counter() - start) * 1e3, 3)))
+    stream.write(PIPE.message("ready", pid=os.getpid(),
+                              libtpu_version=compile_tier.libtpu_version(),
+                              load_ms=round((time.perf_counter() - start) * 1e3, 3)))
     while True:
         msg = stream.read()
         if msg is None:
             return 0
-        msg = check_compile_message(msg, "compile")
+        msg = PIPE.check(msg, "compile")
         artifact = msg.get("artifact")
         _reset_peak_rss()
         outcome = compile_tier.compile_artifact(artifact if isinstance(artifact, bytes) else b"")
         recycle = should_recycle()
-        stream.write(compile_message("compiled", outcome=dict(outcome.as_dict(),
-                                                              peak_rss_mb=_peak_rss_mb()),
-                                     recycle=recycle))
+        stream.write(PIPE.message("compiled", outcome=dict(outcome.as_dict(),
+                                                           peak_rss_mb=_peak_rss_mb()),
+                                  recycle=recycle))
         if recycle:
             return 0
 

@@ -20,7 +20,7 @@ from judge.audit import static_argnums
 from judge.stages.context import Failure
 from judge.stages.outputs import describe, mismatch_kind, np_dtype
 from judge.verdicts import classify, truncate
-from sandbox.candidate.protocol import encode_array, message
+from sandbox.candidate.protocol import JOB, encode_array
 from workloads import registry
 
 # Of the job's timeout, the share the candidate process may use; the rest is the judge's.
@@ -66,11 +66,11 @@ class ArtifactStage:
             inputs = module.create_inputs(reduced, seed)
             check_inputs.append([{"static": x} if i in static_argnums(module)
                                  else encode_array(np.asarray(x)) for i, x in enumerate(inputs)])
-        job = message("job", code=ctx.code, static_argnums=list(static_argnums(module)),
-                      require_pallas=bool(ctx.require_pallas),
-                      args={"reduced": judge._argument_specs(module, reduced),
-                            "full": judge._argument_specs(module, full)},
-                      check_inputs=check_inputs)
+        job = JOB.message("job", code=ctx.code, static_argnums=list(static_argnums(module)),
+                          require_pallas=bool(ctx.require_pallas),
+                          args={"reduced": judge._argument_specs(module, reduced),
+                                "full": judge._argument_specs(module, full)},
+                          check_inputs=check_inputs)
 
         # import, trace, lower (and the interpret check) in the candidate process, which
         # reports its own stage times.

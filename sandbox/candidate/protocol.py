@@ -1,24 +1,18 @@
-"""The candidate protocol: what the judge (judge/) and a candidate process speak.
-Version 1. docs/architecture.md ("Candidate protocol") is the contract; this module is its one
-implementation, imported by both sides (inside the sandbox as `palladium_candidate.protocol`).
+"""The candidate pipe's transport: what the judge (judge/) and a candidate process speak.
+protocol/candidate_pipe.json is the one definition (its version, channels, message kinds and
+fields; docs/architecture.md "Candidate protocol" summarises it), read by protocol/pipe_schema.py;
+this module is its one implementation, imported by both sides (inside the sandbox as
+`palladium_candidate.protocol`, where the schema module is mounted as `palladium_pipe_schema`).
+
+    CONTROL.message("spawn", spare=1)   # a map of the control channel (judge <-> parent)
+    JOB.check(msg, "result")            # msg, or ProtocolError (another version, another kind)
 
 Two channels, both streams of MessagePack maps, each map with "type" and "version":
-
   control (judge <-> warm-spare parent, an AF_UNIX SOCK_SEQPACKET socket on fd 3; one map per
-  packet, file descriptors ride along as SCM_RIGHTS):
-    parent -> judge  {"type":"ready", "pid":int, "jax_version":str, "import_ms":float}
-    judge -> parent  {"type":"spawn", "spare":int}  + 2 fds: the spare's request (read end) and
-                                                      response (write end) pipes
-    parent -> judge  {"type":"spawned", "spare":int, "pid":int}      (pid inside the sandbox)
-    judge -> parent  {"type":"reap", "pid":int}    SIGKILL (if alive) and wait
-    parent -> judge  {"type":"reaped", "pid":int, "status":str}  "exit 0", "signal 11 (...)"
-    judge -> parent  {"type":"shutdown"}
-  job (judge <-> one spare, two pipes):
-    spare -> judge   {"type":"ready", "pid":int, "warm_ms":float, "cpu_ms":float}
-    judge -> spare   {"type":"job", ...}                 (candidate/stages.py: run)
-    spare -> judge   {"type":"stage", "stage":str}       (a stage starts; for the failing
-                                                          stage's time when the spare dies)
-    spare -> judge   {"type":"result", ...}              (exactly one, then the spare exits)
+  packet, file descriptors ride along as SCM_RIGHTS): ready, spawn (+ 2 fds: the spare's request
+  read end and response write end), spawned, reap, reaped, shutdown;
+  job (judge <-> one spare, two pipes): ready, job (stages.py: run), stage, result (exactly one,
+  then the spare exits).
 
 Arrays travel as {"dtype": str, "shape": [int], "data": bytes} (C order). Everything a spare
 sends is untrusted: decode() bounds the size of a message, decode_array() accepts only known
@@ -32,18 +26,19 @@ import time
 import msgpack
 import numpy as np
 
-VERSION = 1
+if __package__ == "palladium_candidate":  # in the sandbox (judge/candidate_pool.py mounts it)
+    import palladium_pipe_schema as pipe_schema
+else:
+    from protocol import pipe_schema
 
-# A spare's result holds two serialized artifacts and the check outputs at the reduced shapes.
-MAX_MESSAGE_BYTES = 256 << 20
-MAX_CONTROL_BYTES = 1 << 16
-
-DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "bfloat16", "float32", "float64")
-
-
-class ProtocolError(Exception):
-    """A peer sent something that is not a message of this protocol."""
+PIPE = pipe_schema.load("candidate_pipe")
+VERSION = PIPE.version
+CONTROL = PIPE.channel("control")
+JOB = PIPE.channel("job")
+MAX_MESSAGE_BYTES = PIPE.limits["max_message_bytes"]
+MAX_CONTROL_BYTES = PIPE.limits["max_control_bytes"]
+DTYPES = tuple(PIPE.data["arrays"]["dtypes"])
+ProtocolError = pipe_schema.ProtocolError
 
 
 def _dtype(name):
@@ -80,19 +75,6 @@ def decode_array(obj, what="array"):
         raise ProtocolError(f"{what} declares {shape} {name} ({want} bytes) but carries "
                             f"{len(data)} bytes")
     return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
-
-
-def message(kind, **fields):
-    return {"type": kind, "version": VERSION, **fields}
-
-
-def check(msg, *kinds):
-    """msg if it is a map of this version with a type in `kinds`; else ProtocolError."""
-    if not isinstance(msg, dict) or msg.get("version") != VERSION:
-        raise ProtocolError(f"not a version-{VERSION} message: {str(msg)[:200]}")
-    if msg.get("type") not in kinds:
-        raise ProtocolError(f"expected {' or '.join(kinds)}, got {str(msg.get('type'))[:40]!r}")
-    return msg
 
 
 class Stream:

@@ -18,7 +18,7 @@ import sys
 import time
 
 from . import seccomp, stages
-from .protocol import Stream, check, message
+from .protocol import JOB, Stream
 
 
 def _cpu_ms():
@@ -53,15 +53,15 @@ def main(request_fd, response_fd, workdir):
         stages.hide_project_modules()
         _warm()
         stream = Stream(request_fd, response_fd)
-        stream.write(message("ready", pid=os.getpid(),
+        stream.write(JOB.message("ready", pid=os.getpid(),
                              warm_ms=round((time.perf_counter() - start) * 1e3, 3),
                              cpu_ms=round(_cpu_ms(), 3)))
         job = stream.read()
         if job is None:
             os._exit(0)  # the judge no longer needs this spare
-        check(job, "job")
+        JOB.check(job, "job")
         os.chdir(workdir)
-        result = stages.run(job, lambda name: stream.write(message("stage", stage=name)),
+        result = stages.run(job, lambda name: stream.write(JOB.message("stage", stage=name)),
                             workdir)
         stream.write(result)
     except BaseException as exc:  # before the job, nothing of a candidate ran: infrastructure

@@ -35,13 +35,15 @@ from jax import export
 
 from . import errors, guard, interpret
 from .capture import captured_output
-from .protocol import decode_array, encode_array, message
+from .protocol import JOB, decode_array, encode_array
 
 FILENAME = "candidate.py"
 MODULE_NAME = "candidate"
 # Top-level names of the project's own packages. The sandbox does not contain them; this finder
 # only turns "No module named" into a message that names the rule.
-PROJECT_MODULES = frozenset({"workloads", "judge", "sandbox", "agent", "tpu_agent", "protocol", "palladium_candidate"})
+# palladium_pipe_schema is protocol/pipe_schema.py, mounted for the candidate pipe.
+PROJECT_MODULES = frozenset({"workloads", "judge", "sandbox", "agent", "tpu_agent", "protocol",
+                             "palladium_candidate", "palladium_pipe_schema"})
 
 
 class _Refused(Exception):
@@ -159,7 +161,7 @@ def _tpu_tracing():
 
 def run(job, progress, workdir):
     """The result map for `job`; never raises (KeyboardInterrupt aside)."""
-    result = message("result", ok=False, stage="import", stage_ms={}, stdout="", stderr="")
+    result = JOB.message("result", ok=False, stage="import", stage_ms={}, stdout="", stderr="")
     state = {"stage": "import", "t0": time.perf_counter()}
 
     def stage(name):

@@ -99,13 +99,13 @@ def main():
     # Its /proc files become root-owned: a spare cannot read this process's memory or fds.
     ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
     from . import spare
-    from .protocol import ProtocolError, check, message, receive_control, send_control
+    from .protocol import CONTROL, ProtocolError, receive_control, send_control
 
     import jax
     control = socket.socket(fileno=int(os.environ.get("PALLADIUM_CONTROL_FD", "3")))
     # The launcher's account of this sandbox's memory/pids cgroup (sandbox/sandbox_cgroup.hpp),
     # for the judge's log and its limit counters.
-    send_control(control, message("ready", pid=os.getpid(), jax_version=jax.__version__,
+    send_control(control, CONTROL.message("ready", pid=os.getpid(), jax_version=jax.__version__,
                                   import_ms=round((time.perf_counter() - start) * 1e3, 3),
                                   cgroup=os.environ.get("PALLADIUM_SANDBOX_CGROUP_STATE", "")))
     children = {}  # pid -> the spare's directory
@@ -124,7 +124,7 @@ def main():
             if kind == "shutdown":
                 return 0
             if kind == "spawn" and len(fds) == 2:
-                check(msg, "spawn")
+                CONTROL.check(msg, "spawn")
                 before = _cpu_ms()
                 state = parent_state.restore(initial_state)
                 if state:
@@ -132,7 +132,7 @@ def main():
                 if tainted:
                     for fd in fds:
                         os.close(fd)
-                    send_control(control, message("spawned", spare=msg.get("spare"), pid=0,
+                    send_control(control, CONTROL.message("spawned", spare=msg.get("spare"), pid=0,
                                                   tainted=tainted))
                     continue
                 try:
@@ -141,7 +141,7 @@ def main():
                     tainted = f"no private directory for the spare: {exc}"
                     for fd in fds:
                         os.close(fd)
-                    send_control(control, message("spawned", spare=msg.get("spare"), pid=0,
+                    send_control(control, CONTROL.message("spawned", spare=msg.get("spare"), pid=0,
                                                   tainted=tainted))
                     continue
                 pid = os.fork()
@@ -152,7 +152,7 @@ def main():
                 for fd in fds:
                     os.close(fd)
                 children[pid] = workdir
-                send_control(control, message("spawned", spare=msg.get("spare"), pid=pid,
+                send_control(control, CONTROL.message("spawned", spare=msg.get("spare"), pid=pid,
                                               fork_cpu_ms=round(fork_cpu_ms, 3)))
             elif kind == "reap":
                 pid = msg.get("pid")
@@ -167,7 +167,7 @@ def main():
                     left = scratch.wipe(keep=children.values())
                     if left:
                         tainted = f"what a candidate wrote outlives it: {left}"
-                send_control(control, message("reaped", pid=pid, status=status))
+                send_control(control, CONTROL.message("reaped", pid=pid, status=status))
             else:
                 for fd in fds:
                     os.close(fd)

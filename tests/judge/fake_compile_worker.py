@@ -19,7 +19,7 @@ import sys
 import time
 
 from sandbox.candidate.protocol import Stream
-from judge.compile.compile_process import check_compile_message, compile_message
+from judge.compile.compile_process import PIPE
 
 
 def main():
@@ -36,12 +36,12 @@ def main():
         print("cannot load libtpu", file=sys.stderr, flush=True)
         return 1
     stream = Stream(read_fd, write_fd)
-    stream.write(compile_message("ready", pid=os.getpid(), libtpu_version="fake", load_ms=1.0))
+    stream.write(PIPE.message("ready", pid=os.getpid(), libtpu_version="fake", load_ms=1.0))
     while True:
         msg = stream.read()
         if msg is None:
             return 0
-        check_compile_message(msg, "compile")
+        PIPE.check(msg, "compile")
         if mode == "oom":
             print("LLVM ERROR: out of memory\nAllocation failed", file=sys.stderr, flush=True)
             os.abort()
@@ -63,7 +63,7 @@ def main():
             continue
         if mode == "die-once" and first:
             os.kill(os.getpid(), signal.SIGKILL)
-        stream.write(compile_message("compiled", outcome={
+        stream.write(PIPE.message("compiled", outcome={
             "verdict": None, "stage": "compile", "kind": "", "error": "",
             "error_signature": "", "lower_ms": 1.0, "compile_ms": 2.0,
             "libtpu_version": "fake"}, recycle=False))

@@ -5,7 +5,7 @@ import os
 import socket
 import threading
 
-from sandbox.candidate.protocol import Stream, message, receive_control, send_control
+from sandbox.candidate.protocol import CONTROL, Stream, receive_control, send_control
 from judge.candidate_pool import CandidatePool, _Spare
 
 
@@ -38,11 +38,11 @@ def test_the_next_request_reads_the_earlier_reap_answers_first():
         for pid in (1234, 1235):
             msg, _ = receive_control(parent)
             assert msg["type"] == "reap"
-            send_control(parent, message("reaped", pid=pid, status="signal 9 (SIGKILL)"))
+            send_control(parent, CONTROL.message("reaped", pid=pid, status="signal 9 (SIGKILL)"))
         msg, fds = receive_control(parent, maxfds=2)
         for fd in fds:
             os.close(fd)
-        send_control(parent, message("spawned", spare=msg["spare"], pid=99))
+        send_control(parent, CONTROL.message("spawned", spare=msg["spare"], pid=99))
 
     thread = threading.Thread(target=parent_side)
     thread.start()
@@ -62,7 +62,7 @@ def test_a_synchronous_reap_gets_its_own_answer_not_an_earlier_one():
         for _ in range(2):
             msg, _ = receive_control(parent)
             status = "exit 0" if msg["pid"] == 1234 else "signal 11 (SIGSEGV)"
-            send_control(parent, message("reaped", pid=msg["pid"], status=status))
+            send_control(parent, CONTROL.message("reaped", pid=msg["pid"], status=status))
 
     thread = threading.Thread(target=parent_side)
     thread.start()
