@@ -10,9 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <filesystem>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +26,7 @@
 #include "agent/coordinator_link.hpp"
 #include "agent/secret_scrubber.hpp"
 #include "agent/judge_process.hpp"
+#include "agent/slot_pool.hpp"
 
 namespace palladium::agent {
 
@@ -83,7 +82,9 @@ AgentOptions with_defaults(AgentOptions o) {
 
 class Agent::Impl {
  public:
-  explicit Impl(AgentOptions options) : opt_(with_defaults(std::move(options))) {
+  explicit Impl(AgentOptions options)
+      : opt_(with_defaults(std::move(options))),
+        pool_(opt_.slots, milliseconds(opt_.judge_start_timeout_ms)) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
       stop_read_ = fds[0];
@@ -92,9 +93,7 @@ class Agent::Impl {
   }
 
   ~Impl() {
-    for (Slot& s : slots_) {
-      if (s.proc) s.proc->kill();
-    }
+    for (auto& judge : judges_) judge->kill();
     if (stop_read_ >= 0) ::close(stop_read_);
     if (stop_write_ >= 0) ::close(stop_write_);
   }
@@ -114,36 +113,23 @@ class Agent::Impl {
   const AgentOptions& options() const { return opt_; }
 
  private:
-  enum class SlotState { kStarting, kIdle, kBusy, kDown };
-
-  struct Slot {
-    int index = 0;
-    std::unique_ptr<JudgeProcess> proc;
-    SlotState state = SlotState::kDown;
-    std::optional<wire::Job> job;
-    Clock::time_point started;   // job start, or judge spawn while kStarting
-    Clock::time_point deadline;  // job timeout, or ready timeout while kStarting
-    Clock::time_point restart_at;
-    int restart_failures = 0;
-  };
+  using State = SlotPool::State;
 
   std::string validate() const;
   std::string make_link();
-  bool start_slot(Slot& s);
-  void restart_slot(Slot& s, Clock::time_point now);
+  bool start_judge(int slot, Clock::time_point now);
+  void restart_judge(int slot, Clock::time_point now);
   int wait_all_ready();
   void on_message(wire::Message message);
   void dispatch(wire::Job job);
-  void assign(Slot& s, wire::Job job);
-  void drain_queue();
-  void finish(Slot& s, JudgeResult judged);
-  // The judge died or broke the protocol while running `s`'s job: not the candidate's doing
-  // (it runs in its own sandboxed process), so the job goes back to the front of the queue on a
-  // fresh judge, up to kJudgeRetries times. Only a job that keeps killing its judge is charged.
-  void judge_lost(Slot& s, const std::string& how, const std::string& log_tail);
-  void on_judge_events(Slot& s);
+  // Sends each job the pool assigns to an idle slot to that slot's judge.
+  void send_assigned(Clock::time_point now);
+  void send_result(const SlotPool::Finished& done, JudgeResult judged);
+  // The judge of busy `slot` died or broke the protocol under its job: the pool retries the job
+  // on a fresh judge or charges it a crash.
+  void judge_lost(int slot, const std::string& how, const std::string& log_tail);
+  void on_judge_events(int slot);
   void on_timers(Clock::time_point now);
-  Clock::time_point next_wakeup(Clock::time_point now) const;
   bool drain_stop_pipe();
 
   AgentOptions opt_;
@@ -152,9 +138,8 @@ class Agent::Impl {
   int stop_read_ = -1;
   int stop_write_ = -1;
 
-  std::vector<Slot> slots_;
-  std::deque<wire::Job> queue_;
-  std::map<int64_t, int> judge_deaths_;  // job id -> judges lost while running it
+  SlotPool pool_;                                     // what each slot does (no I/O)
+  std::vector<std::unique_ptr<JudgeProcess>> judges_;  // slot i's judge
   SecretScrubber scrubber_ = SecretScrubber::from_environment();
   std::string jax_version_;
   std::string device_kind_;
@@ -216,47 +201,33 @@ std::string Agent::Impl::validate() const {
   return "";
 }
 
-bool Agent::Impl::start_slot(Slot& s) {
-  std::string err = s.proc->start();
+bool Agent::Impl::start_judge(int slot, Clock::time_point now) {
+  std::string err = judges_[slot]->start();
   if (!err.empty()) {
-    log()->error("slot {}: cannot start judge: {}", s.index, err);
-    s.state = SlotState::kDown;
+    log()->error("slot {}: cannot start judge: {}", slot, err);
     return false;
   }
-  s.state = SlotState::kStarting;
-  s.started = Clock::now();
-  s.deadline = s.started + milliseconds(opt_.judge_start_timeout_ms);
+  pool_.started(slot, now);
   return true;
 }
 
-void Agent::Impl::restart_slot(Slot& s, Clock::time_point now) {
-  s.proc->kill();
-  s.job.reset();
-  if (s.restart_failures == 0) {
-    if (start_slot(s)) return;
-  }
-  // Repeated failures: retry with a backoff so a broken environment does not spin.
-  long delay = std::min<long>(30000, 1000L << std::min(s.restart_failures, 5));
-  ++s.restart_failures;
-  s.state = SlotState::kDown;
-  s.restart_at = now + milliseconds(delay);
-  log()->warn("slot {}: judge restart in {} ms", s.index, delay);
+void Agent::Impl::restart_judge(int slot, Clock::time_point now) {
+  judges_[slot]->kill();
+  if (pool_.restart_now(slot) && start_judge(slot, now)) return;
+  milliseconds delay = pool_.back_off(slot, now);
+  log()->warn("slot {}: judge restart in {} ms", slot, delay.count());
 }
 
 int Agent::Impl::wait_all_ready() {
-  for (Slot& s : slots_) {
-    if (!start_slot(s)) return kExitJudgeFailed;
+  for (int i = 0; i < pool_.size(); ++i) {
+    if (!start_judge(i, Clock::now())) return kExitJudgeFailed;
   }
-  auto all_ready = [&] {
-    return std::all_of(slots_.begin(), slots_.end(),
-                       [](const Slot& s) { return s.state == SlotState::kIdle; });
-  };
-  while (!all_ready()) {
+  while (!pool_.all_idle()) {
     if (stop_requested_.load()) return kExitOk;
     std::vector<zmq::pollitem_t> items{{nullptr, stop_read_, ZMQ_POLLIN, 0}};
-    for (Slot& s : slots_) {
-      if (s.state == SlotState::kStarting) {
-        items.push_back({nullptr, s.proc->response_fd(), ZMQ_POLLIN, 0});
+    for (int i = 0; i < pool_.size(); ++i) {
+      if (pool_.state(i) == State::kStarting) {
+        items.push_back({nullptr, judges_[i]->response_fd(), ZMQ_POLLIN, 0});
       }
     }
     try {
@@ -265,13 +236,14 @@ int Agent::Impl::wait_all_ready() {
       if (e.num() != EINTR) throw;
     }
     auto now = Clock::now();
-    for (Slot& s : slots_) {
-      if (s.state != SlotState::kStarting) continue;
+    for (int i = 0; i < pool_.size(); ++i) {
+      if (pool_.state(i) != State::kStarting) continue;
+      JudgeProcess& judge = *judges_[i];
       std::string failure;
-      if (now > s.deadline) {
+      if (now > pool_.deadline(i)) {
         failure = "no ready within " + std::to_string(opt_.judge_start_timeout_ms) + " ms";
       } else {
-        for (JudgeEvent& ev : s.proc->read_available()) {
+        for (JudgeEvent& ev : judge.read_available()) {
           if (auto* ready = std::get_if<JudgeReady>(&ev)) {
             if (opt_.backend == "tpu" &&
                 (ready->backend != "tpu" || ready->device_kind.empty() ||
@@ -280,17 +252,17 @@ int Agent::Impl::wait_all_ready() {
                         ready->device_kind + "\", not a TPU";
               break;
             }
-            s.state = SlotState::kIdle;
+            pool_.ready(i);
             jax_version_ = ready->jax_version;
             device_kind_ = opt_.backend == "interpret" ? "cpu" : ready->device_kind;
             libtpu_version_ = ready->libtpu_version;
             stages_ = ready->stages.empty() ? default_stages(opt_.backend) : ready->stages;
-            log()->info("slot {}: judge pid {} ready in {} ms (jax {}, {})", s.index,
-                        s.proc->pid(), ms_between(s.started, now), ready->jax_version,
+            log()->info("slot {}: judge pid {} ready in {} ms (jax {}, {})", i, judge.pid(),
+                        ms_between(pool_.started_at(i), now), ready->jax_version,
                         ready->device_kind);
           } else if (std::holds_alternative<JudgeEof>(ev)) {
-            s.proc->kill();
-            failure = "judge exited before ready (" + s.proc->exit_description() + ")";
+            judge.kill();
+            failure = "judge exited before ready (" + judge.exit_description() + ")";
           } else if (auto* pe = std::get_if<JudgeProtocolError>(&ev)) {
             failure = pe->error;
           } else {
@@ -299,15 +271,15 @@ int Agent::Impl::wait_all_ready() {
         }
       }
       if (!failure.empty()) {
-        s.proc->kill();
-        std::string tail = s.proc->log_tail();
+        judge.kill();
+        std::string tail = judge.log_tail();
         if (opt_.backend == "tpu") {
           log()->critical(
               "--backend tpu: the judge found no usable TPU device; refusing to start. "
               "slot {}: {}\n{}",
-              s.index, failure, tail);
+              i, failure, tail);
         } else {
-          log()->critical("slot {}: judge failed to start: {}\n{}", s.index, failure, tail);
+          log()->critical("slot {}: judge failed to start: {}\n{}", i, failure, tail);
         }
         return kExitJudgeFailed;
       }
@@ -329,88 +301,66 @@ void Agent::Impl::on_message(wire::Message message) {
 }
 
 void Agent::Impl::dispatch(wire::Job job) {
-  auto same = [&](const wire::Job& j) { return j.job_id == job.job_id; };
-  for (const Slot& s : slots_) {
-    if (s.job && same(*s.job)) {
-      log()->warn("job {} is already running; duplicate dropped", job.job_id);
+  const int64_t id = job.job_id;
+  switch (pool_.submit(std::move(job))) {
+    case SlotPool::Admission::kDuplicateRunning:
+      log()->warn("job {} is already running; duplicate dropped", id);
       return;
-    }
-  }
-  if (std::any_of(queue_.begin(), queue_.end(), same)) {
-    log()->warn("job {} is already queued; duplicate dropped", job.job_id);
-    return;
-  }
-  for (Slot& s : slots_) {
-    if (s.state == SlotState::kIdle) {
-      assign(s, std::move(job));
+    case SlotPool::Admission::kDuplicateQueued:
+      log()->warn("job {} is already queued; duplicate dropped", id);
       return;
-    }
+    case SlotPool::Admission::kOverAssigned:
+      log()->warn("job {} arrived with all {} slots busy (coordinator over-assigned); queued "
+                  "locally ({} waiting)",
+                  id, pool_.size(), pool_.queued());
+      break;
+    case SlotPool::Admission::kQueued:
+      log()->debug("job {} queued until a judge is ready", id);
+      break;
+    case SlotPool::Admission::kAccepted:
+      break;
   }
-  std::size_t in_flight = queue_.size() + 1;
-  for (const Slot& s : slots_) in_flight += s.job ? 1 : 0;
-  // The coordinator prefetches one job beyond the slots (actors/job_ledger.hpp) so a slot
-  // never waits a round trip; more than that is over-assignment.
-  if (in_flight > slots_.size() + 1) {
-    log()->warn("job {} arrived with all {} slots busy (coordinator over-assigned); queued "
-                "locally ({} waiting)",
-                job.job_id, slots_.size(), queue_.size() + 1);
-  } else {
-    log()->debug("job {} queued until a judge is ready", job.job_id);
-  }
-  queue_.push_back(std::move(job));
+  send_assigned(Clock::now());
 }
 
-void Agent::Impl::assign(Slot& s, wire::Job job) {
-  auto now = Clock::now();
-  double timeout_s = job.timeout_s > 0 ? job.timeout_s : 600.0;
-  s.state = SlotState::kBusy;
-  s.started = now;
-  s.deadline = now + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(timeout_s));
-  s.job = std::move(job);
-  std::string err = s.proc->send_eval(*s.job);
-  if (!err.empty()) {
-    s.proc->kill();
-    judge_lost(s, err + " (" + s.proc->exit_description() + ")", s.proc->log_tail());
-    restart_slot(s, now);
-  }
-}
-
-void Agent::Impl::drain_queue() {
-  for (Slot& s : slots_) {
-    if (queue_.empty()) return;
-    if (s.state == SlotState::kIdle) {
-      wire::Job job = std::move(queue_.front());
-      queue_.pop_front();
-      assign(s, std::move(job));
+void Agent::Impl::send_assigned(Clock::time_point now) {
+  // A judge that cannot take its job is restarted and the job requeued at the front, where the
+  // next idle slot takes it in the next round.
+  for (std::vector<int> taken = pool_.assign(now); !taken.empty(); taken = pool_.assign(now)) {
+    for (int i : taken) {
+      JudgeProcess& judge = *judges_[i];
+      std::string err = judge.send_eval(*pool_.job(i));
+      if (!err.empty()) {
+        judge.kill();
+        judge_lost(i, err + " (" + judge.exit_description() + ")", judge.log_tail());
+        restart_judge(i, now);
+      }
     }
   }
 }
 
-void Agent::Impl::judge_lost(Slot& s, const std::string& how, const std::string& log_tail) {
-  constexpr int kJudgeRetries = 2;
-  int deaths = ++judge_deaths_[s.job->job_id];
-  if (deaths <= kJudgeRetries) {
+void Agent::Impl::judge_lost(int slot, const std::string& how, const std::string& log_tail) {
+  const int64_t id = pool_.job(slot)->job_id;
+  SlotPool::Lost lost = pool_.judge_lost(slot);
+  if (!lost.charged) {
     log()->warn("slot {}: the judge was lost running job {} ({}); retrying it on a fresh judge "
-                "({} of {})", s.index, s.job->job_id, how, deaths, kJudgeRetries);
-    queue_.push_front(std::move(*s.job));
-    s.job.reset();
-    if (s.state == SlotState::kBusy) s.state = SlotState::kIdle;
+                "({} of {})", slot, id, how, lost.deaths, SlotPool::kJudgeRetries);
     return;
   }
-  finish(s, make_crash_result(*s.job,
-                              "the judge died " + std::to_string(deaths) +
-                                  " times while evaluating this candidate; last: " + how,
-                              log_tail));
+  send_result(*lost.charged,
+              make_crash_result(lost.charged->job,
+                                "the judge died " + std::to_string(lost.deaths) +
+                                    " times while evaluating this candidate; last: " + how,
+                                log_tail));
 }
 
-void Agent::Impl::finish(Slot& s, JudgeResult judged) {
-  judge_deaths_.erase(judged.job_id);
+void Agent::Impl::send_result(const SlotPool::Finished& done, JudgeResult judged) {
+  const wire::Job& job = done.job;
   wire::Result result;
   result.job_id = judged.job_id;
   result.agent_id = opt_.agent_id;
   result.backend = opt_.backend;
-  result.lease = s.job->lease;  // the coordinator hears a result only for the lease it gave
+  result.lease = job.lease;  // the coordinator hears a result only for the lease it gave
   result.evaluation = std::move(judged.evaluation);
   Evaluation& e = result.evaluation;
   // Nothing the agent knows as a secret leaves it, whatever text the candidate produced.
@@ -419,8 +369,7 @@ void Agent::Impl::finish(Slot& s, JudgeResult judged) {
   e.stdout_text = scrubber_.scrub(e.stdout_text);
   e.stderr_text = scrubber_.scrub(e.stderr_text);
   if (e.compile_finding) e.compile_finding = scrubber_.scrub(*e.compile_finding);
-  long ms = ms_between(s.started, Clock::now());
-  const wire::Job& job = *s.job;
+  long ms = ms_between(done.started, Clock::now());
   const std::string_view verdict = to_string(e.verdict);
   if (e.verdict == Verdict::correct || e.error.empty()) {
     log()->info("job {} {} -> {} in {} ms", job.job_id, job.workload_id, verdict, ms);
@@ -429,27 +378,24 @@ void Agent::Impl::finish(Slot& s, JudgeResult judged) {
                 error_headline(e.error).substr(0, 160));
   }
   link_->send(result);
-  s.job.reset();
-  if (s.state == SlotState::kBusy) s.state = SlotState::kIdle;
 }
 
-void Agent::Impl::on_judge_events(Slot& s) {
+void Agent::Impl::on_judge_events(int slot) {
   auto now = Clock::now();
-  for (JudgeEvent& ev : s.proc->read_available()) {
+  JudgeProcess& judge = *judges_[slot];
+  for (JudgeEvent& ev : judge.read_available()) {
     if (auto* ready = std::get_if<JudgeReady>(&ev)) {
-      if (s.state == SlotState::kStarting) {
-        s.state = SlotState::kIdle;
-        s.restart_failures = 0;
-        log()->info("slot {}: judge pid {} ready in {} ms", s.index, ready->pid,
-                    ms_between(s.started, now));
+      if (pool_.ready(slot)) {
+        log()->info("slot {}: judge pid {} ready in {} ms", slot, ready->pid,
+                    ms_between(pool_.started_at(slot), now));
       }
       continue;
     }
     if (auto* result = std::get_if<JudgeResult>(&ev)) {
-      if (s.state == SlotState::kBusy && s.job && result->job_id == s.job->job_id) {
-        finish(s, std::move(*result));
+      if (auto done = pool_.complete(slot, result->job_id)) {
+        send_result(*done, std::move(*result));
       } else {
-        log()->warn("slot {}: dropping a result for job {} it was not running", s.index,
+        log()->warn("slot {}: dropping a result for job {} it was not running", slot,
                     result->job_id);
       }
       continue;
@@ -458,47 +404,43 @@ void Agent::Impl::on_judge_events(Slot& s) {
     std::string how = std::holds_alternative<JudgeEof>(ev)
                           ? std::string("judge exited")
                           : std::get<JudgeProtocolError>(ev).error;
-    s.proc->kill();
-    how += " (" + s.proc->exit_description() + ")";
-    std::string tail = s.proc->log_tail();
-    if (s.state == SlotState::kBusy && s.job) {
-      judge_lost(s, how, tail);
-      s.restart_failures = 0;
+    judge.kill();
+    how += " (" + judge.exit_description() + ")";
+    std::string tail = judge.log_tail();
+    if (pool_.state(slot) == State::kBusy && pool_.job(slot) != nullptr) {
+      judge_lost(slot, how, tail);
     } else {
-      log()->error("slot {}: {}; log tail:\n{}", s.index, how, tail);
-      if (s.state == SlotState::kStarting) ++s.restart_failures;
+      log()->error("slot {}: {}; log tail:\n{}", slot, how, tail);
+      if (pool_.state(slot) == State::kStarting) pool_.start_failed(slot);
     }
-    restart_slot(s, now);
+    restart_judge(slot, now);
     return;
   }
 }
 
 void Agent::Impl::on_timers(Clock::time_point now) {
-  for (Slot& s : slots_) {
-    if (s.state == SlotState::kBusy && now >= s.deadline) {
-      s.proc->kill();
-      finish(s, make_timeout_result(*s.job,
-                                    std::chrono::duration<double>(now - s.started).count()));
-      restart_slot(s, now);
-    } else if (s.state == SlotState::kStarting && now >= s.deadline) {
-      log()->error("slot {}: judge sent no ready within {} ms; killed", s.index,
-                   opt_.judge_start_timeout_ms);
-      ++s.restart_failures;
-      restart_slot(s, now);
-    } else if (s.state == SlotState::kDown && now >= s.restart_at) {
-      if (!start_slot(s)) restart_slot(s, now);
+  for (auto [slot, timer] : pool_.due(now)) {
+    switch (timer) {
+      case SlotPool::Timer::kJobTimeout: {
+        judges_[slot]->kill();
+        std::optional<SlotPool::Finished> done = pool_.complete(slot, pool_.job(slot)->job_id);
+        double elapsed_s = std::chrono::duration<double>(now - done->started).count();
+        send_result(*done, make_timeout_result(done->job, elapsed_s));
+        restart_judge(slot, now);
+        break;
+      }
+      case SlotPool::Timer::kReadyTimeout:
+        log()->error("slot {}: judge sent no ready within {} ms; killed", slot,
+                     opt_.judge_start_timeout_ms);
+        pool_.start_failed(slot);
+        restart_judge(slot, now);
+        break;
+      case SlotPool::Timer::kRestart:
+        if (!start_judge(slot, now)) restart_judge(slot, now);
+        break;
     }
   }
   link_->on_timers(now);
-}
-
-Clock::time_point Agent::Impl::next_wakeup(Clock::time_point now) const {
-  Clock::time_point t = link_->next_wakeup(now);
-  for (const Slot& s : slots_) {
-    if (s.state == SlotState::kBusy || s.state == SlotState::kStarting) t = std::min(t, s.deadline);
-    if (s.state == SlotState::kDown) t = std::min(t, s.restart_at);
-  }
-  return t;
 }
 
 bool Agent::Impl::drain_stop_pipe() {
@@ -530,17 +472,14 @@ int Agent::Impl::run() {
     so.log_path = opt_.log_dir + "/judge-" + std::to_string(i) + ".log";
     // One judge per chip: slot i owns chip i, so candidates never share a chip's timing.
     if (opt_.backend == "tpu" && opt_.slots > 1) so.extra_env = one_chip_environment(i);
-    Slot s;
-    s.index = i;
-    s.proc = std::make_unique<JudgeProcess>(std::move(so));
-    slots_.push_back(std::move(s));
+    judges_.push_back(std::make_unique<JudgeProcess>(std::move(so)));
   }
   log()->info("agent {}: starting {} judge(s): {} -m {} --backend {} (logs in {})",
               opt_.agent_id, opt_.slots, opt_.python, opt_.judge_module, opt_.backend,
               opt_.log_dir);
   int rc = wait_all_ready();
   if (rc != kExitOk) {
-    for (Slot& s : slots_) s.proc->kill();
+    for (auto& judge : judges_) judge->kill();
     return rc;
   }
 
@@ -551,7 +490,7 @@ int Agent::Impl::run() {
     hello.device_kind = device_kind_;
     hello.jax_version = jax_version_;
     hello.libtpu_version = libtpu_version_;
-    hello.slots = static_cast<int>(slots_.size());
+    hello.slots = pool_.size();
     hello.stages = stages_;
     link_->start(std::move(hello), Clock::now());
   }
@@ -560,17 +499,15 @@ int Agent::Impl::run() {
     items.push_back({nullptr, stop_read_, ZMQ_POLLIN, 0});
     std::optional<zmq::pollitem_t> link_item = link_->poll_item();
     if (link_item) items.push_back(*link_item);
-    std::vector<Slot*> polled;
-    for (Slot& s : slots_) {
-      if (s.proc->response_fd() >= 0 &&
-          (s.state == SlotState::kBusy || s.state == SlotState::kStarting ||
-           s.state == SlotState::kIdle)) {
-        items.push_back({nullptr, s.proc->response_fd(), ZMQ_POLLIN, 0});
-        polled.push_back(&s);
+    std::vector<int> polled;
+    for (int i = 0; i < pool_.size(); ++i) {
+      if (judges_[i]->response_fd() >= 0 && pool_.state(i) != State::kDown) {
+        items.push_back({nullptr, judges_[i]->response_fd(), ZMQ_POLLIN, 0});
+        polled.push_back(i);
       }
     }
     auto now = Clock::now();
-    auto wait = std::max<long>(0, ms_between(now, next_wakeup(now)));
+    auto wait = std::max<long>(0, ms_between(now, pool_.next_wakeup(link_->next_wakeup(now))));
     try {
       zmq::poll(items.data(), items.size(), milliseconds(wait));
     } catch (const zmq::error_t& e) {
@@ -586,11 +523,11 @@ int Agent::Impl::run() {
       ++next;
     }
     for (std::size_t i = 0; i < polled.size(); ++i) {
-      if (items[next + i].revents & (ZMQ_POLLIN | ZMQ_POLLERR)) on_judge_events(*polled[i]);
+      if (items[next + i].revents & (ZMQ_POLLIN | ZMQ_POLLERR)) on_judge_events(polled[i]);
     }
-    drain_queue();
+    send_assigned(Clock::now());
     on_timers(Clock::now());
-    drain_queue();
+    send_assigned(Clock::now());
   }
 
   if (g_signal != 0) {
@@ -599,13 +536,13 @@ int Agent::Impl::run() {
   }
   log()->info("agent {}: stopping ({})", opt_.agent_id, stop_reason_);
   link_->close(stop_reason_);
-  for (Slot& s : slots_) {
+  for (int i = 0; i < pool_.size(); ++i) {
     // A busy judge would not read `shutdown` until its job ends; its job is abandoned
     // (the coordinator requeues it on bye), so kill it outright.
-    if (s.state == SlotState::kBusy) {
-      s.proc->kill();
+    if (pool_.state(i) == State::kBusy) {
+      judges_[i]->kill();
     } else {
-      s.proc->stop(milliseconds(2000));
+      judges_[i]->stop(milliseconds(2000));
     }
   }
   return kExitOk;

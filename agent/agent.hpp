@@ -4,8 +4,9 @@
 // (agent/coordinator_link.hpp: hello, heartbeats, reconnect backoff, results kept while
 // disconnected), the response pipes of all judges and a stop pipe.
 //
-// Jobs go to idle judges (one job per judge); a job arriving when all are busy is
-// queued locally with a warning (the coordinator should not send more than `slots`). A job
+// Jobs go to idle judges (one job per judge; the slots' bookkeeping is agent/slot_pool.hpp,
+// this loop does what it decides); a job arriving when all are busy is queued locally
+// with a warning (the coordinator should not send more than `slots`). A job
 // with no result within its timeout_s gets verdict "timeout"; a judge that exits, closes
 // its pipe or breaks the protocol mid-job gets "crash" (exit status and log tail in the
 // error). Either way the judge's process group is killed and a fresh judge started.
