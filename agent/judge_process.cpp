@@ -38,14 +38,6 @@ std::string errno_text(const char* what, int err) {
   return std::string(what) + ": " + std::strerror(err);
 }
 
-// Moves `fd` to a number >= 10 (close-on-exec), so that dup2 onto 3 and 4 in the child can
-// never clobber another source fd.
-int move_high(int fd) {
-  int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
-  ::close(fd);
-  return high;
-}
-
 }  // namespace
 
 bool judge_environment_variable(const std::string& name) {
@@ -96,23 +88,6 @@ std::vector<std::string> child_environment(const JudgeOptions& o, const std::str
   return env;
 }
 
-// execve needs a path: resolve a bare name against the agent's PATH, as posix_spawnp did.
-std::string resolve_executable(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(start, end - start);
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return name;  // execve fails with ENOENT, reported by start()
-}
-
 // An environment override of one limit: unset -> `fallback`.
 int64_t env_limit(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);
@@ -127,77 +102,6 @@ int64_t resolve_limit(int64_t value, int64_t def, int64_t unit) {
   if (value == 0) value = def;
   if (value < 0) return -1;
   return value * unit;
-}
-
-// Lowers one limit in the child (async-signal-safe: getrlimit/setrlimit are plain syscalls).
-// Never raises a limit above the inherited hard limit.
-void child_limit(int resource, int64_t soft, int64_t hard_extra = 0) {
-  if (soft < 0) return;
-  rlimit cur{};
-  if (::getrlimit(resource, &cur) != 0) return;
-  rlim_t want_soft = static_cast<rlim_t>(soft);
-  rlim_t want_hard = static_cast<rlim_t>(soft + hard_extra);
-  if (cur.rlim_max != RLIM_INFINITY && want_hard > cur.rlim_max) want_hard = cur.rlim_max;
-  if (want_soft > want_hard) want_soft = want_hard;
-  rlimit next{want_soft, want_hard};
-  ::setrlimit(resource, &next);
-}
-
-// Everything the child needs between fork and exec, prepared by the parent.
-struct ChildPlan {
-  const char* path;
-  char* const* argv;
-  char* const* envp;
-  const char* cwd;
-  int log_fd, req_fd, resp_fd, err_fd;
-  EffectiveLimits limits;
-};
-
-[[noreturn]] void child_after_fork(const ChildPlan& p) {
-  ::setpgid(0, 0);
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGXCPU, SIGXFSZ}) {
-    ::sigaction(sig, &dfl, nullptr);
-  }
-  sigset_t empty;
-  sigemptyset(&empty);
-  ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-  int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd >= 0 && null_fd != 0) {
-    ::dup2(null_fd, 0);
-    ::close(null_fd);
-  }
-  // The sources are all >= 10 (move_high), so these cannot clobber each other; dup2 clears
-  // close-on-exec on the targets.
-  ::dup2(p.log_fd, 1);
-  ::dup2(p.log_fd, 2);
-  ::dup2(p.req_fd, 3);
-  ::dup2(p.resp_fd, 4);
-  // Nothing else of the agent's (ZeroMQ sockets, other slots' pipes) survives the exec.
-#ifdef SYS_close_range
-  if (::syscall(SYS_close_range, 5u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */) != 0)
-#endif
-  {
-    for (int fd = 5; fd < 4096; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-  }
-  int err = 0;
-  if (::chdir(p.cwd) != 0) err = errno;
-  if (err == 0 && p.limits.new_network_namespace && ::geteuid() == 0) {
-    ::unshare(CLONE_NEWNET);  // best effort: a container may forbid it; the audit hook remains
-  }
-  child_limit(RLIMIT_CORE, 0);
-  child_limit(RLIMIT_AS, p.limits.address_space_bytes);
-  child_limit(RLIMIT_CPU, p.limits.cpu_seconds, 30);
-  child_limit(RLIMIT_FSIZE, p.limits.file_size_bytes);
-  child_limit(RLIMIT_NOFILE, p.limits.open_files);
-  if (err == 0) {
-    ::execve(p.path, p.argv, p.envp);
-    err = errno;
-  }
-  ssize_t ignored = ::write(p.err_fd, &err, sizeof err);
-  (void)ignored;
-  ::_exit(127);
 }
 
 std::string describe_status(int status) {
@@ -251,7 +155,11 @@ struct JudgeProcess::Parser {
                                                    1u << 30, 32)};
 };
 
-JudgeProcess::JudgeProcess(JudgeOptions options) : options_(std::move(options)) {
+JudgeProcess::JudgeProcess(JudgeOptions options,
+                           std::shared_ptr<sandbox::ProcessLauncher> launcher)
+    : options_(std::move(options)),
+      launcher_(launcher ? std::move(launcher)
+                         : std::make_shared<sandbox::SandboxedLauncher>()) {
   ::signal(SIGPIPE, SIG_IGN);
 }
 
@@ -276,7 +184,6 @@ std::string JudgeProcess::start() {
   }
   struct stat st {};
   log_start_ = ::fstat(log_fd, &st) == 0 ? static_cast<long>(st.st_size) : 0;
-  log_fd = move_high(log_fd);
 
   int req[2], resp[2];
   if (::pipe2(req, O_CLOEXEC) != 0) {
@@ -291,63 +198,25 @@ std::string JudgeProcess::start() {
     kill();
     return errno_text("pipe2", errno);
   }
-  int child_req = move_high(req[0]);
-  req_fd_ = move_high(req[1]);
-  resp_fd_ = move_high(resp[0]);
-  int child_resp = move_high(resp[1]);
+  req_fd_ = req[1];
+  resp_fd_ = resp[0];
 
-  std::vector<std::string> args = {options_.python, "-m", options_.module, "--backend",
-                                   options_.backend};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env = child_environment(options_, temp_dir_);
-  std::vector<char*> envp;
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::string path = resolve_executable(options_.python);
-
-  // exec failures come back through this close-on-exec pipe (EOF = exec succeeded).
-  int errp[2];
-  if (::pipe2(errp, O_CLOEXEC) != 0) {
-    int e = errno;
-    ::close(child_req);
-    ::close(child_resp);
-    ::close(log_fd);
-    kill();
-    return errno_text("pipe2", e);
-  }
-  int err_r = errp[0];
-  int err_w = move_high(errp[1]);
-
-  ChildPlan plan{path.c_str(), argv.data(), envp.data(), temp_dir_.c_str(), log_fd,
-                 child_req,    child_resp,  err_w,       effective_limits(options_.limits,
-                                                                          options_.backend)};
-  pid_t pid = ::fork();
-  if (pid == 0) child_after_fork(plan);
-  int fork_errno = errno;
-  ::close(err_w);
-  ::close(child_req);
-  ::close(child_resp);
+  sandbox::LaunchSpec spec;
+  spec.executable = options_.python;
+  spec.argv = {options_.python, "-m", options_.module, "--backend", options_.backend};
+  spec.env = child_environment(options_, temp_dir_);
+  spec.cwd = temp_dir_;
+  spec.output_fd = log_fd;
+  spec.fds = {req[0], resp[1]};
+  spec.limits = effective_limits(options_.limits, options_.backend);
+  std::string launch_error;
+  pid_t pid = launcher_->launch(spec, &launch_error);
+  ::close(req[0]);
+  ::close(resp[1]);
   ::close(log_fd);
   if (pid < 0) {
-    ::close(err_r);
     kill();
-    return errno_text("fork", fork_errno);
-  }
-  // Either exec succeeded (EOF) or the child reports its errno and exits 127.
-  int child_errno = 0;
-  ssize_t got;
-  do {
-    got = ::read(err_r, &child_errno, sizeof child_errno);
-  } while (got < 0 && errno == EINTR);
-  ::close(err_r);
-  if (got == static_cast<ssize_t>(sizeof child_errno)) {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    kill();
-    return errno_text(("spawn " + options_.python).c_str(), child_errno);
+    return "spawn " + options_.python + ": " + launch_error;
   }
   pid_ = pid;
   ::fcntl(req_fd_, F_SETFL, ::fcntl(req_fd_, F_GETFL) | O_NONBLOCK);

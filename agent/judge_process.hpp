@@ -1,15 +1,15 @@
 // One Python judge child process and its pipe protocol (protocol/judge_pipe.json, whose
 // generated structs and codec this speaks), seen from the agent.
 //
-// The child is the judge, `<python> -m <module> --backend <backend>`, started with fork+execve
-// (no shell) in its own process group, with PYTHONPATH=<home>, an allowlisted environment
-// (judge_environment_variable(); PALLADIUM_SANDBOX names the candidate sandbox launcher), cwd =
-// TMPDIR = a private temp dir, fd 3 = requests,
-// fd 4 = responses, fds 1/2 appended to a log file, every other fd closed on exec, and the
-// sandbox of docs/verification.md ("Sandbox"): rlimits on address space, CPU seconds, file size
-// and open files, no core dumps, and a fresh network namespace (no interfaces but a down
-// loopback) when the agent runs as root. Between fork and exec the child makes only
-// async-signal-safe calls (the agent is multi-threaded).
+// The child is the judge, `<python> -m <module> --backend <backend>`, started through a
+// sandbox::ProcessLauncher (sandbox/process_launcher.hpp; by default the SandboxedLauncher:
+// fork+execve, no shell, its own process group) with PYTHONPATH=<home>, an allowlisted
+// environment (judge_environment_variable(); PALLADIUM_SANDBOX names the candidate sandbox
+// launcher), cwd = TMPDIR = a private temp dir, fd 3 = requests, fd 4 = responses, fds 1/2
+// appended to a log file, every other fd closed on exec, and the sandbox of
+// docs/verification.md ("Sandbox"): rlimits on address space, CPU seconds, file size and open
+// files, no core dumps, and a fresh network namespace (no interfaces but a down loopback) when
+// the agent runs as root.
 //
 // The class is non-blocking by design: the agent polls response_fd() together with its
 // other fds and calls read_available() when it is readable. wait_ready() and evaluate() are
@@ -33,6 +33,7 @@
 
 #include "protocol/judge_pipe.hpp"
 #include "protocol/wire_protocol.hpp"
+#include "sandbox/process_launcher.hpp"
 
 namespace palladium::agent {
 
@@ -62,14 +63,9 @@ struct JudgeLimits {
   bool new_network_namespace = true;  // unshare(CLONE_NEWNET), only when euid == 0
 };
 
-// The limits start() applies for `backend` after defaults and environment overrides.
-struct EffectiveLimits {
-  int64_t address_space_bytes = -1;  // -1: unchanged
-  int64_t cpu_seconds = -1;
-  int64_t file_size_bytes = -1;
-  int64_t open_files = -1;
-  bool new_network_namespace = false;
-};
+// The limits start() applies for `backend` after defaults and environment overrides (-1:
+// unchanged).
+using EffectiveLimits = sandbox::ChildLimits;
 EffectiveLimits effective_limits(const JudgeLimits& limits, const std::string& backend);
 
 struct JudgeOptions {
@@ -103,7 +99,9 @@ using JudgeEvent =
 
 class JudgeProcess {
  public:
-  explicit JudgeProcess(JudgeOptions options);
+  // `launcher` starts the child; null means a sandbox::SandboxedLauncher.
+  explicit JudgeProcess(JudgeOptions options,
+                        std::shared_ptr<sandbox::ProcessLauncher> launcher = nullptr);
   ~JudgeProcess();  // kill()s a running child
 
   JudgeProcess(const JudgeProcess&) = delete;
@@ -160,6 +158,7 @@ class JudgeProcess {
   void close_fds();
 
   JudgeOptions options_;
+  std::shared_ptr<sandbox::ProcessLauncher> launcher_;
   pid_t pid_ = -1;
   int req_fd_ = -1;
   int resp_fd_ = -1;
