@@ -258,6 +258,11 @@ IMPORTS_THE_WORKLOAD_PAST_LINT = _BYPASS + '''
 _wl = _imp("workloads.wl_8p", fromlist=["workload"])
 workload = _wl.workload
 '''
+# ...or the candidate pipe's schema module, which the sandbox mounts for the runner.
+IMPORTS_THE_PIPE_SCHEMA_PAST_LINT = _BYPASS + '''
+_schema = _imp("palladium_pipe_schema")
+workload = None
+'''
 
 # 13. Pallas for show: XLA does the GEMM, a token kernel copies the result.
 XLA_BESIDE_A_COPY_KERNEL = _COPY + '''

@@ -202,6 +202,10 @@ def test_the_project_modules_cannot_be_imported():
     bypass = run(h.IMPORTS_THE_WORKLOAD_PAST_LINT)
     assert (bypass["verdict"], bypass["stage"]) == ("import_error", "import"), bypass
     assert "may not import Palladium's own modules" in bypass["error"]
+    schema = run(h.IMPORTS_THE_PIPE_SCHEMA_PAST_LINT)
+    assert (schema["verdict"], schema["stage"]) == ("import_error", "import"), schema
+    assert "No module named 'palladium_pipe_schema': a kernel module may not import Palladium's" \
+        in schema["error"], schema["error"]
 
 
 @pytest.mark.parametrize("name,kind", [("XLA_BESIDE_A_COPY_KERNEL", "outside_pallas"),
