@@ -23,7 +23,8 @@ FORBIDDEN_MODULES = frozenset({
 })
 # Palladium's own packages: a candidate that imports the workload module (`from workloads import
 # wl_12p`) returns the baseline. The sandbox does not contain them; lint says so first.
-PROJECT_MODULES = frozenset({"workloads", "judge", "sandbox", "agent", "tpu_agent", "protocol", "palladium_candidate"})
+PROJECT_MODULES = frozenset({"workloads", "judge", "sandbox", "agent", "tpu_agent", "protocol",
+                             "palladium_candidate", "palladium_pipe_schema"})
 
 FORBIDDEN_CALLS = frozenset({"exec", "eval", "compile", "__import__", "open", "breakpoint", "input"})
 
