@@ -111,6 +111,33 @@ def interleaved(kernel, baseline, *, runs, warmup=1, min_runs=None, budget_s=Non
     return Pair(spread(kernel_ms), spread(baseline_ms), len(kernel_ms), warmup)
 
 
+def round_robin(calls, *, runs, warmup=1, clock=time.perf_counter):
+    """Time several programs in one sitting (a workload's best kernels and its baseline,
+    judge/retiming.py): `warmup` untimed calls of each, then `runs` rounds that call each
+    once, in turn. Round i starts at calls[i % n], so that no program always runs right after
+    the same other one. Returns one Spread per call, in `calls`' order. Raises ValueError for
+    no calls, runs < 1 or warmup < 0."""
+    calls = list(calls)
+    if not calls:
+        raise ValueError("round_robin: no programs to time")
+    if runs < 1:
+        raise ValueError(f"round_robin: runs is {runs}, must be >= 1")
+    if warmup < 0:
+        raise ValueError(f"round_robin: warmup is {warmup}, must be >= 0")
+    for _ in range(warmup):
+        for fn in calls:
+            fn()
+    samples = [[] for _ in calls]
+    n = len(calls)
+    for i in range(runs):
+        for j in range(n):
+            k = (i + j) % n
+            t0 = clock()
+            calls[k]()
+            samples[k].append((clock() - t0) * 1e3)
+    return [spread(s) for s in samples]
+
+
 def published(pair, digits=4):
     """The result fields a Pair fills (the evaluation's timing columns): medians as kernel_ms
     and baseline_ms, the bands, and timing_runs."""

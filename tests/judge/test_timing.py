@@ -105,3 +105,29 @@ def test_published_fields_are_the_evaluation_timing_columns():
     assert (fields["kernel_ms_low"], fields["kernel_ms_high"]) == pytest.approx((3.0, 5.0))
     assert fields["baseline_ms"] == pytest.approx(8.0)
     assert (fields["baseline_ms_low"], fields["baseline_ms_high"]) == pytest.approx((6.0, 10.0))
+
+
+def test_round_robin_rotates_the_programs_after_a_warm_up_each():
+    clock, log = FakeClock(), []
+    a = clock.side([9.0, 0.001, 0.003, 0.002], log, "a")
+    b = clock.side([9.0, 0.004, 0.005, 0.006], log, "b")
+    base = clock.side([9.0, 0.010, 0.030, 0.020], log, "x")
+    spreads = timing.round_robin([a, b, base], runs=3, warmup=1, clock=clock)
+    # warm-up a b x, then rounds starting at a, b, x in turn.
+    assert log == ["a", "b", "x", "a", "b", "x", "b", "x", "a", "x", "a", "b"]
+    # Samples in each program's own call order; the 9 s warm-ups are not among them.
+    assert spreads[0].samples == pytest.approx((1.0, 3.0, 2.0))
+    assert spreads[1].samples == pytest.approx((4.0, 5.0, 6.0))
+    assert spreads[2].samples == pytest.approx((10.0, 30.0, 20.0))
+    assert [s.median for s in spreads] == pytest.approx([2.0, 5.0, 20.0])
+    assert (spreads[2].low, spreads[2].high) == pytest.approx((10.0, 30.0))
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"calls": [], "runs": 3}, "no programs"),
+    ({"calls": [lambda: None], "runs": 0}, "runs is 0"),
+    ({"calls": [lambda: None], "runs": 2, "warmup": -1}, "warmup is -1"),
+])
+def test_round_robin_refuses_bad_settings_naming_them(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        timing.round_robin(**kwargs)
