@@ -60,6 +60,9 @@ void read_value(wire::MapReader& rd, const FieldSpec& spec, std::optional<std::s
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::vector<int64_t>* out) {
   if (given(rd, spec)) rd.int_list(spec.key, out);
 }
+void read_value(wire::MapReader& rd, const FieldSpec& spec, std::vector<double>* out) {
+  if (given(rd, spec)) rd.number_list(spec.key, out);
+}
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::vector<std::string>* out) {
   if (given(rd, spec)) rd.str_list(spec.key, out);
 }

@@ -41,6 +41,11 @@ void pack_value(P& pk, const std::vector<int64_t>& v) {
   for (int64_t x : v) pk.pack_int64(x);
 }
 template <typename P>
+void pack_value(P& pk, const std::vector<double>& v) {
+  pk.pack_array(static_cast<uint32_t>(v.size()));
+  for (double x : v) pk.pack_double(x);
+}
+template <typename P>
 void pack_value(P& pk, const std::vector<std::string>& v) {
   pk.pack_array(static_cast<uint32_t>(v.size()));
   for (const auto& x : v) codec::pack_str(pk, x);
@@ -100,6 +105,7 @@ void read_value(wire::MapReader& rd, const FieldSpec& spec, double* out);
 void read_value(wire::MapReader& rd, const FieldSpec& spec, bool* out);
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::string* out);
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::vector<int64_t>* out);
+void read_value(wire::MapReader& rd, const FieldSpec& spec, std::vector<double>* out);
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::vector<std::string>* out);
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::map<std::string, double>* out);
 void read_value(wire::MapReader& rd, const FieldSpec& spec, std::optional<double>* out);

@@ -49,7 +49,7 @@ def _default(field):
     if kind.endswith("?") or kind == "any":
         return None
     return {"int": 0, "int32": 0, "float": 0.0, "bool": False, "str": "", "int_list": [],
-            "str_list": [], "float_map": {}}[kind]
+            "float_list": [], "str_list": [], "float_map": {}}[kind]
 
 
 def message(kind, **values):
@@ -103,6 +103,9 @@ def _check_value(kind, key, value, where):
     elif base == "int_list":
         if not isinstance(value, (list, tuple)) or not all(_is_int(v) for v in value):
             fail("a list of ints")
+    elif base == "float_list":
+        if not isinstance(value, (list, tuple)) or not all(_is_number(v) for v in value):
+            fail("a list of numbers")
     elif base == "str_list":
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
             fail("a list of strs")

@@ -43,6 +43,7 @@ class MapReader {
   void opt_int_list(std::string_view key, std::vector<int64_t>* out);  // missing -> unchanged
   void int_list(std::string_view key, std::vector<int64_t>* out);
   void str_list(std::string_view key, std::vector<std::string>* out);
+  void number_list(std::string_view key, std::vector<double>* out);  // floats or ints
   void number_map(std::string_view key, std::map<std::string, double>* out);
   void opt_bool_or_nil(std::string_view key, std::optional<bool>* out);  // nil or missing -> nullopt
   void require(std::string_view key);  // a "missing field" error unless the key is present

@@ -42,8 +42,8 @@ void pack_header(P& pk, std::string_view type, uint32_t fields) {
   pk.pack_int(kVersion);
 }
 
-// A job frame is the header, the lease, then the other 7 fields; JobFrame caches the last part.
-constexpr uint32_t kJobFields = 8;
+// A job frame is the header, the lease, then the other 8 fields; JobFrame caches the last part.
+constexpr uint32_t kJobFields = 9;
 
 void pack_int_list(Packer& pk, std::string_view key, const std::vector<int64_t>& values) {
   pack_str(pk, key);
@@ -68,6 +68,9 @@ void pack_job_fields(Packer& pk, const Job& m) {
   pack_int_list(pk, "seeds", m.seeds);
   pack_str(pk, "require_pallas");
   if (m.require_pallas) pk.pack_true(); else pk.pack_false();
+  pack_str(pk, "codes");
+  pk.pack_array(static_cast<uint32_t>(m.codes.size()));
+  for (const auto& code : m.codes) pack_str(pk, code);
 }
 
 struct Encoder {
@@ -108,6 +111,22 @@ struct Encoder {
     pack_kv(pk, "agent_id", m.agent_id);
     pack_kv(pk, "backend", m.backend);
     codec::pack_fields(pk, m.evaluation);
+  }
+  void operator()(const Retimed& m) {
+    // The sitting's fields but its job_id (the frame's own).
+    pack_header(pk, "retimed",
+                static_cast<uint32_t>(4 + judge_pipe::kRetimedFieldCount - 1));
+    pack_str(pk, "job_id");
+    pk.pack_int64(m.job_id);
+    pack_str(pk, "lease");
+    pk.pack_int64(m.lease);
+    pack_kv(pk, "agent_id", m.agent_id);
+    pack_kv(pk, "backend", m.backend);
+    visit_fields(m.sitting, [&](const FieldSpec& spec, const auto& value) {
+      if (spec.key == std::string_view("job_id")) return;
+      pack_str(pk, spec.key);
+      codec::pack_value(pk, value);
+    });
   }
   void operator()(const Bye& m) {
     pack_header(pk, "bye", 2);
@@ -163,6 +182,7 @@ DecodeResult decode_object(const msgpack::object& o) {
     rd.number("timeout_s", &m.timeout_s);
     rd.int_list("seeds", &m.seeds);
     rd.opt_bool("require_pallas", &m.require_pallas);
+    if (rd.has("codes")) rd.str_list("codes", &m.codes);
     message = std::move(m);
   } else if (type == "result") {
     Result m;
@@ -171,6 +191,14 @@ DecodeResult decode_object(const msgpack::object& o) {
     rd.str("agent_id", &m.agent_id);
     rd.str("backend", &m.backend);
     codec::read_fields(rd, &m.evaluation);
+    message = std::move(m);
+  } else if (type == "retimed") {
+    Retimed m;
+    rd.int64("job_id", &m.job_id);
+    rd.int64("lease", &m.lease);
+    rd.str("agent_id", &m.agent_id);
+    rd.str("backend", &m.backend);
+    codec::read_fields(rd, &m.sitting);  // reads the frame's job_id into the sitting's too
     message = std::move(m);
   } else if (type == "bye") {
     Bye m;
@@ -376,6 +404,23 @@ void MapReader::str_list(std::string_view key, std::vector<std::string>* out) {
   }
 }
 
+void MapReader::number_list(std::string_view key, std::vector<double>* out) {
+  const msgpack::object* v = find(key, true);
+  if (v == nullptr) return;
+  if (v->type != msgpack::type::ARRAY) return fail_type(key, *v, "array of float");
+  out->clear();
+  for (uint32_t i = 0; i < v->via.array.size; ++i) {
+    double d = 0.0;
+    if (!as_number(v->via.array.ptr[i], &d)) {
+      error_ = "field " + quote_name(key) + " in " + quote_name(frame_type_) + " has element " +
+               std::to_string(i) + " of type " +
+               std::string(object_kind(v->via.array.ptr[i])) + ", want float";
+      return;
+    }
+    out->push_back(d);
+  }
+}
+
 void MapReader::opt_bool_or_nil(std::string_view key, std::optional<bool>* out) {
   out->reset();
   const msgpack::object* v = find(key, false);
@@ -436,7 +481,8 @@ msgpack::unpack_limit limits_for(std::size_t size) {
 // -- public API --------------------------------------------------------------------------
 
 std::string_view type_name(const Message& message) {
-  static constexpr std::string_view kNames[] = {"hello", "heartbeat", "job", "result", "bye"};
+  static constexpr std::string_view kNames[] = {"hello", "heartbeat", "job", "result", "bye",
+                                                "retimed"};
   return kNames[message.index()];
 }
 

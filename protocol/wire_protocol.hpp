@@ -1,4 +1,4 @@
-// Wire protocol between the coordinator (ZeroMQ ROUTER) and agents (DEALER), version 2.
+// Wire protocol between the coordinator (ZeroMQ ROUTER) and agents (DEALER), version 3.
 // docs/architecture.md "Wire protocol" is the contract; this header is its C++ form.
 //
 // Frame grammar. A ZeroMQ message from an agent is one frame (the ROUTER also sees the
@@ -11,9 +11,11 @@
 //   heartbeat   := "agent_id": str [, "interval_ms": int]
 //   job         := "lease": int, "job_id": int, "workload_id": str, "code": str,
 //                  "check_level": str, "timeout_s": float, "seeds": array[int],
-//                  "require_pallas": bool
+//                  "require_pallas": bool, "codes": array[str]
 //   result      := "job_id": int, "lease": int, "agent_id": str, "backend": str,
 //                  <the evaluation's fields: protocol/judge_pipe.json "records" "evaluation">
+//   retimed     := "job_id": int, "lease": int, "agent_id": str, "backend": str,
+//                  <protocol/judge_pipe.json's "retimed" fields but job_id>
 //   bye         := "agent_id": str, "reason": str
 //
 // Meaning. HELLO registers an agent: "stages" names the stages of protocol/taxonomy.json its
@@ -28,10 +30,15 @@
 // by its CURVE public key (actors/zmq_bridge.hpp), never by a name the agent chooses.
 // check_level is "full" (every stage the agent runs) or "cpu_check" (the CPU tier of the
 // cascade: everything up to and including the interpret numerics, no timing).
+// A JOB whose "codes" is not empty is a side-by-side re-timing (judge/retiming.py): the
+// agent's judge times those candidates (already judged correct) and the baseline in one
+// sitting on one slot, and the agent answers with a RETIMED, not a RESULT. Version 3 added
+// "codes" and RETIMED (a version-2 agent would have evaluated such a job's empty code).
 //
 // Decoding rules: keys may come in any order; unknown keys are ignored (forward
 // compatibility); every listed key is required except the float|nil ones, where a
-// missing key reads as nil, "require_pallas", where a missing key reads as true, and the
+// missing key reads as nil, "require_pallas", where a missing key reads as true, "codes",
+// where a missing key reads as empty (an evaluation), and the
 // bracketed "interval_ms", where a missing key reads as 0 (no change). The evaluation's keys
 // follow protocol/judge_pipe.json: a key marked required must be there, any other reads as its
 // default when missing; a verdict, stage, timing kind or numerics path must be a spelling of
@@ -58,7 +65,7 @@
 
 namespace palladium::wire {
 
-constexpr int kVersion = 2;
+constexpr int kVersion = 3;
 
 // Check levels of a job (see "Meaning" above).
 inline constexpr std::string_view kCheckFull = "full";
@@ -90,6 +97,9 @@ struct Job {
   // A candidate without a pallas_call gets `no_pallas` unless this is false
   // (config evaluation.require_pallas). Optional on the wire: missing = true.
   bool require_pallas = true;
+  // Not empty: a side-by-side re-timing of these candidates' codes ("Meaning" above); `code`
+  // is then unused. Optional on the wire: missing = empty.
+  std::vector<std::string> codes;
 };
 
 struct Result {
@@ -100,14 +110,24 @@ struct Result {
   Evaluation evaluation;  // what the judge found (protocol/evaluation.hpp)
 };
 
+// The answer to a re-timing job: the sitting's figures (protocol/judge_pipe.json "retimed").
+struct Retimed {
+  int64_t job_id = 0;
+  int64_t lease = 0;
+  std::string agent_id;
+  std::string backend;
+  judge_pipe::Retimed sitting;  // its job_id is this frame's job_id
+};
+
 struct Bye {
   std::string agent_id;
   std::string reason;
 };
 
-using Message = std::variant<Hello, Heartbeat, Job, Result, Bye>;
+using Message = std::variant<Hello, Heartbeat, Job, Result, Bye, Retimed>;
 
-// The wire spelling of a message's type: "hello", "heartbeat", "job", "result", "bye".
+// The wire spelling of a message's type: "hello", "heartbeat", "job", "result", "bye",
+// "retimed".
 std::string_view type_name(const Message& message);
 
 // Returns the MessagePack bytes of one frame for `message` (see the grammar above).

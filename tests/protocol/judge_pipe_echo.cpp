@@ -58,6 +58,10 @@ int main() {
       echo<judge_pipe::Ready>(rd, pk);
     } else if (type == judge_pipe::Result::kType) {
       echo<judge_pipe::Result>(rd, pk);
+    } else if (type == judge_pipe::Retime::kType) {
+      echo<judge_pipe::Retime>(rd, pk);
+    } else if (type == judge_pipe::Retimed::kType) {
+      echo<judge_pipe::Retimed>(rd, pk);
     } else {
       known = false;
     }

@@ -50,10 +50,13 @@ def test_a_field_the_schema_does_not_know_is_refused():
     ("timing_runs", True, "an int"),
     ("stage_ms", {"lint": "fast"}, "a map of str to number"),
     ("seeds", [1.5], "a list of ints"),
+    ("kernel_ms", [1.0, "fast"], "a list of numbers"),
     ("compile_finding", 3, "a str"),
 ])
 def test_check_names_the_field_that_breaks_the_schema(key, value, why):
-    msg = judge_pipe.message("result", job_id=1, verdict="correct", stage="done")
+    kind = "retimed" if key == "kernel_ms" else "result"
+    msg = judge_pipe.message(kind, job_id=1, **({} if kind == "retimed" else
+                                                {"verdict": "correct", "stage": "done"}))
     msg[key] = value
     with pytest.raises(judge_pipe.ProtocolError, match=f"'{key}'.*{why}"):
         judge_pipe.check(msg)

@@ -32,6 +32,7 @@ def echo():
 # A value of each type that is not its default, so that a field the codec dropped shows.
 SAMPLES = {"int": -(1 << 40), "int32": 7, "float": 2.5, "float?": 0.125, "bool": True,
            "bool?": False, "str": "héllo\x00", "str?": "", "int_list": [3, -1, 1 << 50],
+           "float_list": [0.25, 3.0, 1e-3],
            "str_list": ["lint", "numerics"], "float_map": {"lint": 1.5, "numerics": 2.0},
            "verdict": "numerics_mismatch", "stage?": "numerics", "timing_kind?": "tpu-profiler",
            "numerics_path?": "full_shapes"}

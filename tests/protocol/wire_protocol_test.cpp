@@ -167,8 +167,51 @@ TEST(WireProtocol, JobRoundTrip) {
   EXPECT_DOUBLE_EQ(out.timeout_s, 30.5);
   EXPECT_EQ(out.seeds, in.seeds);
   EXPECT_TRUE(out.require_pallas);
+  EXPECT_TRUE(out.codes.empty()) << "an evaluation job has no codes";
   in.require_pallas = false;
   EXPECT_FALSE(round_trip(in).require_pallas);
+}
+
+TEST(WireProtocol, ARetimingJobCarriesItsCodesAndItsAnswerTheSitting) {
+  Job in = full_job();
+  in.codes = {"def workload(x): return x", std::string("b\0c", 3)};
+  EXPECT_EQ(round_trip(in).codes, in.codes);
+  // The frame a dispatch shares is the same bytes with the codes in it.
+  JobFrame frame(in);
+  EXPECT_EQ(frame.with_lease(in.lease), encode(in));
+
+  Retimed r;
+  r.job_id = -41;
+  r.lease = 9;
+  r.agent_id = "host-1";
+  r.backend = "interpret";
+  r.sitting.job_id = -41;
+  r.sitting.kernel_ms = {1.5, 2};
+  r.sitting.kernel_ms_low = {1.25, 1.75};
+  r.sitting.kernel_ms_high = {1.75, 2.5};
+  r.sitting.baseline_ms = 5.0;
+  r.sitting.baseline_ms_low = 4.5;
+  r.sitting.timing_runs = 5;
+  r.sitting.timing_kind = TimingKind::cpu_wall;
+  Retimed out = round_trip(r);
+  EXPECT_EQ(out.job_id, -41);
+  EXPECT_EQ(out.lease, 9);
+  EXPECT_EQ(out.sitting.job_id, -41) << "the sitting's job id is the frame's";
+  EXPECT_EQ(out.sitting.kernel_ms, r.sitting.kernel_ms);
+  EXPECT_EQ(out.sitting.kernel_ms_high, r.sitting.kernel_ms_high);
+  EXPECT_EQ(out.sitting.baseline_ms, 5.0);
+  EXPECT_EQ(out.sitting.baseline_ms_low, 4.5);
+  EXPECT_FALSE(out.sitting.baseline_ms_high.has_value());
+  EXPECT_EQ(out.sitting.timing_runs, 5);
+  EXPECT_EQ(out.sitting.timing_kind, TimingKind::cpu_wall);
+  EXPECT_EQ(out.sitting.error, "");
+  // A sitting not held: no times, the reason.
+  Retimed failed;
+  failed.sitting.error = "candidate 1 is no longer correct here";
+  Retimed back = round_trip(failed);
+  EXPECT_EQ(back.sitting.error, failed.sitting.error);
+  EXPECT_TRUE(back.sitting.kernel_ms.empty());
+  EXPECT_FALSE(back.sitting.timing_kind.has_value());
 }
 
 TEST(WireProtocol, ResultRoundTripWithOptionalsPresent) {
@@ -369,6 +412,7 @@ TEST(WireProtocol, TypeNames) {
   EXPECT_EQ(type_name(Job{}), "job");
   EXPECT_EQ(type_name(Result{}), "result");
   EXPECT_EQ(type_name(Bye{}), "bye");
+  EXPECT_EQ(type_name(Retimed{}), "retimed");
 }
 
 TEST(WireProtocol, PythonStyleFrameDecodes) {
@@ -470,10 +514,14 @@ TEST(WireProtocol, OutOfRange) {
 TEST(WireProtocol, WrongVersion) {
   std::string v7 = pack_map(
       {{"type", str("heartbeat")}, {"version", integer(7)}, {"agent_id", str("a")}});
-  expect_error(v7, "version 7 != 2");
+  expect_error(v7, "version 7 != 3");
   std::string v1 = pack_map(
       {{"type", str("heartbeat")}, {"version", integer(1)}, {"agent_id", str("a")}});
-  expect_error(v1, "version 1 != 2");
+  expect_error(v1, "version 1 != 3");
+  // A version-2 agent knows no re-timing job: it would evaluate the job's empty code.
+  std::string v2 = pack_map(
+      {{"type", str("heartbeat")}, {"version", integer(2)}, {"agent_id", str("a")}});
+  expect_error(v2, "version 2 != 3");
 }
 
 TEST(WireProtocol, UnknownType) {
