@@ -1,4 +1,5 @@
-"""The judge's request loop: `ready` once, then one `result` per `eval`, until `shutdown`/EOF.
+"""The judge's request loop: `ready` once, then one `result` per `eval` and one `retimed` per
+`retime` (judge/retiming.py), until `shutdown`/EOF.
 
 Before `ready` the candidate sandbox is started and its warm-spare parent must answer
 (candidate_pool.py); a host where it cannot start gets no `ready`: the judge logs why and exits
@@ -24,6 +25,7 @@ from judge.candidate_pool import SandboxUnavailable
 from judge.cpu_budget import cpu_seconds_used, should_recycle
 from judge.evaluate import DEFAULT_TIMEOUT_S, Evaluator
 from judge.protocol import VERSION, Channel
+from judge.retiming import handle_retime
 from protocol import judge_pipe
 
 EXIT_NO_SANDBOX = 3
@@ -103,6 +105,14 @@ def serve(backend, channel=None):
             log("shutdown")
             evaluator.close()
             return 0
+        if kind == "retime" and isinstance(message.get("job_id"), int):
+            start = time.perf_counter()
+            reply = handle_retime(evaluator, message)
+            channel.write(reply)
+            log(f"retime {reply['job_id']} {message.get('workload_id')}: "
+                f"{reply['error'] or reply['kernel_ms']} in "
+                f"{(time.perf_counter() - start) * 1e3:.0f} ms")
+            continue
         if kind != "eval" or not isinstance(message.get("job_id"), int):
             log(f"dropped message of type {kind!r} (job_id {message.get('job_id')!r})")
             continue
