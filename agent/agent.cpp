@@ -125,6 +125,8 @@ class Agent::Impl {
   // Sends each job the pool assigns to an idle slot to that slot's judge.
   void send_assigned(Clock::time_point now);
   void send_result(const SlotPool::Finished& done, JudgeResult judged);
+  // A re-timing job's answer (a RETIMED frame); a failure of its judge is one with `error` set.
+  void send_retimed(const SlotPool::Finished& done, JudgeRetimed sitting);
   // The judge of busy `slot` died or broke the protocol under its job: the pool retries the job
   // on a fresh judge or charges it a crash.
   void judge_lost(int slot, const std::string& how, const std::string& log_tail);
@@ -329,7 +331,8 @@ void Agent::Impl::send_assigned(Clock::time_point now) {
   for (std::vector<int> taken = pool_.assign(now); !taken.empty(); taken = pool_.assign(now)) {
     for (int i : taken) {
       JudgeProcess& judge = *judges_[i];
-      std::string err = judge.send_eval(*pool_.job(i));
+      const wire::Job& job = *pool_.job(i);
+      std::string err = job.codes.empty() ? judge.send_eval(job) : judge.send_retime(job);
       if (!err.empty()) {
         judge.kill();
         judge_lost(i, err + " (" + judge.exit_description() + ")", judge.log_tail());
@@ -354,7 +357,35 @@ void Agent::Impl::judge_lost(int slot, const std::string& how, const std::string
                                 log_tail));
 }
 
+void Agent::Impl::send_retimed(const SlotPool::Finished& done, JudgeRetimed sitting) {
+  wire::Retimed out;
+  out.job_id = sitting.job_id;
+  out.lease = done.job.lease;
+  out.agent_id = opt_.agent_id;
+  out.backend = opt_.backend;
+  sitting.error = scrubber_.scrub(sitting.error);
+  long ms = ms_between(done.started, Clock::now());
+  if (sitting.error.empty())
+    log()->info("re-timing {} {}: {} candidates in {} ms", out.job_id, done.job.workload_id,
+                sitting.kernel_ms.size(), ms);
+  else
+    log()->info("re-timing {} {} failed in {} ms: {}", out.job_id, done.job.workload_id, ms,
+                error_headline(sitting.error).substr(0, 160));
+  out.sitting = std::move(sitting);
+  link_->send(out);
+}
+
 void Agent::Impl::send_result(const SlotPool::Finished& done, JudgeResult judged) {
+  if (!done.job.codes.empty()) {
+    // A re-timing whose judge timed out or kept dying: a sitting that was not held, saying why.
+    JudgeRetimed failed;
+    failed.job_id = done.job.job_id;
+    failed.error = judged.evaluation.error.empty()
+                       ? std::string(to_string(judged.evaluation.verdict))
+                       : judged.evaluation.error;
+    send_retimed(done, std::move(failed));
+    return;
+  }
   const wire::Job& job = done.job;
   wire::Result result;
   result.job_id = judged.job_id;
@@ -388,6 +419,19 @@ void Agent::Impl::on_judge_events(int slot) {
       if (pool_.ready(slot)) {
         log()->info("slot {}: judge pid {} ready in {} ms", slot, ready->pid,
                     ms_between(pool_.started_at(slot), now));
+      }
+      continue;
+    }
+    if (auto* retimed = std::get_if<JudgeRetimed>(&ev)) {
+      std::optional<SlotPool::Finished> done;
+      const wire::Job* running = pool_.job(slot);
+      if (running != nullptr && !running->codes.empty())
+        done = pool_.complete(slot, retimed->job_id);
+      if (done) {
+        send_retimed(*done, std::move(*retimed));
+      } else {
+        log()->warn("slot {}: dropping a re-timing for job {} it was not running", slot,
+                    retimed->job_id);
       }
       continue;
     }

@@ -265,6 +265,10 @@ std::vector<JudgeEvent> JudgeProcess::read_available() {
         JudgeResult result;
         codec::read_fields(rd, &result);
         event = std::move(result);
+      } else if (type == JudgeRetimed::kType) {
+        JudgeRetimed retimed;
+        codec::read_fields(rd, &retimed);
+        event = std::move(retimed);
       } else {
         events.emplace_back(
             JudgeProtocolError{"unexpected judge frame type \"" + type + "\""});
@@ -297,6 +301,17 @@ std::string JudgeProcess::send_eval(const wire::Job& job, std::chrono::milliseco
   // The judge draws fresh seeds (as many as the job names); a replay is for `palladium eval`.
   eval.replay_seeds = false;
   return write_all(req_fd_, pack(eval), Clock::now() + timeout);
+}
+
+std::string JudgeProcess::send_retime(const wire::Job& job, std::chrono::milliseconds timeout) {
+  if (req_fd_ < 0) return "judge not running";
+  judge_pipe::Retime retime;
+  retime.job_id = job.job_id;
+  retime.workload_id = job.workload_id;
+  retime.codes = job.codes;
+  retime.require_pallas = job.require_pallas;
+  retime.timeout_s = job.timeout_s > 0 ? job.timeout_s : 600.0;
+  return write_all(req_fd_, pack(retime), Clock::now() + timeout);
 }
 
 void JudgeProcess::stop(std::chrono::milliseconds grace) {

@@ -88,6 +88,8 @@ std::vector<std::string> one_chip_environment(int chip);
 using JudgeReady = judge_pipe::Ready;
 // The judge's answer to one eval: the job id and the evaluation.
 using JudgeResult = judge_pipe::Result;
+// The judge's answer to one retime: the sitting (judge/retiming.py).
+using JudgeRetimed = judge_pipe::Retimed;
 
 // Something read from the response pipe.
 struct JudgeEof {};  // the pipe closed: the child exited or closed fd 4
@@ -95,7 +97,7 @@ struct JudgeProtocolError {
   std::string error;  // malformed MessagePack or a frame that breaks the protocol
 };
 using JudgeEvent =
-    std::variant<JudgeReady, JudgeResult, JudgeEof, JudgeProtocolError>;
+    std::variant<JudgeReady, JudgeResult, JudgeEof, JudgeProtocolError, JudgeRetimed>;
 
 class JudgeProcess {
  public:
@@ -127,6 +129,11 @@ class JudgeProcess {
   // is gone or not reading).
   std::string send_eval(const wire::Job& job,
                         std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+  // Writes a `retime` request for a re-timing job (job.codes not empty): job_id, workload_id,
+  // codes, require_pallas, timeout_s. Same waiting and errors as send_eval().
+  std::string send_retime(const wire::Job& job,
+                          std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   // Sends `shutdown`, waits up to `grace` for the child to exit, then kill()s it.
   void stop(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));

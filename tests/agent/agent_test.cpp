@@ -135,7 +135,7 @@ class AgentTest : public ::testing::Test {
   }
 
   static wire::Job job(int64_t id, std::string code, double timeout_s = 30.0) {
-    return wire::Job{id, 0, "8p", std::move(code), "full", timeout_s, {0}};
+    return wire::Job{id, 0, "8p", std::move(code), "full", timeout_s, {0}, true, {}};
   }
 
   FakeCoordinator coordinator_;

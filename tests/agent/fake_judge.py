@@ -16,7 +16,12 @@ with an eval is chosen by markers in the candidate code:
                   fact and the timing spread filled, as the stages fill them
   NO_FACTS        answer from the real judge's result dict as an early failure leaves it:
                   every fact and the spread None
+  KERNEL_MS=<x>   answer correct with kernel_ms x (band x +- 1%) against a baseline of 5 ms
   (otherwise)     answer correct
+
+A `retime` (judge/retiming.py) is answered with one sitting: each code's RETIME_MS=<x> (else
+its KERNEL_MS, else 2) as its median, band x +- 1%, against a baseline of 5 ms; a code with
+RETIME_FAIL makes the sitting fail with an error naming it.
 
 With --backend tpu it refuses to start, as the real judge does without a TPU. Every message it
 reads and writes goes through protocol/judge_pipe.py, so a request the agent packs against the
@@ -71,6 +76,35 @@ def _judge_result(job_id, decided):
                               **{k: v for k, v in result.items() if k in keys and k != "job_id"})
 
 
+def _band(ms):
+    return round(ms * 0.99, 6), round(ms * 1.01, 6)
+
+
+def _timed_result(job_id, kernel_ms):
+    low, high = _band(kernel_ms)
+    return judge_pipe.message(
+        "result", job_id=job_id, verdict="correct", stage="done", stage_ms={"numerics": 2},
+        max_abs_err=0.0, kernel_ms=kernel_ms, baseline_ms=5.0, timing_kind="cpu-wall",
+        timing_runs=5, kernel_ms_low=low, kernel_ms_high=high, baseline_ms_low=4.95,
+        baseline_ms_high=5.05)
+
+
+def _retimed(msg):
+    for i, code in enumerate(msg["codes"]):
+        if "RETIME_FAIL" in code:
+            return judge_pipe.message("retimed", job_id=msg["job_id"],
+                                      error=f"candidate {i}: RETIME_FAIL")
+    medians = []
+    for code in msg["codes"]:
+        m = re.search(r"RETIME_MS=([0-9.]+)", code) or re.search(r"KERNEL_MS=([0-9.]+)", code)
+        medians.append(float(m.group(1)) if m else 2.0)
+    return judge_pipe.message(
+        "retimed", job_id=msg["job_id"], kernel_ms=medians,
+        kernel_ms_low=[_band(x)[0] for x in medians], kernel_ms_high=[_band(x)[1] for x in medians],
+        baseline_ms=5.0, baseline_ms_low=4.95, baseline_ms_high=5.05, timing_runs=5,
+        timing_kind="cpu-wall")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--backend", default="interpret")
@@ -98,6 +132,9 @@ def main():
                 os._exit(4)
             if msg.get("type") == "shutdown":
                 return
+            if msg.get("type") == "retime":
+                _write(out, _retimed(msg))
+                continue
             if msg.get("type") != "eval":
                 continue
             code = msg["code"]
@@ -141,6 +178,10 @@ def main():
                 continue
             if "NO_FACTS" in code or "FACTS" in code:
                 _write(out, _judge_result(msg["job_id"], "NO_FACTS" not in code))
+                continue
+            m = re.search(r"KERNEL_MS=([0-9.]+)", code)
+            if m:
+                _write(out, _timed_result(msg["job_id"], float(m.group(1))))
                 continue
             m = re.search(r"SLEEP_MS=(\d+)", code)
             if m:

@@ -66,13 +66,13 @@ class JudgeFactsToStoreTest : public ::testing::Test {
     auto ready = judge.wait_ready(60s);
     EXPECT_TRUE(std::holds_alternative<JudgeReady>(ready));
     const int64_t cid = store.put_sample(candidate(run, index)).id;
-    JudgeResult judged = judge.evaluate(wire::Job{cid, 0, "8p", code, "full", 30.0, {0, 1}});
+    JudgeResult judged = judge.evaluate(wire::Job{cid, 0, "8p", code, "full", 30.0, {0, 1}, true, {}});
     judge.stop();
     AgentFacts agent;
     agent.agent_key = "Z85-key-of-agent-" + std::to_string(index);
     agent.agent_id = "host-" + std::to_string(index);
     agent.backend = "interpret";
-    EXPECT_TRUE(store.put_evaluation(cid, Evaluated{judged.evaluation, agent, {}}));
+    EXPECT_TRUE(store.put_evaluation(cid, Evaluated{judged.evaluation, agent, {}, std::nullopt}));
     return cid;
   }
   std::string dir_;

@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include <poll.h>
+
 #include "tests/agent/fake_judge_options.hpp"
 #include "tests/agent/test_support.hpp"
 
@@ -36,7 +38,7 @@ class JudgeProcessTest : public ::testing::Test {
   }
 
   static wire::Job job(int64_t id, std::string code, double timeout_s = 30.0) {
-    return wire::Job{id, 0, "8p", std::move(code), "full", timeout_s, {0, 1}};
+    return wire::Job{id, 0, "8p", std::move(code), "full", timeout_s, {0, 1}, true, {}};
   }
 
   void start_ready(JudgeProcess& sp) {
@@ -92,6 +94,35 @@ TEST_F(JudgeProcessTest, ResultRoundTrip) {
   EXPECT_FALSE(sp.running());
   EXPECT_EQ(sp.exit_description(), "exit status 0");  // left on shutdown, not killed
   expect_reaped(pid);
+}
+
+// A re-timing job goes to the judge as a `retime` with its codes and comes back as the sitting
+// (the fake judge times each code at its RETIME_MS, against a 5 ms baseline).
+TEST_F(JudgeProcessTest, ARetimingJobIsSentAsRetimeAndAnsweredWithTheSitting) {
+  JudgeProcess sp(options_);
+  start_ready(sp);
+  wire::Job j = job(-21, "");
+  j.codes = {"# RETIME_MS=3.0", "# RETIME_MS=1.5"};
+  ASSERT_EQ(sp.send_retime(j), "");
+  std::optional<JudgeRetimed> got;
+  for (int i = 0; i < 200 && !got; ++i) {
+    pollfd p{sp.response_fd(), POLLIN, 0};
+    ::poll(&p, 1, 50);
+    for (JudgeEvent& ev : sp.read_available()) {
+      ASSERT_FALSE(std::holds_alternative<JudgeEof>(ev)) << sp.log_tail();
+      if (auto* r = std::get_if<JudgeRetimed>(&ev)) got = std::move(*r);
+    }
+  }
+  ASSERT_TRUE(got.has_value()) << sp.log_tail();
+  EXPECT_EQ(got->job_id, -21);
+  EXPECT_EQ(got->kernel_ms, (std::vector<double>{3.0, 1.5}));
+  EXPECT_EQ(got->kernel_ms_low.size(), 2u);
+  EXPECT_EQ(got->baseline_ms, 5.0);
+  EXPECT_EQ(got->timing_kind, TimingKind::cpu_wall);
+  EXPECT_EQ(got->error, "");
+  // The same process then evaluates as before.
+  EXPECT_EQ(sp.evaluate(job(22, "x")).evaluation.verdict, Verdict::correct);
+  sp.stop();
 }
 
 TEST_F(JudgeProcessTest, TimeoutKillsGroupWithoutZombieAndRestarts) {
@@ -302,7 +333,7 @@ class JudgeProcessRealSandboxTest : public JudgeProcessTest {
   }
 
   Evaluation run(JudgeProcess& sp, int64_t id, const std::string& code, double timeout_s = 240) {
-    wire::Job j{id, 0, "8p", code, "full", timeout_s, {3, 4}};
+    wire::Job j{id, 0, "8p", code, "full", timeout_s, {3, 4}, true, {}};
     return sp.evaluate(j).evaluation;
   }
 
