@@ -109,8 +109,10 @@ void pump(Self self) {
 
 void submit(Self self, Waiting& w, wire::Job& job) {
   auto& st = self->state;
+  // A re-timing job (codes set) times candidates already judged correct: it goes straight to
+  // one slot of a final-tier agent, never split over the cascade's tiers.
   bool screen = st.options.cascade && st.final_need.backend != "interpret" &&
-                st.ledger->has_agent_for(st.cpu_need);
+                job.codes.empty() && st.ledger->has_agent_for(st.cpu_need);
   w.cpu_tier = screen;
   // The ledger encodes the frame from the job in place (no copy of the code); the second
   // tier of a cascade sets its own check level.
@@ -230,6 +232,11 @@ void deliver(Self self, int64_t job_id, Evaluated&& result, int dispatches,
   if (it == st.waiting.end()) return;
   Waiting& w = it->second;
   w.dispatches += dispatches;
+  if (result.sitting) {
+    // A re-timing's sitting: no verdict to check, nothing to re-time again.
+    finish(self, it, std::move(result));
+    return;
+  }
   if (w.cpu_tier && result.evaluation.verdict == Verdict::correct) {
     // Survived the CPU tier: now the chip.
     w.cpu_tier = false;
@@ -347,7 +354,7 @@ void on_result(Self self, const ZmqInbound& in, wire::Result& msg, Clock::time_p
     case JobLedger::ResultDisposition::accepted: {
       // The agent facts come from the admitted HELLO and the link, not from the frame's
       // claims: on a CURVE link the peer is the agent's public key.
-      Evaluated answer{std::move(msg.evaluation), AgentFacts{}, CheckFindings{}};
+      Evaluated answer{std::move(msg.evaluation), AgentFacts{}, CheckFindings{}, std::nullopt};
       AgentFacts& agent = answer.agent;
       agent.agent_key = st.bridge->authenticated() ? in.peer : std::string();
       agent.agent_id = msg.agent_id;
@@ -380,6 +387,37 @@ void on_result(Self self, const ZmqInbound& in, wire::Result& msg, Clock::time_p
   ++st.stats.refused_results;
 }
 
+// A re-timing's answer: accepted like a result (only from the lease holder), answered as an
+// Evaluated carrying the sitting.
+void on_retimed(Self self, const ZmqInbound& in, wire::Retimed& msg, Clock::time_point now) {
+  auto& st = self->state;
+  wire::Result lease;  // what the ledger reads of a result: its job and lease
+  lease.job_id = msg.job_id;
+  lease.lease = msg.lease;
+  int dispatches = 0;
+  if (st.ledger->on_result(in.peer, lease, &dispatches, now) !=
+      JobLedger::ResultDisposition::accepted) {
+    ++st.stats.refused_results;
+    if (st.warn_limit.allow(now))
+      spdlog::warn("refused a re-timing for job {} (lease {}) from {}", msg.job_id, msg.lease,
+                   short_id(in.peer));
+    return;
+  }
+  Evaluated answer;
+  answer.agent.agent_key = st.bridge->authenticated() ? in.peer : std::string();
+  answer.agent.agent_id = msg.agent_id;
+  answer.agent.backend = msg.backend;
+  if (const Capabilities* caps = st.ledger->capabilities(in.peer)) {
+    answer.agent.backend = caps->backend;
+    answer.agent.device_kind = caps->device_kind;
+    answer.agent.jax_version = caps->jax_version;
+    answer.agent.libtpu_version = caps->libtpu_version;
+  }
+  msg.sitting.job_id = msg.job_id;
+  answer.sitting = std::move(msg.sitting);
+  deliver(self, msg.job_id, std::move(answer), dispatches, in.peer);
+}
+
 void on_frame(Self self, const ZmqInbound& in) {
   auto& st = self->state;
   auto now = Clock::now();
@@ -400,6 +438,8 @@ void on_frame(Self self, const ZmqInbound& in) {
           on_hello(self, in, msg, now);
         } else if constexpr (std::is_same_v<T, wire::Result>) {
           on_result(self, in, msg, now);
+        } else if constexpr (std::is_same_v<T, wire::Retimed>) {
+          on_retimed(self, in, msg, now);
         } else if constexpr (std::is_same_v<T, wire::Bye>) {
           if (st.ledger->known(in.peer)) {
             spdlog::info("agent {} ({}) left: {}", msg.agent_id, short_id(in.peer), msg.reason);

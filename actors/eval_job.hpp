@@ -23,4 +23,11 @@ struct EvalSettings {
 // per database, so a duplicate result is recognised).
 wire::Job make_eval_job(const EvalSettings& settings, int64_t candidate_id, std::string code);
 
+// The side-by-side re-timing of a workload's best candidates (`codes`, best first; each already
+// judged correct) with the baseline, in one sitting on one slot (judge/retiming.py). Its job id
+// is -(the best candidate's id): never a candidate's (those are positive), unique per
+// workload's search.
+wire::Job make_retime_job(const EvalSettings& settings, int64_t best_candidate_id,
+                          std::vector<std::string> codes);
+
 }  // namespace palladium

@@ -52,6 +52,9 @@ struct Evaluated {
   Evaluation evaluation;
   AgentFacts agent;
   CheckFindings checks;
+  // The answer to a side-by-side re-timing job (wire::Job::codes not empty): the sitting; then
+  // `evaluation` is left empty.
+  std::optional<judge_pipe::Retimed> sitting;
 };
 
 // baseline_ms / kernel_ms when the verdict is correct and both times are present and positive;
