@@ -136,6 +136,9 @@ StoreActor::behavior_type store_actor(Self self, std::shared_ptr<RunStore> store
         return handle<int64_t>(self, write,
                                [&](RunStore& s) { return s.put_quarantine(record); });
       },
+      [=](put_sitting_atom, const SittingRecord& record) {
+        return handle<int64_t>(self, write, [&](RunStore& s) { return s.put_sitting(record); });
+      },
       [=](find_response_atom, const ResponseKey& key) {
         return handle<MaybeResponse>(self, read,
                                      [&](RunStore& s) { return MaybeResponse{s.find_response(key)}; });

@@ -48,6 +48,7 @@ using store_stats_atom = caf::atom_constant<caf::atom("st_stats")>;
 using begin_run_atom = caf::atom_constant<caf::atom("begin_run")>;
 using commit_atom = caf::atom_constant<caf::atom("commit")>;
 using put_quarantine_atom = caf::atom_constant<caf::atom("put_quar")>;
+using put_sitting_atom = caf::atom_constant<caf::atom("put_sit")>;
 
 struct MaybeSample {
   std::optional<SampleRecord> record;
@@ -88,6 +89,7 @@ struct StoreStats {
 //                                                  -> int64_t        begin_or_resume_run (a sweep cell)
 //   (store_stats_atom)                             -> StoreStats
 //   (put_quarantine_atom, QuarantineRecord)        -> int64_t        put_quarantine (rows marked)
+//   (put_sitting_atom, SittingRecord)              -> int64_t        put_sitting (its number)
 //   (commit_atom)                                  the actor's own batch tick
 using StoreActor = caf::typed_actor<
     caf::replies_to<find_sample_atom, SampleKey>::with<MaybeSample>,
@@ -105,6 +107,7 @@ using StoreActor = caf::typed_actor<
     caf::replies_to<begin_run_atom, std::string, std::string, int64_t>::with<int64_t>,
     caf::replies_to<store_stats_atom>::with<StoreStats>,
     caf::replies_to<put_quarantine_atom, QuarantineRecord>::with<int64_t>,
+    caf::replies_to<put_sitting_atom, SittingRecord>::with<int64_t>,
     caf::reacts_to<commit_atom>>;
 
 struct StoreActorOptions {
@@ -126,6 +129,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::StoredSearch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::PutSampleResult)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::EvaluationRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::QuarantineRecord)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::SittingRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::LlmCallRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::LlmResponseRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::PutResponseResult)

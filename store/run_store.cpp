@@ -1093,6 +1093,92 @@ std::vector<EvaluationRecord> RunStore::evaluations(int64_t run_id) const {
   return out;
 }
 
+// -- side-by-side re-timings -----------------------------------------------------------
+
+int64_t RunStore::put_sitting(const SittingRecord& s) {
+  WriteScope w(*this, "put_sitting");
+  if (s.kernels.empty()) bad(*db_, "put_sitting: run " + std::to_string(s.run_id) + " workload " +
+                                       s.workload + ": a sitting without kernels");
+  int64_t number = 0;
+  {
+    sqlite::CachedUse next(*db_, "SELECT COALESCE(MAX(sitting), 0) + 1 FROM sittings");
+    next->step();
+    number = next->int64(0);
+  }
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
+    const SittingKernel& k = s.kernels[i];
+    sqlite::CachedUse st(*db_,
+                         "INSERT INTO sittings (sitting, run_id, workload, method, seed, position, "
+                         "candidate_id, kernel_ms, kernel_ms_low, kernel_ms_high, baseline_ms, "
+                         "baseline_ms_low, baseline_ms_high, timing_runs, timing_kind, agent_key, "
+                         "error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+                         "?14, ?15, ?16, ?17)");
+    try {
+      st->bind_int64(1, number)
+          .bind_int64(2, s.run_id)
+          .bind_text(3, s.workload)
+          .bind_text(4, s.method)
+          .bind_int64(5, s.seed)
+          .bind_int64(6, static_cast<int64_t>(i))
+          .bind_int64(7, k.candidate_id)
+          .bind_opt_double(8, k.kernel_ms)
+          .bind_opt_double(9, k.kernel_ms_low)
+          .bind_opt_double(10, k.kernel_ms_high)
+          .bind_opt_double(11, s.baseline_ms)
+          .bind_opt_double(12, s.baseline_ms_low)
+          .bind_opt_double(13, s.baseline_ms_high)
+          .bind_int64(14, s.timing_runs)
+          .bind_text(15, s.timing_kind)
+          .bind_text(16, s.agent_key)
+          .bind_text(17, s.error)
+          .run();
+    } catch (const StoreError& e) {
+      bad(*db_, "put_sitting: run " + std::to_string(s.run_id) + " candidate " +
+                    std::to_string(k.candidate_id) + ": " + e.what());
+    }
+  }
+  w.commit();
+  return number;
+}
+
+std::vector<SittingRecord> RunStore::sittings(int64_t run_id) const {
+  std::vector<SittingRecord> out;
+  {
+    // A read-only open of a database made before re-timings does not migrate: it has none.
+    sqlite::Statement has(*db_,
+                          "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sittings'");
+    if (!has.step()) return out;
+  }
+  sqlite::Statement st(*db_,
+                       "SELECT sitting, workload, method, seed, candidate_id, kernel_ms, "
+                       "kernel_ms_low, kernel_ms_high, baseline_ms, baseline_ms_low, "
+                       "baseline_ms_high, timing_runs, timing_kind, agent_key, error "
+                       "FROM sittings WHERE run_id = ?1 ORDER BY sitting, position");
+  st.bind_int64(1, run_id);
+  while (st.step()) {
+    const int64_t number = st.int64(0);
+    if (out.empty() || out.back().sitting != number) {
+      SittingRecord s;
+      s.sitting = number;
+      s.run_id = run_id;
+      s.workload = st.text(1);
+      s.method = st.text(2);
+      s.seed = st.int64(3);
+      s.baseline_ms = st.opt_double(8);
+      s.baseline_ms_low = st.opt_double(9);
+      s.baseline_ms_high = st.opt_double(10);
+      s.timing_runs = static_cast<int>(st.int64(11));
+      s.timing_kind = st.text(12);
+      s.agent_key = st.text(13);
+      s.error = st.text(14);
+      out.push_back(std::move(s));
+    }
+    out.back().kernels.push_back(
+        SittingKernel{st.int64(4), st.opt_double(5), st.opt_double(6), st.opt_double(7)});
+  }
+  return out;
+}
+
 // -- LLM calls and responses -----------------------------------------------------------
 
 int64_t RunStore::put_llm_call(const LlmCallRecord& c) {

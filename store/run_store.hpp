@@ -171,6 +171,26 @@ struct EvaluationRecord {
   bool needs_reevaluation = false;
 };
 
+// One side-by-side re-timing of a search's best kernels (table sittings): each kernel's median
+// and band, and the baseline's, from one sitting on one slot. `error` set: not held (no times).
+struct SittingKernel {
+  int64_t candidate_id = 0;
+  std::optional<double> kernel_ms, kernel_ms_low, kernel_ms_high;
+};
+struct SittingRecord {
+  int64_t sitting = 0;  // store
+  int64_t run_id = 0;
+  std::string workload;
+  std::string method;
+  int64_t seed = 0;
+  std::vector<SittingKernel> kernels;  // best by the evaluations first
+  std::optional<double> baseline_ms, baseline_ms_low, baseline_ms_high;
+  int timing_runs = 0;
+  std::string timing_kind;
+  std::string agent_key;
+  std::string error;
+};
+
 // A key the dispatcher quarantined during run `run_id` (actors/eval_dispatcher.hpp).
 struct QuarantineRecord {
   int64_t id = 0;  // store
@@ -428,6 +448,11 @@ class RunStore {
   std::vector<QuarantineRecord> quarantines() const;
   // The evaluations of the run's live candidates, by id.
   std::vector<EvaluationRecord> evaluations(int64_t run_id) const;
+  // Stores one side-by-side re-timing (its rows numbered by a fresh `sitting`); returns that
+  // number. Throws StoreError for no kernels or an unknown run or candidate.
+  int64_t put_sitting(const SittingRecord& sitting);
+  // The run's re-timings, oldest first (none in a database made before they existed).
+  std::vector<SittingRecord> sittings(int64_t run_id) const;
 
   // -- LLM calls and the response cache -------------------------------------
   // Appends one call (never deduplicated: every call may be billed).

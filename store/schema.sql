@@ -244,6 +244,35 @@ CREATE TABLE IF NOT EXISTS quarantined_keys (
   UNIQUE (run_id, agent_key, agent_id)
 );
 
+-- Side-by-side re-timings (judge/retiming.py): when a search ends, its best and runner-up
+-- correct kernels are timed again with the baseline in one sitting, interleaved on one slot.
+-- One row per kernel; the rows of one sitting share `sitting` and its baseline figures. The
+-- report publishes the faster by these medians and says when the bands overlap. A sitting
+-- the judge could not hold has `error` set and NULL times.
+CREATE TABLE IF NOT EXISTS sittings (
+  id               INTEGER PRIMARY KEY,
+  sitting          INTEGER NOT NULL,  -- shared by the rows of one sitting
+  run_id           INTEGER NOT NULL REFERENCES runs(id),
+  workload         TEXT NOT NULL,
+  method           TEXT NOT NULL,
+  seed             INTEGER NOT NULL,
+  position         INTEGER NOT NULL,  -- 0: the best by the evaluations' timings, 1: the runner-up
+  candidate_id     INTEGER NOT NULL REFERENCES samples(id),
+  kernel_ms        REAL,
+  kernel_ms_low    REAL,
+  kernel_ms_high   REAL,
+  baseline_ms      REAL,
+  baseline_ms_low  REAL,
+  baseline_ms_high REAL,
+  timing_runs      INTEGER NOT NULL DEFAULT 0,
+  timing_kind      TEXT NOT NULL DEFAULT '',
+  agent_key        TEXT NOT NULL DEFAULT '',
+  error            TEXT NOT NULL DEFAULT '',
+  created_at       TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  UNIQUE (sitting, position)
+);
+CREATE INDEX IF NOT EXISTS sittings_by_run ON sittings (run_id, workload);
+
 -- The candidates as people and tests query them: live code and repair
 -- samples with their texts. Views hold no data, so open() re-creates them
 -- and a change here reaches existing databases.
