@@ -1,5 +1,6 @@
 #include "actors/workload_search_actor.hpp"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -25,6 +26,13 @@ struct PendingEval {
   bool truncated = false;  // the answer hit the output token limit
 };
 
+// A correct candidate with a speedup: one the side-by-side re-timing may take.
+struct TimedCandidate {
+  int64_t candidate_id = 0;
+  double speedup = 0;
+  std::string code;
+};
+
 struct SearchState {
   WorkloadSearchSpec spec;
   SearchPeers peers;
@@ -40,12 +48,21 @@ struct SearchState {
   std::map<int64_t, EvaluationRecord> stored_evals;  // loaded at start, by candidate id
   std::unordered_map<int64_t, PendingEval> evals;    // sent to the dispatcher, by job id
   caf::error dispatcher_gone;                        // set once the dispatcher terminated
+  std::vector<TimedCandidate> timed;                 // correct and timed, in answer order
+  int64_t retime_job = 0;  // the side-by-side re-timing's job id while it runs, else 0
+  std::vector<TimedCandidate> retime_pair;           // its kernels: best first
+  bool retimed = false;    // asked for (or not needed): the search may report done
   static inline const char* name = "workload_search";
 };
 
 using Self = caf::stateful_actor<SearchState>*;
 
 void pump(Self self);
+
+void note_timed(SearchState& st, int64_t candidate_id, const Evaluation& e,
+                const std::string& code) {
+  if (auto s = speedup(e)) st.timed.push_back(TimedCandidate{candidate_id, *s, code});
+}
 
 void fail(Self self, const std::string& what) {
   auto& st = self->state;
@@ -97,11 +114,93 @@ void evaluate(Self self, const SampleRequest& r, int64_t candidate_id, const std
   self->send(st.peers.dispatcher, eval_atom::value, std::move(batch));
 }
 
+void report_done(Self self) {
+  auto& st = self->state;
+  self->send(st.peers.run, status_atom::value, st.spec.index, st.strategy->status());
+  st.quitting = true;
+  self->quit();
+}
+
+// The sitting is stored, then the search reports done. A sitting that could not be held is
+// stored with its error (the report then keeps the evaluations' ranking); no answer at all
+// (the dispatcher gave up on it) is only logged: the search's results stand without it.
+void on_sitting(Self self, const std::vector<TimedCandidate>& pair, EvalAnswer& a) {
+  auto& st = self->state;
+  st.retime_job = 0;
+  if (a.error || !a.evaluated.sitting) {
+    spdlog::warn("workload {} seed {}: no side-by-side re-timing of its best kernels: {}",
+                 st.spec.brief.id, st.spec.seed,
+                 a.error ? to_string(a.error) : std::string("the answer carried no sitting"));
+    report_done(self);
+    return;
+  }
+  const judge_pipe::Retimed& got = *a.evaluated.sitting;
+  SittingRecord record;
+  record.run_id = st.spec.run_id;
+  record.workload = st.spec.brief.id;
+  record.method = st.strategy->method();
+  record.seed = static_cast<int64_t>(st.spec.seed);
+  const bool held = got.error.empty() && got.kernel_ms.size() == pair.size() &&
+                    got.kernel_ms_low.size() == pair.size() &&
+                    got.kernel_ms_high.size() == pair.size();
+  for (size_t i = 0; i < pair.size(); ++i) {
+    SittingKernel k;
+    k.candidate_id = pair[i].candidate_id;
+    if (held) {
+      k.kernel_ms = got.kernel_ms[i];
+      k.kernel_ms_low = got.kernel_ms_low[i];
+      k.kernel_ms_high = got.kernel_ms_high[i];
+    }
+    record.kernels.push_back(k);
+  }
+  if (held) {
+    record.baseline_ms = got.baseline_ms;
+    record.baseline_ms_low = got.baseline_ms_low;
+    record.baseline_ms_high = got.baseline_ms_high;
+  }
+  record.timing_runs = got.timing_runs;
+  record.timing_kind = spelling(got.timing_kind);
+  record.agent_key = a.evaluated.agent.agent_key;
+  record.error = held || !got.error.empty()
+                     ? got.error
+                     : "the sitting answered " + std::to_string(got.kernel_ms.size()) +
+                           " times for " + std::to_string(pair.size()) + " kernels";
+  self->request(st.peers.store, caf::infinite, put_sitting_atom::value, std::move(record))
+      .then([=](int64_t) { report_done(self); },
+            [=](caf::error& e) { fail(self, "storing a re-timing failed: " + to_string(e)); });
+}
+
+// When the search is done: its best and runner-up correct kernels (by the evaluations'
+// speedups) are timed again with the baseline in one sitting on one slot (judge/retiming.py),
+// so that which one is published rests on one comparable measurement. False when there is
+// nothing to re-time (fewer than two timed correct kernels, or no dispatcher).
+bool ask_for_sitting(Self self) {
+  auto& st = self->state;
+  st.retimed = true;
+  if (st.timed.size() < 2 || st.dispatcher_gone) return false;
+  std::vector<TimedCandidate> order = st.timed;
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.speedup > b.speedup;
+  });
+  std::vector<TimedCandidate> pair{order[0], order[1]};
+  EvalBatch batch;
+  batch.jobs.push_back(
+      make_retime_job(st.spec.eval, pair[0].candidate_id, {pair[0].code, pair[1].code}));
+  st.retime_job = batch.jobs.back().job_id;
+  st.retime_pair = std::move(pair);
+  self->send(st.peers.dispatcher, eval_atom::value, std::move(batch));
+  return true;
+}
+
 // The verdict is persisted before the strategy sees it.
 void on_answers(Self self, EvalAnswers& got) {
   for (auto& a : got.answers) {
     auto& st = self->state;
     if (st.quitting) return;
+    if (st.retime_job != 0 && a.job_id == st.retime_job) {
+      on_sitting(self, st.retime_pair, a);
+      continue;
+    }
     auto it = st.evals.find(a.job_id);
     if (it == st.evals.end()) continue;
     PendingEval p = std::move(it->second);
@@ -116,6 +215,8 @@ void on_answers(Self self, EvalAnswers& got) {
     record.agent = std::move(a.evaluated.agent);
     record.checks = std::move(a.evaluated.checks);
     EvalOutcome outcome = EvalOutcome::from(record.evaluation);
+    if (record.evaluation.verdict == Verdict::correct)
+      note_timed(st, p.candidate_id, record.evaluation, p.code);
     self->request(st.peers.store, caf::infinite, put_eval_atom::value, std::move(record))
         .then(
             [=](bool) {
@@ -218,6 +319,8 @@ void start(Self self, const SampleRequest& r) {
   const bool truncated = rec.finish_reason == "length" || rec.finish_reason == "MAX_TOKENS";
   auto ev = st.stored_evals.find(rec.id);
   if (ev != st.stored_evals.end()) {
+    if (ev->second.evaluation.verdict == Verdict::correct)
+      note_timed(st, rec.id, ev->second.evaluation, rec.code);
     finish(self, r,
            Observation{rec.response, rec.code, EvalOutcome::from(ev->second.evaluation), truncated},
            true);
@@ -248,12 +351,11 @@ void pump(Self self) {
     }
   }
   st.pumping = false;
-  if (st.in_flight > 0) return;
+  if (st.in_flight > 0 || st.retime_job != 0) return;
   SearchStatus status = st.strategy->status();
   if (status.done) {
-    self->send(st.peers.run, status_atom::value, st.spec.index, status);
-    st.quitting = true;
-    self->quit();
+    if (!st.retimed && ask_for_sitting(self)) return;
+    report_done(self);
   } else if (status.idle && !st.reported_idle) {
     st.reported_idle = true;
     self->send(st.peers.run, status_atom::value, st.spec.index, status);
@@ -283,6 +385,7 @@ caf::behavior workload_search(Self self, WorkloadSearchSpec spec, SearchPeers pe
     st.dispatcher_gone = down.reason ? down.reason : caf::make_error(caf::sec::runtime_error,
                                                                       "the dispatcher stopped");
     if (!st.evals.empty()) fail(self, "evaluation failed: " + to_string(st.dispatcher_gone));
+    else if (st.retime_job != 0) report_done(self);  // the results stand without the sitting
   });
   SampleKey key{st.spec.run_id, st.spec.brief.id, st.strategy->method(),
                 static_cast<int64_t>(st.spec.seed), 0};

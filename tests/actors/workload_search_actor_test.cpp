@@ -111,6 +111,49 @@ TEST_F(WorkloadSearchActorTest, IterativeRunsOneSampleAtATimeAndStoresEach) {
   EXPECT_EQ(r->evaluations(run_id_).size(), 4u);
 }
 
+// Issue 23: when the search ends, its best and runner-up correct kernels (by the evaluations)
+// go to the dispatcher as one re-timing job, and the sitting is stored before the search ends.
+TEST_F(WorkloadSearchActorTest, TheBestTwoAreRetimedInOneSittingWhichIsStored) {
+  auto c = std::make_shared<Counters>();
+  // Samples 1, 4 and 7 are correct, each faster than the one before.
+  auto statuses = run_search(spec("iterative", 8), c);
+  ASSERT_FALSE(statuses.empty());
+  EXPECT_TRUE(statuses.back().done);
+  EXPECT_EQ(c->jobs, 8) << "the re-timing is no evaluation";
+  ASSERT_EQ(c->retimes, 1);
+  ASSERT_EQ(c->retime_codes.size(), 2u);
+  EXPECT_NE(c->retime_codes[0].find("# sample 7 CORRECT"), std::string::npos);
+  EXPECT_NE(c->retime_codes[1].find("# sample 4 CORRECT"), std::string::npos);
+  auto r = reader();
+  auto sittings = r->sittings(run_id_);
+  ASSERT_EQ(sittings.size(), 1u);
+  const SittingRecord& s = sittings[0];
+  EXPECT_EQ(s.workload, "8p");
+  EXPECT_EQ(s.seed, 3);
+  EXPECT_EQ(s.error, "");
+  ASSERT_EQ(s.kernels.size(), 2u);
+  std::map<int64_t, int> index_of;
+  for (const auto& sample : r->samples(run_id_)) index_of[sample.id] = sample.sample_index;
+  EXPECT_EQ(index_of[s.kernels[0].candidate_id], 7);
+  EXPECT_EQ(index_of[s.kernels[1].candidate_id], 4);
+  EXPECT_EQ(s.kernels[0].kernel_ms, 2.0);
+  EXPECT_EQ(s.kernels[1].kernel_ms, 1.0);
+  EXPECT_EQ(s.baseline_ms, 1.5);
+  EXPECT_EQ(s.timing_runs, 5);
+  EXPECT_EQ(s.timing_kind, "cpu-wall");
+}
+
+// Fewer than two timed correct kernels: nothing to re-time, no job.
+TEST_F(WorkloadSearchActorTest, ASearchWithOneCorrectKernelAsksForNoSitting) {
+  auto c = std::make_shared<Counters>();
+  auto statuses = run_search(spec("iterative", 4), c);  // samples 0-3: only 1 is correct
+  ASSERT_FALSE(statuses.empty());
+  EXPECT_TRUE(statuses.back().done);
+  EXPECT_EQ(c->jobs, 4);
+  EXPECT_EQ(c->retimes, 0);
+  EXPECT_TRUE(reader()->sittings(run_id_).empty());
+}
+
 // Issue 25: the search wrote an answer the gateway had not recorded under params "{}", a cache
 // key no lookup makes. The gateway owns every call and response row; the search writes none.
 TEST_F(WorkloadSearchActorTest, AnAnswerTheGatewayDidNotRecordGetsNoCallOrCacheRow) {
@@ -242,8 +285,9 @@ TEST_F(WorkloadSearchActorTest, ChangedPromptSupersedesTheStoredSampleAndAsksAga
 TEST_F(WorkloadSearchActorTest, NewCandidateCostsTwoStoreWrites) {
   run_search(spec("iterative", 5), std::make_shared<Counters>(), 1ms);
   caf::scoped_actor self{sys_};
+  // Samples 1 and 4 are correct: one more write, the sitting of the search's best two.
   self->request(store_, 10s, store_stats_atom::value)
-      .receive([&](const StoreStats& s) { EXPECT_EQ(s.writes, 2 * 5); },
+      .receive([&](const StoreStats& s) { EXPECT_EQ(s.writes, 2 * 5 + 1); },
                [&](caf::error& e) { FAIL() << to_string(e); });
 }
 
