@@ -621,7 +621,7 @@ TEST(RunStoreTest, ARowIsWrittenFromTheEvaluationAndTheAgentFacts) {
   checks.plausibility = "retimed";
   checks.retiming_json = R"({"first":{"kernel_ms":0.2}})";
   checks.cross_check_json = R"({"agreement":"agree"})";
-  ASSERT_TRUE(store->put_evaluation(cid, Evaluated{e, agent, checks}));
+  ASSERT_TRUE(store->put_evaluation(cid, Evaluated{e, agent, checks, std::nullopt}));
   auto back = store->find_evaluation(cid);
   ASSERT_TRUE(back.has_value());
   const Evaluation& b = back->evaluation;
@@ -654,7 +654,7 @@ TEST(RunStoreTest, ARowIsWrittenFromTheEvaluationAndTheAgentFacts) {
   timeout.baseline_ms = 9.0;
   agent.dispatches = 3;
   timeout.compile_finding = "";  // the compile tier ran and found nothing
-  ASSERT_TRUE(store->put_evaluation(other, Evaluated{timeout, agent, {}}));
+  ASSERT_TRUE(store->put_evaluation(other, Evaluated{timeout, agent, {}, std::nullopt}));
   back = store->find_evaluation(other);
   EXPECT_FALSE(back->speedup.has_value());
   EXPECT_FALSE(back->evaluation.stage.has_value());
