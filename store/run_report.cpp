@@ -59,6 +59,21 @@ struct Unsettled {
   double runner_up = 0, runner_low = 0, runner_high = 0;
 };
 
+// A workload's side-by-side re-timing (store table sittings) of its best kernel by the
+// evaluations and the runner-up: the published best is the faster by the sitting's medians,
+// with the speedup against the baseline timed in the same sitting.
+struct SittingView {
+  std::vector<int64_t> candidates;  // best by the evaluations first
+  std::vector<double> kernel_ms, kernel_low, kernel_high;
+  double baseline_ms = 0;
+  int timing_runs = 0;
+  std::string timing_kind;
+  size_t faster = 0;      // index of the faster by the sitting's medians (the published one)
+  bool switched = false;  // the sitting reversed the evaluations' order
+  bool overlap = false;   // the two kernels' bands overlap: the ranking is not settled
+  double speedup(size_t i) const { return baseline_ms / kernel_ms[i]; }
+};
+
 struct ReportData {
   RunRecord run;
   std::vector<std::string> models;  // distinct llm_calls.model, in first-call order
@@ -69,6 +84,7 @@ struct ReportData {
   std::vector<WorkloadSummary> study_workloads;
   SuiteSummary study_suite;
   std::vector<Unsettled> unsettled;
+  std::map<std::string, SittingView> sittings;  // by workload
   std::string timing;
   int pending = 0;  // candidates without an evaluation
   // Correct candidates whose numerics rest on the CPU branch alone, which the candidate's own
@@ -81,6 +97,46 @@ struct ReportData {
   // methods' single one.
   std::map<std::string, std::map<std::string, PhaseSummary>> phases;
 };
+
+// Per workload, its latest held sitting that re-timed its best kernel by the evaluations (a
+// sitting of another seed's search, or one not held, says nothing about the published best).
+std::map<std::string, SittingView> sittings_of(
+    const std::vector<SittingRecord>& rows,
+    const std::map<std::string, std::pair<double, int64_t>>& best_of) {
+  std::map<std::string, SittingView> out;
+  for (const auto& s : rows) {
+    auto best = best_of.find(s.workload);
+    if (best == best_of.end() || !s.error.empty() || s.kernels.size() != 2 || !s.baseline_ms ||
+        !(*s.baseline_ms > 0))
+      continue;
+    if (s.kernels[0].candidate_id != best->second.second &&
+        s.kernels[1].candidate_id != best->second.second)
+      continue;
+    SittingView v;
+    bool timed = true;
+    for (const auto& k : s.kernels) {
+      if (!k.kernel_ms || !k.kernel_ms_low || !k.kernel_ms_high || !(*k.kernel_ms > 0) ||
+          !(*k.kernel_ms_low > 0)) {
+        timed = false;
+        break;
+      }
+      v.candidates.push_back(k.candidate_id);
+      v.kernel_ms.push_back(*k.kernel_ms);
+      v.kernel_low.push_back(*k.kernel_ms_low);
+      v.kernel_high.push_back(*k.kernel_ms_high);
+    }
+    if (!timed) continue;
+    v.baseline_ms = *s.baseline_ms;
+    v.timing_runs = s.timing_runs;
+    v.timing_kind = s.timing_kind;
+    v.faster = v.kernel_ms[1] < v.kernel_ms[0] ? 1 : 0;
+    v.switched = v.candidates[v.faster] != best->second.second;
+    const size_t other = 1 - v.faster;
+    v.overlap = v.kernel_high[v.faster] >= v.kernel_low[other];
+    out[s.workload] = std::move(v);  // later sittings replace earlier ones
+  }
+  return out;
+}
 
 ReportData collect(const RunStore& store, int64_t run_id,
                    std::vector<std::string> workload_ids) {
@@ -103,6 +159,8 @@ ReportData collect(const RunStore& store, int64_t run_id,
   for (const auto& c : candidates) by_id[c.id] = &c;
 
   std::vector<CandidateResult> results, study_results;
+  // workload -> (speedup, candidate id) of its best correct candidate by the evaluations
+  std::map<std::string, std::pair<double, int64_t>> best_of;
   // workload -> (speedup, its band) of the correct candidates timed with a spread
   std::map<std::string, std::vector<std::array<double, 3>>> banded;
   std::map<std::string, std::map<std::string, PhaseSummary>> phases;
@@ -113,6 +171,10 @@ ReportData collect(const RunStore& store, int64_t run_id,
     auto it = by_id.find(row.candidate_id);
     if (it == by_id.end()) continue;  // not possible with foreign keys on
     results.push_back({it->second->workload, e.verdict, row.speedup});
+    if (e.verdict == Verdict::correct && row.speedup) {
+      auto [b, fresh] = best_of.try_emplace(it->second->workload, *row.speedup, row.candidate_id);
+      if (!fresh && *row.speedup > b->second.first) b->second = {*row.speedup, row.candidate_id};
+    }
     const bool study_correct = e.verdict == Verdict::correct || e.numerics_ok.value_or(false);
     study_results.push_back(
         {it->second->workload, study_correct ? Verdict::correct : e.verdict, row.speedup});
@@ -155,6 +217,21 @@ ReportData collect(const RunStore& store, int64_t run_id,
   data.suite = summarize_suite(data.workloads);
   data.study_workloads = summarize_workloads(workload_ids, study_results);
   data.study_suite = summarize_suite(data.study_workloads);
+  data.sittings = sittings_of(store.sittings(run_id), best_of);
+  for (const auto& [workload, view] : data.sittings) {
+    // The published best of a re-timed workload is the faster by the sitting.
+    for (auto& w : data.workloads)
+      if (w.id == workload) w.best_speedup = view.speedup(view.faster);
+    banded.erase(workload);  // its overlap is the sitting's (below), not the evaluations'
+    if (view.overlap) {
+      const size_t a = view.faster, b = 1 - view.faster;
+      data.unsettled.push_back(
+          {workload, view.speedup(a), view.baseline_ms / view.kernel_high[a],
+           view.baseline_ms / view.kernel_low[a], view.speedup(b),
+           view.baseline_ms / view.kernel_high[b], view.baseline_ms / view.kernel_low[b]});
+    }
+  }
+  data.suite = summarize_suite(data.workloads);
   for (auto& [workload, timed] : banded) {
     if (timed.size() < 2) continue;
     std::sort(timed.begin(), timed.end(), [](const auto& a, const auto& b) { return a[0] > b[0]; });
@@ -278,6 +355,36 @@ nlohmann::json unsettled_json(const std::vector<Unsettled>& unsettled) {
   return out;
 }
 
+nlohmann::json sitting_json(const SittingView& v) {
+  return {{"candidates", v.candidates},
+          {"kernel_ms", v.kernel_ms},
+          {"kernel_ms_band", {v.kernel_low, v.kernel_high}},
+          {"baseline_ms", v.baseline_ms},
+          {"speedups", {v.speedup(0), v.speedup(1)}},
+          {"published_candidate", v.candidates[v.faster]},
+          {"switched", v.switched},
+          {"unsettled", v.overlap},
+          {"timing_runs", v.timing_runs},
+          {"timing_kind", v.timing_kind}};
+}
+
+// "  8p: re-timed side by side (5 rounds, cpu-wall): candidate 12 1.210x [1.190, 1.230] against
+// candidate 15 1.180x [...]; published: candidate 12; the bands overlap: not settled"
+std::string sitting_line(const std::string& workload, const SittingView& v) {
+  auto side = [&](size_t i) {
+    return "candidate " + std::to_string(v.candidates[i]) + " " + fmt("%.3fx", v.speedup(i)) +
+           " [" + fmt("%.3f", v.baseline_ms / v.kernel_high[i]) + ", " +
+           fmt("%.3f", v.baseline_ms / v.kernel_low[i]) + "]";
+  };
+  std::string line = "  " + workload + ": re-timed side by side (" +
+                     std::to_string(v.timing_runs) + " rounds, " + v.timing_kind + "): " +
+                     side(0) + " against the runner-up " + side(1) + "; published: candidate " +
+                     std::to_string(v.candidates[v.faster]);
+  if (v.switched) line += " (the sitting reversed the evaluations' order)";
+  line += v.overlap ? "; the bands overlap: which is faster is not settled" : "";
+  return line + "\n";
+}
+
 nlohmann::json report_json(const RunStore& store, int64_t run_id,
                            const std::vector<std::string>& workload_ids,
                            const InputSensitivity& sensitivity) {
@@ -298,6 +405,8 @@ nlohmann::json report_json(const RunStore& store, int64_t run_id,
                           {"insensitive_inputs", ignored}};
     auto ph = d.phases.find(w.id);
     if (ph != d.phases.end()) row["phases"] = phases_json(ph->second);
+    auto sat = d.sittings.find(w.id);
+    if (sat != d.sittings.end()) row["sitting"] = sitting_json(sat->second);
     workloads.push_back(std::move(row));
   }
   return {
@@ -422,7 +531,9 @@ std::string report_text(const RunStore& store, int64_t run_id,
            " were run at the reduced shapes only (a CPU host without PALLADIUM_FULL_SHAPES=on; "
            "a kernel wrong only at the full shapes passes there: docs/verification.md 0)\n";
   }
+  for (const auto& [workload, view] : d.sittings) out += sitting_line(workload, view);
   for (const auto& u : d.unsettled) {
+    if (d.sittings.count(u.workload)) continue;  // said by its sitting's line
     out += "  " + u.workload + ": the best " + fmt("%.3fx", u.best) + " [" +
            fmt("%.3f", u.best_low) + ", " + fmt("%.3f", u.best_high) + "] and the runner-up " +
            fmt("%.3fx", u.runner_up) + " [" + fmt("%.3f", u.runner_low) + ", " +

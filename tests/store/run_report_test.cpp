@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <fstream>
 
 #include "tests/store/temp_db.hpp"
@@ -168,6 +169,75 @@ TEST_F(RunReportTest, ABestKernelWhoseBandOverlapsTheRunnerUpsIsNotCalledFaster)
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("9p: the best"), std::string::npos);
+}
+
+// Issue 23: a workload's sitting (its best two kernels re-timed side by side with the baseline)
+// decides which is published, at the sitting's own speedup, and its bands decide "unsettled".
+TEST_F(RunReportTest, TheSittingDecidesTheBestAndWhetherItIsSettled) {
+  add("8p", 0, Verdict::correct, 4.0);  // the evaluations' best
+  add("8p", 1, Verdict::correct, 3.0);  // its runner-up
+  add("9p", 0, Verdict::correct, 2.0);
+  add("9p", 1, Verdict::correct, 1.5);
+  add("12p", 0, Verdict::correct, 2.0);
+  add("12p", 1, Verdict::correct, 1.9);
+  std::map<std::string, std::vector<int64_t>> ids;  // workload -> candidate ids, by index
+  for (const auto& c : store_->candidates(run_, RunStore::Texts::none))
+    ids[c.workload].push_back(c.id);
+  auto sitting = [&](const std::string& workload, double best_ms, double runner_ms,
+                     const std::string& error = "") {
+    SittingRecord s;
+    s.run_id = run_;
+    s.workload = workload;
+    s.method = "iterative";
+    for (int i = 0; i < 2; ++i) {
+      const double ms = i == 0 ? best_ms : runner_ms;
+      SittingKernel k;
+      k.candidate_id = ids[workload][i];
+      if (error.empty()) {
+        k.kernel_ms = ms;
+        k.kernel_ms_low = ms * 0.95;
+        k.kernel_ms_high = ms * 1.05;
+      }
+      s.kernels.push_back(k);
+    }
+    if (error.empty()) s.baseline_ms = 6.0;
+    s.timing_runs = 5;
+    s.timing_kind = "cpu-wall";
+    s.error = error;
+    store_->put_sitting(s);
+  };
+  // 8p: the sitting reverses the order, 3.0 against 2.0 ms, bands apart: the runner-up is
+  // published, at 6 / 2 = 3x. 9p: the order holds, 2.0 against 2.1 ms, the bands overlap.
+  // 12p: the sitting was not held: the evaluations stand.
+  sitting("8p", 3.0, 2.0);
+  sitting("9p", 2.0, 2.1);
+  sitting("12p", 0, 0, "candidate 1 is no longer correct here");
+  const nlohmann::json r = report_json(*store_, run_, {"8p", "9p", "12p"});
+  const auto& w = r["workloads"];
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_TRUE(w[0]["sitting"]["switched"].get<bool>()) << w[0];
+  EXPECT_FALSE(w[0]["sitting"]["unsettled"].get<bool>());
+  EXPECT_EQ(w[0]["sitting"]["published_candidate"], ids["8p"][1]);
+  EXPECT_DOUBLE_EQ(w[0]["best_speedup"].get<double>(), 3.0);
+  EXPECT_FALSE(w[1]["sitting"]["switched"].get<bool>());
+  EXPECT_TRUE(w[1]["sitting"]["unsettled"].get<bool>());
+  EXPECT_DOUBLE_EQ(w[1]["best_speedup"].get<double>(), 3.0);  // 6 / 2.0
+  EXPECT_FALSE(w[2].contains("sitting"));
+  EXPECT_DOUBLE_EQ(w[2]["best_speedup"].get<double>(), 2.0);
+  // The suite follows the published bests: geomean of 3, 3 and 2.
+  EXPECT_NEAR(r["suite"]["geomean_speedup"].get<double>(), std::cbrt(3.0 * 3.0 * 2.0), 1e-9);
+  const auto& unsettled = r["suite"]["unsettled_rankings"];
+  ASSERT_EQ(unsettled.size(), 1u) << unsettled;
+  EXPECT_EQ(unsettled[0]["workload"], "9p");
+  EXPECT_NEAR(unsettled[0]["best_band"][0].get<double>(), 6.0 / 2.1, 1e-9);
+  const std::string text = report_text(*store_, run_, {"8p", "9p", "12p"});
+  EXPECT_NE(text.find("8p: re-timed side by side (5 rounds, cpu-wall)"), std::string::npos) << text;
+  EXPECT_NE(text.find("published: candidate " + std::to_string(ids["8p"][1]) +
+                      " (the sitting reversed the evaluations' order)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("the bands overlap: which is faster is not settled"), std::string::npos);
+  EXPECT_EQ(text.find("12p: re-timed"), std::string::npos);
 }
 
 TEST_F(RunReportTest, PhasesShowWhatOptimisingAddedOverTheTranslatedSeeds) {
