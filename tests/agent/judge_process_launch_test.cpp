@@ -90,7 +90,7 @@ TEST_F(JudgeProcessLaunchTest, FramesCrossThePipesTheLauncherWasGiven) {
   EXPECT_EQ(std::get<JudgeReady>(got).jax_version, "0.0-launch");
   EXPECT_EQ(std::get<JudgeReady>(got).pid, 4242);
 
-  wire::Job job{17, 0, "8p", "code", "full", 30.0, {0}};
+  wire::Job job{17, 0, "8p", "code", "full", 30.0, {0}, true, {}};
   ASSERT_EQ(judge.send_eval(job), "");
   char raw[4096];
   ssize_t n = ::read(requests, raw, sizeof raw);
