@@ -3,8 +3,9 @@
 llm/synthetic/ holds the templates and mistakes the offline `synthetic` model writes its answers
 from (llm/synthetic_family.hpp). Nothing there says what verdict a variant gets; the expected
 verdicts live only here. The variants come from the real C++ model
-(`palladium synthetic variants WORKLOAD`): every template at its smallest first-attempt tiling,
-clean and with each of its mistakes alone.
+(`palladium synthetic variants WORKLOAD`): every template at its smallest first-attempt tiling
+with each of its mistakes alone, and clean at its largest first-attempt tiling (at the smallest
+too with PALLADIUM_SLOW_TESTS=1).
 
 * Each single-mistake variant (by default once per template and mistake; every workload's copy
   with PALLADIUM_SLOW_TESTS=1) and one clean variant per template and workload is evaluated with the judge's
@@ -171,9 +172,30 @@ def _catalog():
     return catalog
 
 
+def _largest_first_attempts():
+    """{(workload, template, None): code}: each template clean at its first-attempt tiling with
+    the largest blocks (the fewest grid steps)."""
+    largest = {}
+    for w in WORKLOADS:
+        by_template = {}
+        for v in _variants(w):
+            if not v["mistakes"]:
+                by_template.setdefault(v["template"], []).append(v)
+        for template, vs in by_template.items():
+            largest[(w, template, None)] = max(vs, key=lambda v: sum(v["params"].values()))["code"]
+    return largest
+
+
 CATALOG = _catalog() if BIN.exists() else {}
 CLEAN = sorted(k for k in CATALOG if k[2] is None)
 SLOW = os.environ.get("PALLADIUM_SLOW_TESTS") == "1"
+# The clean variants are the file's costliest evaluations (two seeds and a timing sitting each,
+# every grid step interpreted twice) and their smallest tilings the slowest: 8p's gemm_ktiled
+# at 128^3 blocks is 1024 grid steps, at 256^3 128. By default each is evaluated at its largest
+# first-attempt tiling: the same template code with larger constants, correct or not for the
+# same reasons. The smallest (where the mistakes are written) with PALLADIUM_SLOW_TESTS=1:
+# test_clean_variant_at_its_smallest_tiling.
+LARGEST_CLEAN = _largest_first_attempts() if BIN.exists() else {}
 
 
 def _once_per_mistake(keys):
@@ -200,6 +222,7 @@ def test_catalog_matches_expected_table():
     assert BIN.exists(), f"{BIN} not built"
     assert sorted(k for k in CATALOG if k[2] is not None) == sorted(EXPECTED)
     assert {w for w, _, _ in CLEAN} == set(WORKLOADS)
+    assert sorted(LARGEST_CLEAN) == CLEAN
     assert sorted(w for w in subprocess.run([str(BIN), "synthetic", "workloads"], check=True,
                                             capture_output=True, text=True).stdout.split()) \
         == WORKLOADS
@@ -207,12 +230,25 @@ def test_catalog_matches_expected_table():
 
 @pytest.mark.parametrize("key", CLEAN + IN_PROCESS, ids=_id)
 def test_verdict_in_process(key, tmp_path, monkeypatch):
+    _check_verdict(key, LARGEST_CLEAN[key] if key[2] is None else CATALOG[key], tmp_path,
+                   monkeypatch)
+
+
+@pytest.mark.skipif(not SLOW, reason="the clean variants at their smallest tilings take minutes; "
+                                     "test_verdict_in_process checks them at their largest; "
+                                     "PALLADIUM_SLOW_TESTS=1")
+@pytest.mark.parametrize("key", [k for k in CLEAN if CATALOG[k] != LARGEST_CLEAN[k]], ids=_id)
+def test_clean_variant_at_its_smallest_tiling(key, tmp_path, monkeypatch):
+    _check_verdict(key, CATALOG[key], tmp_path, monkeypatch)
+
+
+def _check_verdict(key, code, tmp_path, monkeypatch):
     from judge.evaluate import evaluate
     monkeypatch.chdir(tmp_path)
     want = "correct" if key[2] is None else EXPECTED[key]
     # A correct kernel must hold on both seeds; a mistake shows on the first already.
     seeds = (0, 1) if want == "correct" or SLOW else (0,)
-    result = evaluate(key[0], CATALOG[key], seeds=seeds)
+    result = evaluate(key[0], code, seeds=seeds)
     assert result["verdict"] == want, (result["stage"], result["error"][-2000:])
     if want == "correct":
         assert result["stage"] == "done"
