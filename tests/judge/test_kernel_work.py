@@ -91,14 +91,15 @@ GEMM_FLOPS = 2 * _M * _K * _N  # 8p at CPU_CONFIG
 
 
 def test_a_gemm_kernel_does_the_gemm_over_its_grid(evaluator):
-    work = _measure(evaluator, k.CORRECT)  # blocks (128, 128, 256), a f32 accumulator in scratch
-    grid = (_M // 128, _N // 128, _K // 256)
+    work = _measure(evaluator, k.CORRECT)  # k.GEMM_BLOCKS, a f32 accumulator in scratch
+    bm, bn, bk = k.GEMM_BLOCKS
+    grid = (_M // bm, _N // bn, _K // bk)
     assert work.grid == grid
     assert work.mxu_flops == GEMM_FLOPS
     assert work.dead_mxu_flops == 0
     # The accumulate (one add per element per step) and the final scale on the last K step.
     steps, last_k_steps = grid[0] * grid[1] * grid[2], grid[0] * grid[1]
-    assert work.elementwise_elems == 128 * 128 * steps + 128 * 128 * last_k_steps
+    assert work.elementwise_elems == bm * bn * steps + bm * bn * last_k_steps
 
 
 def test_a_branch_counts_on_exactly_the_grid_steps_that_take_it(evaluator):
