@@ -172,18 +172,22 @@ def _catalog():
     return catalog
 
 
+def _largest_clean(variants):
+    """{template: its clean variant with the largest blocks (the most VMEM, the fewest grid
+    steps)} among `variants`."""
+    by_template = {}
+    for v in variants:
+        if not v["mistakes"]:
+            by_template.setdefault(v["template"], []).append(v)
+    return {template: max(vs, key=lambda v: sum(v["params"].values()))
+            for template, vs in by_template.items()}
+
+
 def _largest_first_attempts():
-    """{(workload, template, None): code}: each template clean at its first-attempt tiling with
-    the largest blocks (the fewest grid steps)."""
-    largest = {}
-    for w in WORKLOADS:
-        by_template = {}
-        for v in _variants(w):
-            if not v["mistakes"]:
-                by_template.setdefault(v["template"], []).append(v)
-        for template, vs in by_template.items():
-            largest[(w, template, None)] = max(vs, key=lambda v: sum(v["params"].values()))["code"]
-    return largest
+    """{(workload, template, None): code}: each template clean at its largest first-attempt
+    tiling."""
+    return {(w, template, None): v["code"] for w in WORKLOADS
+            for template, v in _largest_clean(_variants(w)).items()}
 
 
 CATALOG = _catalog() if BIN.exists() else {}
@@ -351,19 +355,9 @@ _COMPILE_SCRIPT = textwrap.dedent("""
 
 def _largest_tilings():
     """Clean variants at the largest tiling of each template (the most VMEM)."""
-    items = []
-    for w in WORKLOADS:
-        by_template = {}
-        for v in _variants(w, all_tilings=True):
-            if not v["mistakes"]:
-                by_template.setdefault(v["template"], []).append(v)
-        for template, vs in by_template.items():
-            def size(v):
-                return sum(v["params"].values())
-            v = max(vs, key=size)
-            items.append({"workload": w, "key": f"{w}/{template}/{v['params']}",
-                          "code": v["code"]})
-    return items
+    return [{"workload": w, "key": f"{w}/{template}/{v['params']}", "code": v["code"]}
+            for w in WORKLOADS
+            for template, v in _largest_clean(_variants(w, all_tilings=True)).items()]
 
 
 @pytest.mark.skipif(not SLOW,
