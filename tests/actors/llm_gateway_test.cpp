@@ -494,7 +494,10 @@ TEST(LlmGatewaySpendTest, NoWindowHoldsMoreThanTheLimitAndTheServerNeverRefuses)
 }
 
 TEST(LlmGatewaySpendTest, WithoutTheLimitTheServersRetryHintPacesTheRetries) {
-  testing::FakeLlmServer server({"--usd-per-window", "0.001", "--window-s", "1"});
+  // A window that holds the worst case of one call (100 output tokens, $0.0003) but the real
+  // cost of only about four answers: calls are refused even when load spreads them out (at
+  // $0.001 a loaded box answered them one by one, each replacing its worst case by its cost).
+  testing::FakeLlmServer server({"--usd-per-window", "0.0006", "--window-s", "1"});
   caf::actor_system_config cfg;
   register_error_category(cfg);
   caf::actor_system sys{cfg};
