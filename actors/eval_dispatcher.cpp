@@ -1,6 +1,8 @@
 #include "actors/eval_dispatcher.hpp"
 
+#include <map>
 #include <unordered_map>
+#include <utility>
 #include <unordered_set>
 
 #include <spdlog/spdlog.h>
@@ -31,6 +33,10 @@ struct Checking {
 struct Waiting {
   caf::typed_response_promise<Evaluated> promise;
   caf::actor requester;
+  // Who asked, and the job id they asked with (their store's row id): the answer carries it
+  // back; the agents only ever see the dispatcher's ticket (the key of `waiting`).
+  caf::actor_addr from;
+  int64_t request_id = 0;
   // The job (its code moved here, not copied, once its frame is packed): for the second tier
   // of a cascade and for a result check's second opinion.
   std::unique_ptr<wire::Job> job;
@@ -78,7 +84,13 @@ struct DispatcherState {
   Requirement final_need;
   std::chrono::milliseconds tick{100};
   Clock::time_point tick_due;
-  std::unordered_map<int64_t, Waiting> waiting;
+  std::unordered_map<int64_t, Waiting> waiting;  // by ticket
+  // The ticket of each (requester, its job id) being evaluated: one answer per job, and two
+  // requesters may use the same id (each its own store's row ids).
+  std::map<std::pair<caf::actor_addr, int64_t>, int64_t> tickets;
+  // Tickets are minted from here on: the spawn time in microseconds, so that a restarted
+  // coordinator's tickets never repeat those an agent may still hold from before.
+  int64_t next_ticket = 1;
   DispatcherStats stats;
   LogLimiter warn_limit{20};
   bool pump_pending = false;  // a pump_atom is in the mailbox
@@ -125,8 +137,9 @@ void submit(Self self, Waiting& w, wire::Job& job) {
 // Answers `w` (which the caller then erases).
 // The answer by rvalue reference: it is some 20 strings, and an answer used to move it four
 // times on its way into the message.
-void answer(Self self, Waiting& w, int64_t job_id, Evaluated&& result, caf::error error) {
+void answer(Self self, Waiting& w, Evaluated&& result, caf::error error) {
   auto& st = self->state;
+  st.tickets.erase({w.from, w.request_id});
   if (!w.requester) {
     if (error)
       w.promise.deliver(std::move(error));
@@ -137,7 +150,7 @@ void answer(Self self, Waiting& w, int64_t job_id, Evaluated&& result, caf::erro
   auto& answers = st.outgoing[w.requester].answers;
   // Room for a batch's answers at once: growing one by one moved every Result again.
   if (answers.capacity() == 0) answers.reserve(st.answers_hint);
-  answers.push_back(EvalAnswer{job_id, std::move(result), std::move(error)});
+  answers.push_back(EvalAnswer{w.request_id, std::move(result), std::move(error)});
 }
 
 void flush_answers(Self self) {
@@ -152,7 +165,7 @@ void finish(Self self, std::unordered_map<int64_t, Waiting>::iterator it, Evalua
   auto& st = self->state;
   Waiting& w = it->second;
   result.agent.dispatches = w.dispatches;
-  answer(self, w, it->first, std::move(result), caf::error{});
+  answer(self, w, std::move(result), caf::error{});
   st.checking.erase(it->first);
   st.waiting.erase(it);
   ++st.stats.answered;
@@ -220,7 +233,7 @@ void conclude(Self self, std::unordered_map<int64_t, Waiting>::iterator it, bool
     std::string name;
     for (const auto& o : c.opinions)
       if (o.peer == peer) name = o.result.agent.agent_id;
-    quarantine(self, peer, reason, it->first, name);
+    quarantine(self, peer, reason, w.request_id, name);
   }
   finish(self, it, std::move(d.answer));
 }
@@ -250,7 +263,7 @@ void deliver(Self self, int64_t job_id, Evaluated&& result, int dispatches,
     return;
   }
   if (!w.check) {
-    FirstLook look = st.checks->first_look(result, w.job->workload_id, job_id);
+    FirstLook look = st.checks->first_look(result, w.job->workload_id, w.request_id);
     if (!look.again()) {
       result.checks.plausibility = st.checks->plausibility_of(result, w.job->workload_id);
       finish(self, it, std::move(result));
@@ -299,7 +312,7 @@ void fail_job(Self self, const JobLedger::Abandoned& gone) {
     return;
   }
   spdlog::error("job {}: {}; answering with a retryable error", gone.job_id, gone.reason);
-  answer(self, it->second, gone.job_id, Evaluated{}, make_error(Errc::unavailable, gone.reason));
+  answer(self, it->second, Evaluated{}, make_error(Errc::unavailable, gone.reason));
   st.waiting.erase(it);
   ++st.stats.abandoned;
 }
@@ -515,17 +528,20 @@ DispatcherStats snapshot(Self self) {
   return s;
 }
 
-// Takes a job for evaluation (its code packed into the frame, or moved, not copied, into
-// Waiting for a cascade); false if its id is already being evaluated (one answer per job id).
+// Takes a job for evaluation under a fresh ticket (its code packed into the frame, or moved,
+// not copied, into Waiting for a cascade); false if `from` already has a job of its id being
+// evaluated (one answer per job).
 bool accept(Self self, wire::Job& job, caf::typed_response_promise<Evaluated> promise,
-            caf::actor requester) {
+            caf::actor requester, const caf::actor_addr& from) {
   auto& st = self->state;
-  int64_t id = job.job_id;
-  auto [it, fresh] = st.waiting.try_emplace(id);
-  if (!fresh) return false;
-  Waiting& w = it->second;
+  if (!st.tickets.try_emplace({from, job.job_id}, st.next_ticket).second) return false;
+  int64_t ticket = st.next_ticket++;
+  Waiting& w = st.waiting[ticket];
   w.promise = std::move(promise);
   w.requester = std::move(requester);
+  w.from = from;
+  w.request_id = job.job_id;
+  job.job_id = ticket;
   ++st.stats.submitted;
   submit(self, w, job);
   // Requests come in bursts (a batch of results answers as many requesters, which send
@@ -550,6 +566,9 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
   st.options = options;
   st.ledger = std::make_unique<JobLedger>(options.ledger);
   st.admission = std::make_unique<AgentAdmission>(options.admission);
+  st.next_ticket = std::chrono::duration_cast<std::chrono::microseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
   st.checks = std::make_unique<ResultChecks>(options.checks);
   st.final_need = options.target;
   st.final_need.stages = required_stages(wire::kCheckFull);
@@ -567,10 +586,10 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
       // The job by mutable reference: CAF hands over the message's own Job (it copies only a
       // message shared with another receiver), so its code is moved, not copied, into Waiting.
       [=](eval_atom, wire::Job& job) -> caf::result<Evaluated> {
-        int64_t id = job.job_id;
-        if (self->state.waiting.count(id)) return duplicate_job(id);
+        auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
+        if (self->state.tickets.count({from, job.job_id})) return duplicate_job(job.job_id);
         auto rp = self->make_response_promise<Evaluated>();
-        accept(self, job, rp, caf::actor{});
+        accept(self, job, rp, caf::actor{}, from);
         return rp;
       },
       // The batched form: no response; each job's answer comes in an EvalAnswers message.
@@ -578,7 +597,8 @@ caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
         auto requester = caf::actor_cast<caf::actor>(self->current_sender());
         if (!requester) return;  // an anonymous sender could not be answered
         for (auto& job : batch.jobs) {
-          if (!accept(self, job, caf::typed_response_promise<Evaluated>{}, requester))
+          if (!accept(self, job, caf::typed_response_promise<Evaluated>{}, requester,
+                      requester.address()))
             self->state.outgoing[requester].answers.push_back(
                 EvalAnswer{job.job_id, Evaluated{}, duplicate_job(job.job_id)});
         }

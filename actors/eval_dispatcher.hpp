@@ -12,7 +12,9 @@
 // The bookkeeping (queue, slots, leases, liveness, requeue, late results) lives in JobLedger
 // and the HELLO checks in AgentAdmission; this actor decodes frames from the ZmqBridge, feeds
 // both, sends what the ledger assigns, heartbeats the agents that are due, and delivers
-// results to the waiting requesters. AgentFacts::dispatches tells how many dispatches an
+// results to the waiting requesters. Agents see the dispatcher's own ticket for a job, never the
+// requester's job id (a store row id), which its answer carries back; one requester has one
+// answer per job id, and two requesters may use the same id. AgentFacts::dispatches tells how many dispatches an
 // answer took. Malformed frames, refused HELLOs and results from anyone but the lease holder are
 // logged (rate-limited) and dropped.
 //
@@ -65,7 +67,7 @@ struct Quarantine {
   std::string agent_key;  // its CURVE key (Z85); "" on a plaintext link
   std::string agent_id;   // the name its HELLO gave, for people
   std::string reason;
-  int64_t job_id = 0;     // the job on which it was caught
+  int64_t job_id = 0;     // the job on which it was caught (the requester's id, not the ticket)
 };
 
 // The bridge's batch window (actors/zmq_bridge.hpp, Batching) for a fleet whose typical

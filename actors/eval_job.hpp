@@ -19,8 +19,8 @@ struct EvalSettings {
   bool require_pallas = true;
 };
 
-// The job for stored candidate `candidate_id` (its id is the job id: unique
-// per database, so a duplicate result is recognised).
+// The job for stored candidate `candidate_id` (its id is the job id, under which the
+// dispatcher answers; agents see the dispatcher's own ticket instead).
 wire::Job make_eval_job(const EvalSettings& settings, int64_t candidate_id, std::string code);
 
 // The side-by-side re-timing of a workload's best candidates (`codes`, best first; each already

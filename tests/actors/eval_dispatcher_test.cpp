@@ -27,7 +27,7 @@ wire::Job make_job(int64_t id) {
   wire::Job j;
   j.job_id = id;
   j.workload_id = "8p";
-  j.code = "code";
+  j.code = "code of " + std::to_string(id);  // what tells the jobs apart at an agent
   j.check_level = "full";
   j.timeout_s = 30;
   j.seeds = {0, 1};
@@ -106,7 +106,8 @@ TEST_F(DispatcherTest, JobGoesToAgentAndResultComesBack) {
   auto pending = request_eval(sys, dispatcher, make_job(42));
   auto job = agent.next_job(5s);
   ASSERT_TRUE(job);
-  EXPECT_EQ(job->job_id, 42);
+  EXPECT_NE(job->job_id, 42) << "the agent sees the dispatcher's ticket, not the requester's id";
+  EXPECT_EQ(job->code, "code of 42");
   EXPECT_GT(job->lease, 0);
   EXPECT_EQ(agent.interval_ms, 500) << "the welcome heartbeat names the interval";
   agent.send_raw("\xc1 not msgpack");  // dropped, not fatal
@@ -128,7 +129,8 @@ TEST_F(DispatcherTest, JobGoesToAgentAndResultComesBack) {
   auto second_pending = request_eval(sys, dispatcher, make_job(43));
   auto second = agent.next_job(5s);
   ASSERT_TRUE(second);
-  EXPECT_EQ(second->job_id, 43);
+  EXPECT_EQ(second->code, "code of 43");
+  EXPECT_GT(second->job_id, job->job_id) << "a fresh ticket";
   agent.send(answer(*second, "A"));
   EXPECT_TRUE(second_pending.get().result);
 }
@@ -180,6 +182,70 @@ TEST_F(DispatcherTest, BatchedJobsGetOneAnswerEach) {
   }
 }
 
+// Issue 20: the dispatcher issues its own tickets. Two requesters (two runs' searches, each
+// with its own store) may both ask for their job 1: both are evaluated and both answered, each
+// with its own id, while one requester's second job 1 is still a duplicate.
+TEST_F(DispatcherTest, TwoRequestersWithTheSameJobIdAreBothAnswered) {
+  start();
+  FakeAgent agent(ctx, bridge->endpoint(), "A");
+  agent.hello(2);
+  await_agents(1);
+  caf::scoped_actor one{sys}, other{sys};
+  auto job_with = [](const std::string& code) {
+    wire::Job j = make_job(1);
+    j.code = code;
+    return j;
+  };
+  one->send(dispatcher, eval_atom::value, EvalBatch{{job_with("one's")}});
+  other->send(dispatcher, eval_atom::value, EvalBatch{{job_with("other's"), job_with("again")}});
+  std::map<std::string, wire::Job> at_agent;  // by code
+  for (int i = 0; i < 2; ++i) {
+    auto j = agent.next_job(5s);
+    ASSERT_TRUE(j);
+    at_agent[j->code] = *j;
+  }
+  ASSERT_EQ(at_agent.count("one's") + at_agent.count("other's"), 2u);
+  EXPECT_NE(at_agent["one's"].job_id, at_agent["other's"].job_id) << "two tickets";
+  EXPECT_FALSE(agent.next_job(200ms)) << "the other's second job 1 was not dispatched";
+  wire::Result verdict_one = answer(at_agent["one's"], "A", Verdict::numerics_mismatch);
+  agent.send(verdict_one);
+  agent.send(answer(at_agent["other's"], "A", Verdict::correct));
+  auto answers_of = [](caf::scoped_actor& self, size_t want) {
+    std::vector<EvalAnswer> got;
+    while (got.size() < want) {
+      bool any = false;
+      self->receive(
+          [&](evaluated_atom, EvalAnswers& a) {
+            any = true;
+            for (auto& x : a.answers) got.push_back(std::move(x));
+          },
+          caf::after(5s) >> [] {});
+      if (!any) break;
+    }
+    return got;
+  };
+  auto mine = answers_of(one, 1);
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].job_id, 1);
+  EXPECT_FALSE(mine[0].error);
+  EXPECT_EQ(mine[0].evaluated.evaluation.verdict, Verdict::numerics_mismatch);
+  auto theirs = answers_of(other, 2);
+  ASSERT_EQ(theirs.size(), 2u);
+  int answered = 0, refused = 0;
+  for (const auto& a : theirs) {
+    EXPECT_EQ(a.job_id, 1);
+    if (a.error) {
+      EXPECT_EQ(errc_of(a.error), Errc::already_exists);
+      ++refused;
+    } else {
+      EXPECT_EQ(a.evaluated.evaluation.verdict, Verdict::correct);
+      ++answered;
+    }
+  }
+  EXPECT_EQ(answered, 1);
+  EXPECT_EQ(refused, 1);
+}
+
 // Agents' frames are urgent: a HELLO that arrives behind a flood of eval requests (and behind
 // a stats request sent after the flood) is handled before them, not after.
 TEST_F(DispatcherTest, AgentsFramesOvertakeABurstOfEvalRequests) {
@@ -229,7 +295,7 @@ TEST_F(DispatcherTest, SilentAgentsJobIsRequeuedToAnotherAgent) {
     requeued = b.next_job(30ms);
   }
   ASSERT_TRUE(requeued);
-  EXPECT_EQ(requeued->job_id, 7);
+  EXPECT_EQ(requeued->job_id, first->job_id) << "the same ticket, requeued";
   a.send(answer(*first, "A"));  // A's late answer is deduplicated by its lease
   b.send(answer(*requeued, "B"));
   auto got = pending.get();
@@ -350,8 +416,9 @@ TEST_F(DispatcherTest, CascadeScreensOnCpuAgentsAndOnlySurvivorsReachTheChip) {
     auto j = cpu.next_job(5s);
     ASSERT_TRUE(j);
     EXPECT_EQ(j->check_level, "cpu_check");
-    screened[j->job_id] = *j;
+    screened[j->code == "code of 1" ? 1 : 2] = *j;
   }
+  ASSERT_EQ(screened.size(), 2u);
   cpu.send(answer(screened[1], "C", Verdict::lowering_error));
   cpu.send(answer(screened[2], "C", Verdict::correct));
   auto f = failing.get();
@@ -360,7 +427,7 @@ TEST_F(DispatcherTest, CascadeScreensOnCpuAgentsAndOnlySurvivorsReachTheChip) {
       << "failed on CPU: never took the chip";
   auto on_chip = tpu.next_job(5s);
   ASSERT_TRUE(on_chip);
-  EXPECT_EQ(on_chip->job_id, 2);
+  EXPECT_EQ(on_chip->job_id, screened[2].job_id) << "the same ticket on both tiers";
   EXPECT_EQ(on_chip->check_level, "full");
   EXPECT_NE(on_chip->lease, screened[2].lease);
   wire::Result r = answer(*on_chip, "T");
@@ -546,7 +613,7 @@ TEST_F(DispatcherTest, ASuspectSpeedIsRetimedOnAnotherSlotBeforeItIsAnswered) {
   a.send(r);
   auto again = a.next_job(5s);
   ASSERT_TRUE(again) << "the only agent re-times it on its other slot";
-  EXPECT_EQ(again->job_id, 5);
+  EXPECT_EQ(again->job_id, first->job_id);
   EXPECT_NE(again->lease, first->lease);
   wire::Result r2 = answer(*again, "A");
   r2.evaluation.kernel_ms = 0.5;

@@ -97,7 +97,7 @@ TEST(ReportInput, ATimeBelowTheRooflineIsRetimedFlaggedStoredAndListed) {
   timed(*first, 100.0);
   auto second = tpu.next_job(5s);
   ASSERT_TRUE(second) << "re-timed on the agent's other slot";
-  EXPECT_EQ(second->job_id, cid);
+  EXPECT_EQ(second->job_id, first->job_id) << "the same job (the dispatcher's ticket)";
   timed(*second, 110.0);
   auto result = pending.get();
   ASSERT_TRUE(result);
