@@ -23,6 +23,21 @@
 
 namespace palladium {
 
+// How the judge is to check a candidate: the run config's evaluation.compile_tier and
+// evaluation.full_shapes (cli/config/evaluation_config.hpp), carried by every job
+// (wire::Job) and the judge pipe's `eval`, so that a run's stored config says how it was judged.
+// A judge host's environment may override them (PALLADIUM_COMPILE_TIER, PALLADIUM_FULL_SHAPES):
+// its ready frame lists the overrides, and each evaluation records the settings it was
+// judged under (Evaluation::judge_settings).
+struct JudgeSettings {
+  // "on": the deviceless libtpu v6e compile runs where the judge can (an interpret-backend
+  // host with libtpu; a TPU's native compile covers it); "off": it does not.
+  std::string compile_tier = "on";
+  // The interpret backend also computes the full-shape program a TPU would run, on a secret
+  // seed (10 s to minutes per passing candidate); a TPU's numerics are at the full shapes.
+  bool full_shapes = false;
+};
+
 // The agent behind one evaluation, from its admitted HELLO and the dispatcher's bookkeeping.
 struct AgentFacts {
   std::string agent_key;  // the agent's CURVE public key id (Z85); "" on a plaintext link

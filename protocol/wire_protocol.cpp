@@ -42,8 +42,8 @@ void pack_header(P& pk, std::string_view type, uint32_t fields) {
   pk.pack_int(kVersion);
 }
 
-// A job frame is the header, the lease, then the other 8 fields; JobFrame caches the last part.
-constexpr uint32_t kJobFields = 9;
+// A job frame is the header, the lease, then the other 10 fields; JobFrame caches the last part.
+constexpr uint32_t kJobFields = 11;
 
 void pack_int_list(Packer& pk, std::string_view key, const std::vector<int64_t>& values) {
   pack_str(pk, key);
@@ -71,6 +71,9 @@ void pack_job_fields(Packer& pk, const Job& m) {
   pack_str(pk, "codes");
   pk.pack_array(static_cast<uint32_t>(m.codes.size()));
   for (const auto& code : m.codes) pack_str(pk, code);
+  pack_kv(pk, "compile_tier", m.settings.compile_tier);
+  pack_str(pk, "full_shapes");
+  if (m.settings.full_shapes) pk.pack_true(); else pk.pack_false();
 }
 
 struct Encoder {
@@ -183,6 +186,8 @@ DecodeResult decode_object(const msgpack::object& o) {
     rd.int_list("seeds", &m.seeds);
     rd.opt_bool("require_pallas", &m.require_pallas);
     if (rd.has("codes")) rd.str_list("codes", &m.codes);
+    rd.opt_str("compile_tier", &m.settings.compile_tier);
+    rd.opt_bool("full_shapes", &m.settings.full_shapes);
     message = std::move(m);
   } else if (type == "result") {
     Result m;

@@ -11,7 +11,8 @@
 //   heartbeat   := "agent_id": str [, "interval_ms": int]
 //   job         := "lease": int, "job_id": int, "workload_id": str, "code": str,
 //                  "check_level": str, "timeout_s": float, "seeds": array[int],
-//                  "require_pallas": bool, "codes": array[str]
+//                  "require_pallas": bool, "codes": array[str], "compile_tier": str,
+//                  "full_shapes": bool
 //   result      := "job_id": int, "lease": int, "agent_id": str, "backend": str,
 //                  <the evaluation's fields: protocol/judge_pipe.json "records" "evaluation">
 //   retimed     := "job_id": int, "lease": int, "agent_id": str, "backend": str,
@@ -38,7 +39,8 @@
 // Decoding rules: keys may come in any order; unknown keys are ignored (forward
 // compatibility); every listed key is required except the float|nil ones, where a
 // missing key reads as nil, "require_pallas", where a missing key reads as true, "codes",
-// where a missing key reads as empty (an evaluation), and the
+// where a missing key reads as empty (an evaluation), "compile_tier" and "full_shapes",
+// where a missing key reads as JudgeSettings' default, and the
 // bracketed "interval_ms", where a missing key reads as 0 (no change). The evaluation's keys
 // follow protocol/judge_pipe.json: a key marked required must be there, any other reads as its
 // default when missing; a verdict, stage, timing kind or numerics path must be a spelling of
@@ -100,6 +102,9 @@ struct Job {
   // Not empty: a side-by-side re-timing of these candidates' codes ("Meaning" above); `code`
   // is then unused. Optional on the wire: missing = empty.
   std::vector<std::string> codes;
+  // How the judge checks it (config evaluation.compile_tier, evaluation.full_shapes).
+  // Optional on the wire: missing = JudgeSettings' defaults.
+  JudgeSettings settings;
 };
 
 struct Result {

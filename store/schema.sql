@@ -227,7 +227,11 @@ CREATE TABLE IF NOT EXISTS evaluations (
   numerics_ok        INTEGER,
   structure_ok       INTEGER,
   dtype_exact        INTEGER,
-  compile_finding    TEXT
+  compile_finding    TEXT,
+  -- The settings the judge checked it under (issue 20): {"compile_tier": "on" or "off: why",
+  -- "full_shapes": "on" or "off: why", "overrides": [host environment variables]}; NULL from a
+  -- judge that predates them.
+  judge_settings_json TEXT
 );
 
 -- Agent keys the dispatcher's result checks caught disagreeing with the other agents

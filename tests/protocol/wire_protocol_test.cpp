@@ -170,6 +170,12 @@ TEST(WireProtocol, JobRoundTrip) {
   EXPECT_TRUE(out.codes.empty()) << "an evaluation job has no codes";
   in.require_pallas = false;
   EXPECT_FALSE(round_trip(in).require_pallas);
+  EXPECT_EQ(out.settings.compile_tier, "on");
+  EXPECT_FALSE(out.settings.full_shapes);
+  in.settings = JudgeSettings{"off", true};  // the run's evaluation.compile_tier, full_shapes
+  Job judged = round_trip(in);
+  EXPECT_EQ(judged.settings.compile_tier, "off");
+  EXPECT_TRUE(judged.settings.full_shapes);
 }
 
 TEST(WireProtocol, ARetimingJobCarriesItsCodesAndItsAnswerTheSitting) {
@@ -431,6 +437,8 @@ TEST(WireProtocol, PythonStyleFrameDecodes) {
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_DOUBLE_EQ(std::get<Job>(*r.message).timeout_s, 30.0);
   EXPECT_TRUE(std::get<Job>(*r.message).require_pallas) << "missing require_pallas means true";
+  EXPECT_EQ(std::get<Job>(*r.message).settings.compile_tier, "on") << "missing: the default";
+  EXPECT_FALSE(std::get<Job>(*r.message).settings.full_shapes);
 }
 
 
