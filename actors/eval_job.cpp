@@ -13,6 +13,7 @@ wire::Job make_eval_job(const EvalSettings& s, int64_t candidate_id, std::string
   job.timeout_s = s.timeout_s;
   job.seeds = s.input_seeds;
   job.require_pallas = s.require_pallas;
+  job.settings = s.judge;
   return job;
 }
 

@@ -17,6 +17,7 @@ struct EvalSettings {
   double timeout_s = 60;
   std::vector<int64_t> input_seeds{0, 1};
   bool require_pallas = true;
+  JudgeSettings judge;
 };
 
 // The job for stored candidate `candidate_id` (its id is the job id, under which the

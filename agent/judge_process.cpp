@@ -297,6 +297,8 @@ std::string JudgeProcess::send_eval(const wire::Job& job, std::chrono::milliseco
   eval.check_level = job.check_level;
   eval.seeds = job.seeds;
   eval.require_pallas = job.require_pallas;
+  eval.compile_tier = job.settings.compile_tier;
+  eval.full_shapes = job.settings.full_shapes;
   eval.timeout_s = job.timeout_s > 0 ? job.timeout_s : 600.0;
   // The judge draws fresh seeds (as many as the job names); a replay is for `palladium eval`.
   eval.replay_seeds = false;

@@ -43,7 +43,6 @@ RunConfig parse_run_config(const std::string& yaml_text, const std::string& orig
   ConfigReader r(origin);
   YAML::Node root = r.load(yaml_text);
   RunConfig c;
-  c.text = yaml_text;
   r.check_keys(root, "", top_level_keys());
   r.get(root, "name", "name", c.name);
   r.get_distinct(root, "workloads", "workloads", c.workloads);
@@ -56,6 +55,7 @@ RunConfig parse_run_config(const std::string& yaml_text, const std::string& orig
   c.llm = parse_llm_config(r, root["llm"]);
   c.context = parse_context_config(r, root["context"], c.search.method);
   c.evaluation = parse_evaluation_config(r, root["evaluation"]);
+  c.text = fill_judge_settings(yaml_text, root);
   c.agents = parse_agents_config(r, root["agents"]);
   c.coordinator = parse_coordinator_config(r, root["coordinator"]);
   return c;

@@ -38,7 +38,9 @@ struct RunConfig {
   AgentsConfig agents;
   CoordinatorConfig coordinator;
 
-  std::string text;  // the YAML as read: stored with the run, hashed for resume
+  // The YAML as read, with the judge settings' defaults filled in (fill_judge_settings):
+  // stored with the run, hashed for resume.
+  std::string text;
 };
 
 // Parses and validates YAML text; `origin` names the source in error messages.

@@ -84,6 +84,7 @@ std::vector<WorkloadSearchSpec> search_specs(const RunConfig& config, const std:
       spec.eval.timeout_s = config.evaluation.timeout_s;
       spec.eval.input_seeds = config.evaluation.input_seeds;
       spec.eval.require_pallas = config.evaluation.require_pallas;
+      spec.eval.judge = config.evaluation.judge;
       searches.push_back(std::move(spec));
     }
   }
