@@ -1,7 +1,8 @@
 """`python -m judge --backend interpret|tpu`: run the judge on fds 3/4.
 
 `--backend tpu` refuses to start (exit status 2) unless JAX sees a TPU, so a misconfigured host
-never reports CPU numbers as TPU ones; so does an invalid $PALLADIUM_COMPILE_TIER (status 2).
+never reports CPU numbers as TPU ones; so does an invalid host override of the judge's settings,
+$PALLADIUM_COMPILE_TIER or $PALLADIUM_FULL_SHAPES (judge/settings.py; status 2).
 Without a candidate sandbox it refuses too (status 3).
 """
 import argparse

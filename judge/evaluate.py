@@ -28,7 +28,7 @@ every rule with its reason and its test):
             judge's interpretation of the TPU program (tpu_program.py,
             last numerics seed) executes it (structure.py)               -> no_pallas,
             no_pallas is deferred, below                                     runtime_error
-  compile   then (PALLADIUM_COMPILE_TIER, default on) the deviceless
+  compile   then (setting compile_tier, default on) the deviceless
             libtpu v6e compile of the full-shape artifact, in a compile
             process of its own (compile_process.py), after the cheaper
             structure check                                               -> compile_error,
@@ -56,7 +56,7 @@ every rule with its reason and its test):
             ("mosaic_interpreter": {"unsupported": why}): only a TPU can
             judge it, so the CPU tier of a cascade (check level cpu_check)
             lets it through on (2) alone ("numerics_path": "cpu_branch_only")
-            (4) with $PALLADIUM_FULL_SHAPES=on, the same at the full shapes
+            (4) with the setting full_shapes on, the same at the full shapes
             on a secret seed (kind full_shapes_differ; "numerics_path":
             "full_shapes")
   timing    never a program the candidate's process built (stages/timing.py): on the
@@ -67,6 +67,11 @@ every rule with its reason and its test):
             trace (tpu_timing.py)
   done                                                                    -> correct
 The agent adds `timeout` and `crash` for a judge that hangs or dies.
+
+Settings (judge/settings.py): compile_tier and full_shapes come with each request (the run
+config's evaluation.compile_tier and evaluation.full_shapes), a host's PALLADIUM_COMPILE_TIER
+or PALLADIUM_FULL_SHAPES overrides them, and every result records those it was judged under
+("judge_settings"). A direct call without settings (tests, scripts) uses the Evaluator's own.
 
 Facts beside the verdict (issue 26; stages/context.py): "numerics_ok", "structure_ok",
 "dtype_exact" and "compile_finding" (libtpu's message when the compile tier objects). So that
@@ -92,6 +97,7 @@ from judge.audit import static_argnums  # noqa: F401  (re-exported for tests and
 from judge.candidate_pool import CandidatePool
 from judge.compile.compile_process import CompileProcess
 from judge.references import References
+from judge import settings as judge_settings
 from judge.stages.artifact import ArtifactStage
 from judge.stages.compile import CompileStage
 from judge.stages.context import Context, Failure
@@ -114,7 +120,7 @@ JUDGE_STAGES = ("extract", "lint", "import", "trace", "lower", "structure", "num
 # in the judge: an ungridded whole-array kernel makes libtpu's LLVM abort its process. On the
 # TPU backend the judge's native run compiles the same artifact with the chip's own libtpu, so
 # the tier never runs there.
-COMPILE_TIER_ENV = "PALLADIUM_COMPILE_TIER"
+COMPILE_TIER_ENV = judge_settings.COMPILE_TIER_ENV
 DEFAULT_TIMEOUT_S = 600.0
 # On the interpret backend the judge also computes what a TPU would run, from the kernels'
 # Mosaic bodies (tpu_program.py), and holds it to the same rules as the CPU branch, which the
@@ -129,7 +135,7 @@ INTERPRET_THE_KERNELS = True
 # about 10-20 s per passing candidate at 550 GFLOP, minutes at the largest workloads, plus the
 # reference once per workload and judge process. "off" (the default) leaves that check to a TPU
 # agent (docs/verification.md 0, residual risks). The CPU tier of a cascade never runs it.
-FULL_SHAPES_ENV = "PALLADIUM_FULL_SHAPES"
+FULL_SHAPES_ENV = judge_settings.FULL_SHAPES_ENV
 
 
 def compile_tier_setting(backend, value=None):
@@ -163,14 +169,29 @@ class Evaluator(References):
 
     compile_tier: None follows compile_tier_setting(); True/False forces it (tests).
     full_shapes: None follows full_shapes_setting(); True/False forces it (tests).
-    timing_runs: timed pairs of a CPU-host timing sitting (None: timing_runs_setting())."""
+    timing_runs: timed pairs of a CPU-host timing sitting (None: timing_runs_setting()).
+
+    Those are the judge's own settings, what a direct evaluate() without settings runs under.
+    A request's settings (evaluate(settings=...)) replace them for its evaluation, except where
+    the host's environment overrides them (only for a setting the caller did not force); the
+    ready frame reports what requests can have (ready_settings())."""
 
     def __init__(self, backend="interpret", pool=None, timing_runs=None, check_seed_count=1,
                  compile_tier=None, full_shapes=None):
         assert backend in ("interpret", "tpu"), backend
         super().__init__(backend)
+        forced = {"compile_tier": compile_tier is not None, "full_shapes": full_shapes is not None}
+        overrides = judge_settings.host_overrides()
+        self.overrides = {key: value for key, value in overrides.items() if not forced[key]}
         self.full_shapes = full_shapes_setting(backend) if full_shapes is None else \
             bool(full_shapes) and backend != "tpu"
+        if backend == "tpu":
+            self.full_shapes_skipped = "the TPU backend's numerics run at the full shapes"
+        elif full_shapes is None:
+            self.full_shapes_skipped = f"{FULL_SHAPES_ENV}=off" if "full_shapes" in overrides \
+                else "the judge's default"
+        else:
+            self.full_shapes_skipped = "disabled by the caller"
         if compile_tier is None:
             compile_tier, self.compile_tier_skipped = compile_tier_setting(backend)
         else:
@@ -189,6 +210,12 @@ class Evaluator(References):
         self.pipeline = (LintStage(), ArtifactStage(), StructureStage(), CompileStage(),
                          NumericsStage(), TimingStage())
 
+    def ready_settings(self):
+        """What the ready frame reports: the settings a request asking for everything would get
+        (judge/settings.py InForce), i.e. what no request can have on this judge, and why."""
+        return judge_settings.resolve(self.backend, bool(compile_tier.libtpu_version()), True,
+                                      True, self.overrides)
+
     def stages(self):
         """The taxonomy stages this judge runs, in order."""
         stages = list(JUDGE_STAGES)
@@ -196,13 +223,27 @@ class Evaluator(References):
             stages.insert(stages.index("lower") + 1, "compile")
         return stages
 
+    def in_force(self, requested=None):
+        """The settings (judge/settings.py InForce) an evaluation asking for `requested`
+        ((compile tier, full shapes) bools; None: the judge's own) runs under."""
+        if requested is None:
+            return judge_settings.InForce(self.compile_tier, self.compile_tier_skipped,
+                                          self.full_shapes, self.full_shapes_skipped,
+                                          judge_settings.spelled(self.overrides))
+        return judge_settings.resolve(self.backend, bool(compile_tier.libtpu_version()),
+                                      *requested, self.overrides)
+
     def evaluate(self, workload_id, code, seeds=None, seed_count=2, require_pallas=True,
-                 timeout_s=None, screen=False):
+                 timeout_s=None, screen=False, settings=None):
         """`screen`: the CPU tier of a cascade (check level cpu_check), whose `correct` only
-        sends the candidate on to a TPU agent for the verdict that counts."""
+        sends the candidate on to a TPU agent for the verdict that counts. `settings`: the
+        request's (compile tier, full shapes), judge/settings.py; None: the judge's own."""
         ctx = Context(self, workload_id, code, seeds, seed_count, require_pallas,
                       timeout_s or DEFAULT_TIMEOUT_S, screen, INTERPRET_THE_KERNELS)
+        in_force = self.in_force(settings)
+        ctx.compile_tier, ctx.full_shapes = in_force.compile_tier, in_force.full_shapes
         result = ctx.result
+        result["judge_settings"] = in_force.record()
         try:
             failure = None
             for stage in self.pipeline:

@@ -5,14 +5,16 @@ Before `ready` the candidate sandbox is started and its warm-spare parent must a
 (candidate_pool.py); a host where it cannot start gets no `ready`: the judge logs why and exits
 with status 3, so the agent never evaluates a candidate without its sandbox.
 
-Messages that are not maps, carry another protocol version or an unknown type are logged to
-stderr (the agent's log file) and dropped; they never end the process. Every `eval` gets exactly
+Messages that are not maps, carry another protocol version or an unknown type, and an `eval`
+whose settings are not the schema's, are logged to stderr (the agent's log file) and dropped;
+they never end the process. Every `eval` gets exactly
 one `result` carrying its job_id, whatever the candidate does short of killing the process.
 
 RLIMIT_CPU (set by the agent) counts the whole life of this persistent process. So that the limit
 never lands on an innocent candidate, the loop exits cleanly between jobs once it has used
 RECYCLE_FRACTION of the soft limit; the agent sees EOF while idle and starts a fresh judge.
 """
+import json
 import os
 import resource
 import sys
@@ -23,6 +25,7 @@ import jax
 from judge.compile import compile_tier
 from judge.candidate_pool import SandboxUnavailable
 from judge.cpu_budget import cpu_seconds_used, should_recycle
+from judge import settings as judge_settings
 from judge.evaluate import DEFAULT_TIMEOUT_S, Evaluator
 from judge.protocol import VERSION, Channel
 from judge.retiming import handle_retime
@@ -47,12 +50,16 @@ def log(text):
 
 def ready_message(evaluator):
     """`stages`: the taxonomy stages this judge runs (the agent forwards them in its HELLO);
-    "compile" only when its compile tier runs (`compile_tier` says why not otherwise)."""
+    "compile" only when its compile tier can run. The settings: `compile_tier` and
+    `full_shapes` are "on" where each request decides, "off: why" where none can have it (the
+    backend, no libtpu, a host override), and `overrides` lists the host's overrides."""
+    settings = evaluator.ready_settings()
+    record = json.loads(settings.record())
     return judge_pipe.message(
         "ready", pid=os.getpid(), jax_version=jax.__version__, backend=evaluator.backend,
         device_kind=jax.devices()[0].device_kind, libtpu_version=compile_tier.libtpu_version(),
-        stages=evaluator.stages(),
-        compile_tier="on" if evaluator.compile_tier else f"off: {evaluator.compile_tier_skipped}")
+        stages=evaluator.stages(), compile_tier=record["compile_tier"],
+        full_shapes=record["full_shapes"], overrides=settings.overrides)
 
 
 def _number(value, default):
@@ -61,7 +68,9 @@ def _number(value, default):
 
 def handle_eval(evaluator, message):
     """`seeds` are replayed exactly when `replay_seeds` is true; otherwise the judge draws
-    len(seeds) (default 2) fresh ones and reports them."""
+    len(seeds) (default 2) fresh ones and reports them. The request's settings decide how it
+    is judged (judge/settings.py; a bad one is a ValueError)."""
+    settings = judge_settings.requested(message)
     seeds = [int(s) for s in message.get("seeds") or [] if isinstance(s, int)]
     replay = message.get("replay_seeds") is True and bool(seeds)
     require_pallas = message.get("require_pallas", True)
@@ -69,7 +78,8 @@ def handle_eval(evaluator, message):
                                 seeds=seeds if replay else None, seed_count=len(seeds) or 2,
                                 require_pallas=require_pallas is not False,
                                 timeout_s=_number(message.get("timeout_s"), DEFAULT_TIMEOUT_S),
-                                screen=message.get("check_level") == "cpu_check")
+                                screen=message.get("check_level") == "cpu_check",
+                                settings=settings)
     return judge_pipe.message("result", job_id=message["job_id"],
                               **{key: result[key] for key in RESULT_FIELDS if key in result})
 
@@ -87,10 +97,11 @@ def serve(backend, channel=None):
     except SandboxUnavailable as exc:
         log(f"refusing to start: the candidate sandbox is unavailable: {exc}")
         return EXIT_NO_SANDBOX
-    channel.write(ready_message(evaluator))
+    ready = ready_message(evaluator)
+    channel.write(ready)
     log(f"ready: backend={backend} jax={jax.__version__} cwd={os.getcwd()} compile tier "
-        f"{'on' if evaluator.compile_tier else 'off: ' + evaluator.compile_tier_skipped}, "
-        f"full-shape numerics {'on' if evaluator.full_shapes else 'off'}")
+        f"{ready['compile_tier']}, full-shape numerics {ready['full_shapes']} (each request "
+        f"decides where on); host overrides: {', '.join(ready['overrides']) or 'none'}")
     while True:
         message = channel.read()
         if message is None:
@@ -115,6 +126,11 @@ def serve(backend, channel=None):
             continue
         if kind != "eval" or not isinstance(message.get("job_id"), int):
             log(f"dropped message of type {kind!r} (job_id {message.get('job_id')!r})")
+            continue
+        try:
+            judge_settings.requested(message)
+        except ValueError as exc:  # a setting the schema does not allow
+            log(f"dropped eval {message['job_id']}: {exc}")
             continue
         start = time.perf_counter()
         reply = handle_eval(evaluator, message)

@@ -36,7 +36,7 @@ def compile_for_v6e(judge, blob, result, deadline):
 
 class CompileStage:
     def run(self, ctx):
-        if not ctx.judge.compile_tier:
+        if not ctx.compile_tier:
             return None
         ctx.enter("compile")
         try:

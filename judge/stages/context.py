@@ -33,6 +33,7 @@ def empty_result():
         "spare_ms": None, "candidate_stage_ms": {}, "infrastructure": "", "compile_tier": None,
         "numerics_path": None, "mosaic_interpreter": None,
         "numerics_ok": None, "structure_ok": None, "dtype_exact": None, "compile_finding": None,
+        "judge_settings": None,  # the settings judged under (judge/settings.py), JSON
         # The timing's spread (judge/timing.py) and what was timed ("timing": program, samples).
         "timing_runs": None, "kernel_ms_low": None, "kernel_ms_high": None,
         "baseline_ms_low": None, "baseline_ms_high": None, "timing": None,
@@ -40,13 +41,16 @@ def empty_result():
 
 
 class Context:
-    """One evaluation's request, the judge that runs it (`judge`: backend, settings, caches,
-    candidate pool, compile process), the result dict the stages fill, and what each stage
-    hands to the next (module, candidate's report, artifacts, numerics runs)."""
+    """One evaluation's request, the judge that runs it (`judge`: backend, caches, candidate
+    pool, compile process), the settings it runs under (`compile_tier`, `full_shapes`: the
+    judge's own unless the request's replace them, judge/settings.py), the result dict the
+    stages fill, and what each stage hands to the next (module, candidate's report, artifacts,
+    numerics runs)."""
 
     def __init__(self, judge, workload_id, code, seeds, seed_count, require_pallas, timeout_s,
                  screen, interpret_the_kernels):
         self.judge = judge
+        self.compile_tier, self.full_shapes = judge.compile_tier, judge.full_shapes
         self.workload_id, self.code = workload_id, code
         self.seeds, self.seed_count = seeds, seed_count
         self.require_pallas, self.timeout_s = require_pallas, timeout_s

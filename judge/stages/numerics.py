@@ -9,8 +9,8 @@
     kernel that computes something else is numerics_mismatch, kind mosaic_kernel_differs; a
     program the interpreter cannot run is runtime_error, kind mosaic_interpreter, except in a
     cascade's CPU tier, which leaves it to a TPU ("numerics_path": "cpu_branch_only");
-(4) with the judge's full_shapes setting, the same at the full shapes on a secret seed (kind
-    full_shapes_differ; "numerics_path": "full_shapes").
+(4) with the evaluation's full_shapes setting (judge/settings.py), the same at the full shapes
+    on a secret seed (kind full_shapes_differ; "numerics_path": "full_shapes").
 """
 import time
 
@@ -81,7 +81,7 @@ class NumericsStage:
             ctx, ctx.full_exp if judge.backend == "tpu" else ctx.reduced_exp)
         if judge.backend != "tpu" and ctx.interpret_the_kernels:
             self._interpret_the_kernels(ctx)
-            if judge.full_shapes and not ctx.screen:
+            if ctx.full_shapes and not ctx.screen:
                 self._interpret_at_full_shapes(ctx)
         return None
 

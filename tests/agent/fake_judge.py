@@ -13,7 +13,9 @@ with an eval is chosen by markers in the candidate code:
   DIE_ONCE=<path> exit with status 3 if <path> does not exist (creating it), else answer correct
   ECHO_TEXT=<t>   answer numerics_mismatch with <t> as error, signature, stdout and stderr
   FACTS           answer from the real judge's result dict (judge/stages/context.py) with every
-                  fact and the timing spread filled, as the stages fill them
+                  fact and the timing spread filled, as the stages fill them, and the
+                  settings the request asked for, as the real judge records them
+                  (judge/settings.py, no host override)
   NO_FACTS        answer from the real judge's result dict as an early failure leaves it:
                   every fact and the spread None
   KERNEL_MS=<x>   answer correct with kernel_ms x (band x +- 1%) against a baseline of 5 ms
@@ -39,6 +41,7 @@ import msgpack
 
 # The repository root, for protocol/ (the agent puts only this directory on PYTHONPATH).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from judge import settings as judge_settings  # noqa: E402
 from judge.stages.context import empty_result  # noqa: E402
 from protocol import judge_pipe  # noqa: E402
 
@@ -59,9 +62,12 @@ def _result(job_id, verdict="correct", stdout="", text=""):
         timing_kind="cpu-wall" if verdict == "correct" else None)
 
 
-def _judge_result(job_id, decided):
+def _judge_result(msg, decided):
     """The result map the judge's server sends for the judge's own result dict."""
+    job_id = msg["job_id"]
     result = empty_result()
+    result["judge_settings"] = judge_settings.resolve(
+        "interpret", True, *judge_settings.requested(msg)).record()
     if decided:
         result.update(verdict="correct", stage="done", kernel_ms=2.0, baseline_ms=5.0,
                       timing_kind="cpu-wall", timing_runs=7, kernel_ms_low=1.8,
@@ -177,7 +183,7 @@ def main():
                 _write(out, _result(msg["job_id"], "numerics_mismatch", text=m.group(1)))
                 continue
             if "NO_FACTS" in code or "FACTS" in code:
-                _write(out, _judge_result(msg["job_id"], "NO_FACTS" not in code))
+                _write(out, _judge_result(msg, "NO_FACTS" not in code))
                 continue
             m = re.search(r"KERNEL_MS=([0-9.]+)", code)
             if m:

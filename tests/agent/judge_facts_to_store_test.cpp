@@ -60,13 +60,15 @@ class JudgeFactsToStoreTest : public ::testing::Test {
     std::filesystem::remove_all(dir_, ec);
   }
   // The candidate's row, stored from what the judge answered to `code`.
-  int64_t judge_and_store(RunStore& store, int64_t run, int index, const std::string& code) {
+  int64_t judge_and_store(RunStore& store, int64_t run, int index, const std::string& code,
+                          JudgeSettings settings = {}) {
     JudgeProcess judge(options_);
     EXPECT_EQ(judge.start(), "");
     auto ready = judge.wait_ready(60s);
     EXPECT_TRUE(std::holds_alternative<JudgeReady>(ready));
     const int64_t cid = store.put_sample(candidate(run, index)).id;
-    JudgeResult judged = judge.evaluate(wire::Job{cid, 0, "8p", code, "full", 30.0, {0, 1}, true, {}});
+    wire::Job job{cid, 0, "8p", code, "full", 30.0, {0, 1}, true, {}, settings};
+    JudgeResult judged = judge.evaluate(job);
     judge.stop();
     AgentFacts agent;
     agent.agent_key = "Z85-key-of-agent-" + std::to_string(index);
@@ -83,7 +85,8 @@ TEST_F(JudgeFactsToStoreTest, EveryFactAndTheSpreadReachTheirColumns) {
   TempDb db;
   auto store = RunStore::open(db.path());
   const int64_t run = store->begin_or_resume_run("r", "c");
-  const int64_t cid = judge_and_store(*store, run, 0, "FACTS");
+  // The run's evaluation.compile_tier and full_shapes travel with the job to the judge.
+  const int64_t cid = judge_and_store(*store, run, 0, "FACTS", JudgeSettings{"off", true});
 
   auto back = store->find_evaluation(cid);
   ASSERT_TRUE(back);
@@ -113,6 +116,9 @@ TEST_F(JudgeFactsToStoreTest, EveryFactAndTheSpreadReachTheirColumns) {
   EXPECT_EQ(column(path, cid, "baseline_ms_high"), "5.5");
   EXPECT_EQ(column(path, cid, "agent_key"), "'Z85-key-of-agent-0'");
   EXPECT_EQ(column(path, cid, "numerics_path"), "'mosaic_interpreter'");
+  EXPECT_EQ(column(path, cid, "judge_settings_json"),
+            "'{\"compile_tier\": \"off: the request asked for no compile tier\", "
+            "\"full_shapes\": \"on\", \"overrides\": []}'");
 }
 
 TEST_F(JudgeFactsToStoreTest, FactsNothingDecidedStayNull) {

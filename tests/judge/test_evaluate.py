@@ -1,5 +1,6 @@
 """One hand-written candidate per verdict the judge can produce (the candidate itself runs in a
 sandboxed candidate process; tests/judge/test_hostile.py has the attacks)."""
+import json
 import math
 
 import pytest
@@ -18,7 +19,7 @@ RESULT_FIELDS = {"verdict", "stage", "error", "error_signature", "stdout", "stde
                  "spare_ms", "candidate_stage_ms", "infrastructure", "compile_tier",
                  "numerics_path", "mosaic_interpreter", "timing_runs", "kernel_ms_low",
                  "kernel_ms_high", "baseline_ms_low", "baseline_ms_high", "timing", "numerics_ok",
-                 "structure_ok", "dtype_exact", "compile_finding"}
+                 "structure_ok", "dtype_exact", "compile_finding", "judge_settings"}
 
 
 def run(code, seeds=(0,)):
@@ -266,13 +267,20 @@ def full_shapes(monkeypatch):
 
 
 def test_a_kernel_wrong_only_at_the_full_shapes_is_caught_when_they_are_run(full_shapes):
-    # The premise: by default a CPU host checks the reduced shapes only, and passes it.
-    shared_evaluator().full_shapes = False
-    result = evaluate(full_shapes.ID, _RIGHT_EXCEPT_AT_FULL_SHAPES, (0,))
+    # The premise: by default a CPU host checks the reduced shapes only, and passes it. Each
+    # request's settings decide (issue 20: the run config's evaluation.full_shapes), whatever
+    # the judge's own (the fixture set it on).
+    judge = shared_evaluator()
+    result = judge.evaluate(full_shapes.ID, _RIGHT_EXCEPT_AT_FULL_SHAPES, (0,),
+                            settings=(False, False))
     assert result["verdict"] == "correct", result["error"]
     assert result["numerics_path"] == "mosaic_interpreter"
-    shared_evaluator().full_shapes = True
-    result = evaluate(full_shapes.ID, _RIGHT_EXCEPT_AT_FULL_SHAPES, (0,))
+    assert json.loads(result["judge_settings"])["full_shapes"] == \
+        "off: the request asked for the reduced shapes only"
+    judge.full_shapes = False
+    result = judge.evaluate(full_shapes.ID, _RIGHT_EXCEPT_AT_FULL_SHAPES, (0,),
+                            settings=(False, True))
+    assert json.loads(result["judge_settings"])["full_shapes"] == "on"
     assert (result["verdict"], result["stage"]) == ("numerics_mismatch", "numerics"), result
     assert result["error_signature"].startswith("numerics:full_shapes_differ:")
     # The secret seed is reused for the workload's later candidates: never in the message,
@@ -282,7 +290,8 @@ def test_a_kernel_wrong_only_at_the_full_shapes_is_caught_when_they_are_run(full
     assert str(seed) not in result["error"] and "seed" not in result["error"]
     assert "seed" not in result["mosaic_interpreter"]["full_shapes"]
     # The cascade's CPU tier leaves the full shapes to the TPU agent after it.
-    screened = evaluate(full_shapes.ID, _RIGHT_EXCEPT_AT_FULL_SHAPES, (0,), screen=True)
+    screened = judge.evaluate(full_shapes.ID, _RIGHT_EXCEPT_AT_FULL_SHAPES, (0,), screen=True,
+                              settings=(False, True))
     assert screened["verdict"] == "correct", screened["error"]
     assert "full_shapes" not in screened["mosaic_interpreter"]
 
@@ -314,6 +323,32 @@ def test_a_full_shape_program_beyond_the_interpreter_is_refused(full_shapes, mon
     assert (result["verdict"], result["stage"]) == ("runtime_error", "numerics"), result
     assert result["error_signature"].startswith("numerics:mosaic_interpreter:")
     assert "at the workload's full shapes the judge cannot compute" in result["error"]
+
+
+class _Recorder:
+    """A stage that only notes the settings the evaluation ran under."""
+
+    def run(self, ctx):
+        self.seen = (ctx.compile_tier, ctx.full_shapes)
+
+
+def test_a_host_override_beats_the_request_and_the_result_says_so(monkeypatch):
+    monkeypatch.setenv("PALLADIUM_FULL_SHAPES", "on")
+    monkeypatch.delenv("PALLADIUM_COMPILE_TIER", raising=False)
+    monkeypatch.setattr(judge_evaluate.compile_tier, "libtpu_version", lambda: "0.0.42.1")
+    judge = Evaluator(pool=object(), compile_tier=False)  # its own compile tier forced off
+    recorder = _Recorder()
+    judge.pipeline = (recorder,)
+    result = judge.evaluate("8p", "code", settings=(True, False))
+    assert recorder.seen == (True, True), "the request's compile tier, the host's full shapes"
+    assert json.loads(result["judge_settings"]) == {
+        "compile_tier": "on", "full_shapes": "on", "overrides": ["PALLADIUM_FULL_SHAPES=on"]}
+    judge.evaluate("8p", "code", settings=(False, False))
+    assert recorder.seen == (False, True)
+    # Without a request's settings (a direct call), the judge's own.
+    own = judge.evaluate("8p", "code")
+    assert recorder.seen == (False, True)
+    assert json.loads(own["judge_settings"])["compile_tier"] == "off: disabled by the caller"
 
 
 def test_full_shapes_setting(monkeypatch):

@@ -1,4 +1,6 @@
 """The judge as the agent sees it: a subprocess speaking MessagePack on fds 3 (in) / 4 (out)."""
+import json
+
 import pytest
 
 import judge_kernels as k
@@ -38,6 +40,10 @@ def test_ready_eval_shutdown(judge):
     assert ready["stages"][0] == "extract" and "structure" in ready["stages"]
     # The compile tier is on by default (libtpu is installed here), and claims its stage.
     assert ready["libtpu_version"] and ready["compile_tier"] == "on"
+    # The settings in force (issue 20): every request decides the full shapes; the host's
+    # compile tier variable is an override, and says so.
+    assert ready["full_shapes"] == "on"
+    assert ready["overrides"] == ["PALLADIUM_COMPILE_TIER=on"]
     assert ready["stages"][ready["stages"].index("lower") + 1] == "compile"
     assert ready["backend"] == "interpret"
     assert ready["pid"] == judge.proc.pid  # the launcher exec'd into the judge
@@ -67,6 +73,9 @@ def test_ready_eval_shutdown(judge):
     assert first["compile_tier"]["compile_ms"] > 0 and first["compile_tier"]["workers"] == 1
     assert first["stage_ms"]["compile"] >= first["compile_tier"]["compile_ms"]
     assert first["numerics_path"] == "mosaic_interpreter"
+    assert json.loads(first["judge_settings"]) == {
+        "compile_tier": "on", "full_shapes": "off: the request asked for the reduced shapes only",
+        "overrides": ["PALLADIUM_COMPILE_TIER=on"]}
 
     second = judge.receive()
     assert (second["job_id"], second["verdict"], second["stage"]) == (9, "no_code", "extract")
@@ -133,6 +142,7 @@ def test_the_compile_tier_switched_off_claims_no_compile(tmp_path):
     try:
         ready = instance.receive()
         assert ready["compile_tier"] == "off: PALLADIUM_COMPILE_TIER=off"
+        assert ready["overrides"] == ["PALLADIUM_COMPILE_TIER=off"]
         assert "compile" not in ready["stages"]
     finally:
         instance.cleanup()
@@ -166,3 +176,20 @@ def test_only_the_cascades_cpu_tier_is_a_screen(check_level, screen):
         message["check_level"] = check_level
     handle_eval(recorder, message)
     assert recorder.kwargs["screen"] is screen
+
+
+def test_each_eval_is_judged_under_its_requests_settings():
+    from judge.server import handle_eval
+
+    class Recorder:
+        def evaluate(self, *args, **kwargs):
+            self.kwargs = kwargs
+            return {}
+    recorder = Recorder()
+    handle_eval(recorder, eval_message(7, k.CORRECT))  # an agent that predates them
+    assert recorder.kwargs["settings"] == (True, False)  # the run config's defaults
+    handle_eval(recorder, {**eval_message(8, k.CORRECT), "compile_tier": "off",
+                           "full_shapes": True})
+    assert recorder.kwargs["settings"] == (False, True)
+    with pytest.raises(ValueError, match="compile_tier='auto'"):
+        handle_eval(recorder, {**eval_message(9, k.CORRECT), "compile_tier": "auto"})
