@@ -91,7 +91,7 @@ struct ReportData {
   // process built (the judge could not interpret their kernels): only a TPU run confirms them.
   int correct_cpu_branch_only = 0;
   // Correct candidates whose numerics ran at the workload's reduced shapes only (a CPU host
-  // without PALLADIUM_FULL_SHAPES=on): a kernel wrong only at the full shapes passes those.
+  // without evaluation.full_shapes): a kernel wrong only at the full shapes passes those.
   int correct_reduced_shapes_only = 0;
   // workload -> phase -> summary, only for phases other than the iterative
   // methods' single one.
@@ -528,7 +528,7 @@ std::string report_text(const RunStore& store, int64_t run_id,
   }
   if (d.correct_reduced_shapes_only > 0) {
     out += "  of the correct, " + std::to_string(d.correct_reduced_shapes_only) +
-           " were run at the reduced shapes only (a CPU host without PALLADIUM_FULL_SHAPES=on; "
+           " were run at the reduced shapes only (a CPU host without evaluation.full_shapes; "
            "a kernel wrong only at the full shapes passes there: docs/verification.md 0)\n";
   }
   for (const auto& [workload, view] : d.sittings) out += sitting_line(workload, view);
