@@ -104,7 +104,7 @@ struct Job {
   std::vector<std::string> codes;
   // How the judge checks it (config evaluation.compile_tier, evaluation.full_shapes).
   // Optional on the wire: missing = JudgeSettings' defaults.
-  JudgeSettings settings;
+  JudgeSettings settings{};
 };
 
 struct Result {
