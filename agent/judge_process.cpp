@@ -19,11 +19,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <msgpack.hpp>
-
 #include "protocol/taxonomy.hpp"
-#include "protocol/field_codec.hpp"
-#include "protocol/wire_fields.hpp"
 #include "agent/secret_scrubber.hpp"
 
 extern char** environ;
@@ -114,15 +110,6 @@ std::string describe_status(int status) {
   return "status " + std::to_string(status);
 }
 
-// One judge pipe message, packed as protocol/judge_pipe.json defines it.
-template <typename M>
-std::string pack(const M& message) {
-  msgpack::sbuffer buf;
-  msgpack::packer<msgpack::sbuffer> pk(buf);
-  codec::pack_message(pk, message);
-  return std::string(buf.data(), buf.size());
-}
-
 // Writes all of `data` to the non-blocking fd `fd`, waiting at most until `deadline`.
 std::string write_all(int fd, const std::string& data, Clock::time_point deadline) {
   std::size_t done = 0;
@@ -143,17 +130,6 @@ std::string write_all(int fd, const std::string& data, Clock::time_point deadlin
 }
 
 }  // namespace
-
-// Copy strings out of the unpacker's buffer, so parsed objects never pin it.
-static bool never_reference(msgpack::type::object_type, std::size_t, void*) { return false; }
-
-struct JudgeProcess::Parser {
-  // The judge is ours, but a broken one must not make the agent allocate without bound.
-  msgpack::unpacker unpacker{&never_reference, nullptr,
-                             MSGPACK_UNPACKER_INIT_BUFFER_SIZE,
-                             msgpack::unpack_limit(1 << 20, 1 << 20, 1u << 30, 1u << 30,
-                                                   1u << 30, 32)};
-};
 
 JudgeProcess::JudgeProcess(JudgeOptions options,
                            std::shared_ptr<sandbox::ProcessLauncher> launcher)
@@ -221,23 +197,22 @@ std::string JudgeProcess::start() {
   pid_ = pid;
   ::fcntl(req_fd_, F_SETFL, ::fcntl(req_fd_, F_GETFL) | O_NONBLOCK);
   ::fcntl(resp_fd_, F_SETFL, ::fcntl(resp_fd_, F_GETFL) | O_NONBLOCK);
-  parser_ = std::make_unique<Parser>();
+  decoder_ = std::make_unique<JudgePipeDecoder>();
   return "";
 }
 
 std::vector<JudgeEvent> JudgeProcess::read_available() {
   std::vector<JudgeEvent> events;
-  if (resp_fd_ < 0 || !parser_) {
+  if (resp_fd_ < 0 || !decoder_) {
     events.emplace_back(JudgeEof{});
     return events;
   }
-  msgpack::unpacker& up = parser_->unpacker;
   bool eof = false;
   for (;;) {
-    up.reserve_buffer(64 * 1024);
-    ssize_t n = ::read(resp_fd_, up.buffer(), up.buffer_capacity());
+    constexpr std::size_t kChunk = 64 * 1024;
+    ssize_t n = ::read(resp_fd_, decoder_->buffer(kChunk), kChunk);
     if (n > 0) {
-      up.buffer_consumed(static_cast<std::size_t>(n));
+      decoder_->consumed(static_cast<std::size_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -245,75 +220,20 @@ std::vector<JudgeEvent> JudgeProcess::read_available() {
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) eof = true;
     break;
   }
-  try {
-    msgpack::object_handle oh;
-    while (up.next(oh)) {
-      const msgpack::object& o = oh.get();
-      std::string type;
-      std::string err = wire::read_envelope(o, &type, kJudgePipeVersion);
-      if (!err.empty()) {
-        events.emplace_back(JudgeProtocolError{"bad judge frame: " + err});
-        return events;
-      }
-      wire::MapReader rd(o, type);
-      JudgeEvent event;
-      if (type == JudgeReady::kType) {
-        JudgeReady ready;
-        codec::read_fields(rd, &ready);
-        event = std::move(ready);
-      } else if (type == JudgeResult::kType) {
-        JudgeResult result;
-        codec::read_fields(rd, &result);
-        event = std::move(result);
-      } else if (type == JudgeRetimed::kType) {
-        JudgeRetimed retimed;
-        codec::read_fields(rd, &retimed);
-        event = std::move(retimed);
-      } else {
-        events.emplace_back(
-            JudgeProtocolError{"unexpected judge frame type \"" + type + "\""});
-        return events;
-      }
-      if (!rd.ok()) {
-        events.emplace_back(JudgeProtocolError{"bad judge frame: " + rd.error()});
-        return events;
-      }
-      events.push_back(std::move(event));
-    }
-  } catch (const std::exception& e) {
-    events.emplace_back(JudgeProtocolError{std::string("malformed judge stream: ") + e.what()});
-    return events;
-  }
+  events = decoder_->take_events();
+  if (!events.empty() && std::holds_alternative<JudgeProtocolError>(events.back())) return events;
   if (eof) events.emplace_back(JudgeEof{});
   return events;
 }
 
 std::string JudgeProcess::send_eval(const wire::Job& job, std::chrono::milliseconds timeout) {
   if (req_fd_ < 0) return "judge not running";
-  judge_pipe::Eval eval;
-  eval.job_id = job.job_id;
-  eval.workload_id = job.workload_id;
-  eval.code = job.code;
-  eval.check_level = job.check_level;
-  eval.seeds = job.seeds;
-  eval.require_pallas = job.require_pallas;
-  eval.compile_tier = job.settings.compile_tier;
-  eval.full_shapes = job.settings.full_shapes;
-  eval.timeout_s = job.timeout_s > 0 ? job.timeout_s : 600.0;
-  // The judge draws fresh seeds (as many as the job names); a replay is for `palladium eval`.
-  eval.replay_seeds = false;
-  return write_all(req_fd_, pack(eval), Clock::now() + timeout);
+  return write_all(req_fd_, pack_eval_request(job), Clock::now() + timeout);
 }
 
 std::string JudgeProcess::send_retime(const wire::Job& job, std::chrono::milliseconds timeout) {
   if (req_fd_ < 0) return "judge not running";
-  judge_pipe::Retime retime;
-  retime.job_id = job.job_id;
-  retime.workload_id = job.workload_id;
-  retime.codes = job.codes;
-  retime.require_pallas = job.require_pallas;
-  retime.timeout_s = job.timeout_s > 0 ? job.timeout_s : 600.0;
-  return write_all(req_fd_, pack(retime), Clock::now() + timeout);
+  return write_all(req_fd_, pack_retime_request(job), Clock::now() + timeout);
 }
 
 void JudgeProcess::stop(std::chrono::milliseconds grace) {
@@ -322,7 +242,7 @@ void JudgeProcess::stop(std::chrono::milliseconds grace) {
     return;
   }
   if (req_fd_ >= 0) {
-    write_all(req_fd_, pack(judge_pipe::Shutdown{}), Clock::now() + grace);
+    write_all(req_fd_, pack_shutdown_request(), Clock::now() + grace);
     ::close(req_fd_);  // EOF on fd 3 also tells the judge to go
     req_fd_ = -1;
   }
@@ -347,7 +267,7 @@ void JudgeProcess::kill() {
     reap(/*blocking=*/true);
   }
   close_fds();
-  parser_.reset();
+  decoder_.reset();
   if (!temp_dir_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(temp_dir_, ec);

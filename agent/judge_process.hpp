@@ -1,5 +1,5 @@
-// One Python judge child process and its pipe protocol (protocol/judge_pipe.json, whose
-// generated structs and codec this speaks), seen from the agent.
+// One Python judge child process, seen from the agent: it moves the judge pipe's bytes
+// (protocol/judge_pipe.json; packed and decoded by agent/judge_pipe_codec.hpp).
 //
 // The child is the judge, `<python> -m <module> --backend <backend>`, started through a
 // sandbox::ProcessLauncher (sandbox/process_launcher.hpp; by default the SandboxedLauncher:
@@ -31,6 +31,7 @@
 #include <variant>
 #include <vector>
 
+#include "agent/judge_pipe_codec.hpp"
 #include "protocol/judge_pipe.hpp"
 #include "protocol/wire_protocol.hpp"
 #include "sandbox/process_launcher.hpp"
@@ -82,22 +83,6 @@ struct JudgeOptions {
 // several judges (one per slot) can share a TPU VM: "NAME=value" entries for
 // chip `chip`. Only one process may open a given chip.
 std::vector<std::string> one_chip_environment(int chip);
-
-// The judge's `ready` frame: its pid, versions, device and the taxonomy stages it runs (the
-// agent forwards the last three in its HELLO).
-using JudgeReady = judge_pipe::Ready;
-// The judge's answer to one eval: the job id and the evaluation.
-using JudgeResult = judge_pipe::Result;
-// The judge's answer to one retime: the sitting (judge/retiming.py).
-using JudgeRetimed = judge_pipe::Retimed;
-
-// Something read from the response pipe.
-struct JudgeEof {};  // the pipe closed: the child exited or closed fd 4
-struct JudgeProtocolError {
-  std::string error;  // malformed MessagePack or a frame that breaks the protocol
-};
-using JudgeEvent =
-    std::variant<JudgeReady, JudgeResult, JudgeEof, JudgeProtocolError, JudgeRetimed>;
 
 class JudgeProcess {
  public:
@@ -172,8 +157,7 @@ class JudgeProcess {
   std::string temp_dir_;
   long log_start_ = 0;  // log file size when the current child started
   std::string exit_description_;
-  struct Parser;
-  std::unique_ptr<Parser> parser_;
+  std::unique_ptr<JudgePipeDecoder> decoder_;
 };
 
 // The result the agent reports when a job's judge exceeded the job's timeout_s. Untimed: it
