@@ -13,6 +13,7 @@
 #include "search/metrics.hpp"
 #include "search/pass_at_k.hpp"
 #include "store/llm_usage_report.hpp"
+#include "store/published_best.hpp"
 
 namespace palladium {
 
@@ -59,21 +60,6 @@ struct Unsettled {
   double runner_up = 0, runner_low = 0, runner_high = 0;
 };
 
-// A workload's side-by-side re-timing (store table sittings) of its best kernel by the
-// evaluations and the runner-up: the published best is the faster by the sitting's medians,
-// with the speedup against the baseline timed in the same sitting.
-struct SittingView {
-  std::vector<int64_t> candidates;  // best by the evaluations first
-  std::vector<double> kernel_ms, kernel_low, kernel_high;
-  double baseline_ms = 0;
-  int timing_runs = 0;
-  std::string timing_kind;
-  size_t faster = 0;      // index of the faster by the sitting's medians (the published one)
-  bool switched = false;  // the sitting reversed the evaluations' order
-  bool overlap = false;   // the two kernels' bands overlap: the ranking is not settled
-  double speedup(size_t i) const { return baseline_ms / kernel_ms[i]; }
-};
-
 struct ReportData {
   RunRecord run;
   std::vector<std::string> models;  // distinct llm_calls.model, in first-call order
@@ -106,34 +92,9 @@ std::map<std::string, SittingView> sittings_of(
   std::map<std::string, SittingView> out;
   for (const auto& s : rows) {
     auto best = best_of.find(s.workload);
-    if (best == best_of.end() || !s.error.empty() || s.kernels.size() != 2 || !s.baseline_ms ||
-        !(*s.baseline_ms > 0))
-      continue;
-    if (s.kernels[0].candidate_id != best->second.second &&
-        s.kernels[1].candidate_id != best->second.second)
-      continue;
-    SittingView v;
-    bool timed = true;
-    for (const auto& k : s.kernels) {
-      if (!k.kernel_ms || !k.kernel_ms_low || !k.kernel_ms_high || !(*k.kernel_ms > 0) ||
-          !(*k.kernel_ms_low > 0)) {
-        timed = false;
-        break;
-      }
-      v.candidates.push_back(k.candidate_id);
-      v.kernel_ms.push_back(*k.kernel_ms);
-      v.kernel_low.push_back(*k.kernel_ms_low);
-      v.kernel_high.push_back(*k.kernel_ms_high);
-    }
-    if (!timed) continue;
-    v.baseline_ms = *s.baseline_ms;
-    v.timing_runs = s.timing_runs;
-    v.timing_kind = s.timing_kind;
-    v.faster = v.kernel_ms[1] < v.kernel_ms[0] ? 1 : 0;
-    v.switched = v.candidates[v.faster] != best->second.second;
-    const size_t other = 1 - v.faster;
-    v.overlap = v.kernel_high[v.faster] >= v.kernel_low[other];
-    out[s.workload] = std::move(v);  // later sittings replace earlier ones
+    if (best == best_of.end()) continue;
+    if (auto v = published_by_sitting(s, best->second.second))
+      out[s.workload] = std::move(*v);  // later sittings replace earlier ones
   }
   return out;
 }
