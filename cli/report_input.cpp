@@ -75,6 +75,7 @@ void fill_run(const RunStore& store, const RunRecord& run, const std::string& or
     }
     cell.candidates.push_back(std::move(c));
   }
+  cell.sittings = store.sittings(run.id);
   for (const auto& call : store.llm_calls(run.id)) {
     auto& u = cell.usage;
     ++u.calls;

@@ -50,7 +50,8 @@
 //                 "note"}}],
 //    "cells": [{"key", "ordinal", "params", "run_id", "status", "status_reason", "method", "planned",
 //               "model", "timing", "seeds", "candidates", "pending", "correct", "solved",
-//               "workloads", "geomean_speedup", "llm": {"calls", "prompt_tokens",
+//               "workloads", "geomean_speedup", "sittings": {"published", "unsettled"},
+//               "llm": {"calls", "prompt_tokens",
 //               "completion_tokens", "thinking_tokens", "cost_usd", "cost_complete",
 //               "cached_prompt_tokens", "cache_saved_usd", "paid": {"prompt_tokens",
 //               "output_tokens", "usd"}, "reused": {same}, "alone_usd", "truncated"},
@@ -67,6 +68,7 @@
 //                             "timing_runs", "kernel_ms_band": null | [low, high],
 //                             "plausibility", "runner_up": null | {"candidate_id", "speedup",
 //                               "kernel_ms", "kernel_ms_band", "bands_overlap": null | bool},
+//                             "sitting": null | {"evaluated_speedup", "unsettled"},
 //                             "file", "history"}]}]}
 // ("best" holds one entry per timing group with a correct, timed candidate.)
 // where MI = {"mean", "low", "high", "n"} and E = {"value", "low", "high"}.
@@ -87,6 +89,12 @@
 // timing kind; "bands_overlap" says whether their interquartile bands of
 // kernel time overlap (null when either was timed once): the ranking of two
 // overlapping kernels is not settled.
+//
+// Sittings. A search (workload and seed of a cell) whose best two kernels were re-timed side
+// by side publishes the faster of that sitting at its speedup there, by the run report's rule
+// (store/sweep_report_sittings.hpp): every figure above reads it. Such a best kernel's runner-up
+// is its partner in the sitting; a cell's "sittings" counts its searches published so and the
+// unsettled ones (the two bands overlap).
 //
 // Errors: none for any input (empty cells give empty groups).
 
@@ -124,6 +132,12 @@ struct ReportCandidate {
   std::optional<double> kernel_ms_low, kernel_ms_high;
   std::string plausibility;        // "", "plausible", "retimed", "implausible_speed"
   std::string retiming_json = "{}";  // both timings of a re-timed candidate
+  // Read from its search's sitting (store/sweep_report_sittings.hpp): speedup, kernel_ms, its
+  // band and baseline_ms are then the sitting's, and evaluated_speedup the evaluation's.
+  enum class Sitting { none, published, runner_up };
+  Sitting sitting = Sitting::none;
+  bool sitting_unsettled = false;  // the sitting's two bands overlap
+  std::optional<double> evaluated_speedup;
 };
 
 struct ReportUsage {
@@ -156,6 +170,10 @@ struct ReportCell {
   int64_t planned = 0;  // candidates its config may spend: budget x workloads x seeds
   std::vector<ReportCandidate> candidates;  // live candidates, by id
   ReportUsage usage;
+  // Its run's side-by-side re-timings, until with_published_bests reads them into the
+  // candidates and counts the searches whose best they published (and the unsettled ones).
+  std::vector<SittingRecord> sittings;
+  int sitting_bests = 0, sitting_unsettled = 0;
 };
 
 // A key the dispatcher quarantined (store quarantined_keys), as the report lists it.

@@ -167,5 +167,40 @@ TEST(ReportInput, AQuarantinedKeysResultsArePendingAndTheKeyIsListed) {
   EXPECT_EQ(report["quarantined_keys"][0]["agent_id"], "forger");
 }
 
+// A stored sitting reaches the sweep report: its faster kernel is the cell's best, at the
+// speedup against the sitting's baseline, though the evaluations ranked it second.
+TEST(ReportInput, AStoredSittingPublishesTheCellsBest) {
+  TempDb db;
+  auto store = RunStore::open(db.path());
+  const int64_t run = store->begin_or_resume_run("r", "name: r\nworkloads: [8p]\n");
+  const int64_t first = store->put_sample(candidate(run, 0)).id;
+  const int64_t second = store->put_sample(candidate(run, 1)).id;
+  for (auto [id, kernel_ms] : {std::pair<int64_t, double>{first, 1.0}, {second, 1.5}}) {
+    EvaluationRecord e;
+    e.candidate_id = id;
+    e.evaluation.verdict = Verdict::correct;
+    e.evaluation.stage = Stage::done;
+    e.evaluation.kernel_ms = kernel_ms;
+    e.evaluation.baseline_ms = 3.0;
+    e.evaluation.timing_kind = TimingKind::cpu_wall;
+    ASSERT_TRUE(store->put_evaluation(e));
+  }
+  SittingRecord s;
+  s.run_id = run;
+  s.workload = "8p";
+  s.method = "iterative";
+  s.kernels = {{first, 2.0, 1.9, 2.1}, {second, 1.6, 1.55, 1.65}};
+  s.baseline_ms = 4.0;
+  s.timing_runs = 5;
+  s.timing_kind = "cpu-wall";
+  store->put_sitting(s);
+  auto report = sweep_report_json(collect_report_input(*store, std::nullopt, {}));
+  const auto& cell = report["cells"][0];
+  EXPECT_DOUBLE_EQ(cell["per_workload"][0]["best_speedup"].get<double>(), 4.0 / 1.6);
+  EXPECT_EQ(cell["sittings"]["published"], 1);
+  EXPECT_EQ(cell["sittings"]["unsettled"], 0);
+  EXPECT_EQ(report["workloads"][0]["best"][0]["candidate_id"], second);
+}
+
 }  // namespace
 }  // namespace palladium
