@@ -14,6 +14,7 @@
 #include "cli/command_line.hpp"
 #include "cli/report_input.hpp"
 #include "store/sweep_report_compare.hpp"
+#include "store/sweep_report_sittings.hpp"
 
 namespace po = boost::program_options;
 
@@ -57,6 +58,8 @@ int compare_command(const std::vector<std::string>& args) {
     std::cerr << "palladium compare: " << db << ": " << e.what() << "\n";
     return 1;
   }
+  // A re-timed search's best is its sitting's, as in the reports.
+  input = with_published_bests(std::move(input));
   const auto conditions = report_conditions(input);
   try {
     const auto& a = find_condition(conditions, a_spec);
