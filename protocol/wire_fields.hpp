@@ -57,6 +57,10 @@ class MapReader {
   // Returns the value for `key`, or nullptr (setting a "missing" error if `required`).
   const msgpack::object* find(std::string_view key, bool required);
   void fail_type(std::string_view key, const msgpack::object& value, std::string_view want);
+  // A required array whose every element `element(object, T*)` reads, else an error naming
+  // the element's index and `want`.
+  template <typename T, typename Element>
+  void list(std::string_view key, std::vector<T>* out, std::string_view want, Element element);
 
   const msgpack::object& map_;
   std::string frame_type_;

@@ -371,21 +371,28 @@ void MapReader::opt_bool(std::string_view key, bool* out) {
   *out = v->via.boolean;
 }
 
-void MapReader::int_list(std::string_view key, std::vector<int64_t>* out) {
+template <typename T, typename Element>
+void MapReader::list(std::string_view key, std::vector<T>* out, std::string_view want,
+                     Element element) {
   const msgpack::object* v = find(key, true);
   if (v == nullptr) return;
-  if (v->type != msgpack::type::ARRAY) return fail_type(key, *v, "array of int");
+  if (v->type != msgpack::type::ARRAY) return fail_type(key, *v, "array of " + std::string(want));
   out->clear();
   for (uint32_t i = 0; i < v->via.array.size; ++i) {
-    int64_t x = 0;
-    if (!as_int64(v->via.array.ptr[i], &x)) {
+    const msgpack::object& e = v->via.array.ptr[i];
+    T x{};
+    if (!element(e, &x)) {
       error_ = "field " + quote_name(key) + " in " + quote_name(frame_type_) + " has element " +
-               std::to_string(i) + " of type " +
-               std::string(object_kind(v->via.array.ptr[i])) + ", want int";
+               std::to_string(i) + " of type " + std::string(object_kind(e)) + ", want " +
+               std::string(want);
       return;
     }
-    out->push_back(x);
+    out->push_back(std::move(x));
   }
+}
+
+void MapReader::int_list(std::string_view key, std::vector<int64_t>* out) {
+  list(key, out, "int", [](const msgpack::object& e, int64_t* x) { return as_int64(e, x); });
 }
 
 void MapReader::opt_int32(std::string_view key, int* out) {
@@ -394,36 +401,15 @@ void MapReader::opt_int32(std::string_view key, int* out) {
 }
 
 void MapReader::str_list(std::string_view key, std::vector<std::string>* out) {
-  const msgpack::object* v = find(key, true);
-  if (v == nullptr) return;
-  if (v->type != msgpack::type::ARRAY) return fail_type(key, *v, "array of str");
-  out->clear();
-  for (uint32_t i = 0; i < v->via.array.size; ++i) {
-    const msgpack::object& e = v->via.array.ptr[i];
-    if (e.type != msgpack::type::STR) {
-      error_ = "field " + quote_name(key) + " in " + quote_name(frame_type_) + " has element " +
-               std::to_string(i) + " of type " + std::string(object_kind(e)) + ", want str";
-      return;
-    }
-    out->emplace_back(e.via.str.ptr, e.via.str.size);
-  }
+  list(key, out, "str", [](const msgpack::object& e, std::string* x) {
+    if (e.type != msgpack::type::STR) return false;
+    x->assign(e.via.str.ptr, e.via.str.size);
+    return true;
+  });
 }
 
 void MapReader::number_list(std::string_view key, std::vector<double>* out) {
-  const msgpack::object* v = find(key, true);
-  if (v == nullptr) return;
-  if (v->type != msgpack::type::ARRAY) return fail_type(key, *v, "array of float");
-  out->clear();
-  for (uint32_t i = 0; i < v->via.array.size; ++i) {
-    double d = 0.0;
-    if (!as_number(v->via.array.ptr[i], &d)) {
-      error_ = "field " + quote_name(key) + " in " + quote_name(frame_type_) + " has element " +
-               std::to_string(i) + " of type " +
-               std::string(object_kind(v->via.array.ptr[i])) + ", want float";
-      return;
-    }
-    out->push_back(d);
-  }
+  list(key, out, "float", [](const msgpack::object& e, double* x) { return as_number(e, x); });
 }
 
 void MapReader::opt_bool_or_nil(std::string_view key, std::optional<bool>* out) {
