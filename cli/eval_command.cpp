@@ -83,6 +83,19 @@ void print_text(const Evaluated& answer, const std::string& workload) {
             << "timing     kernel " << num(r.kernel_ms, " ms") << ", XLA baseline "
             << num(r.baseline_ms, " ms") << " [" << (timing_kind.empty() ? "untimed" : timing_kind)
             << "]\n";
+  if (auto ratio = speedup(r)) {
+    // The run report's band: the baseline's median over the kernel's interquartile band. One
+    // timed call has no band, and ranks nothing.
+    std::cout << "speedup    " << *ratio << "x";
+    if (r.timing_runs > 1 && r.kernel_ms_low && r.kernel_ms_high && *r.kernel_ms_low > 0 &&
+        *r.kernel_ms_high > 0)
+      std::cout << " [" << *r.baseline_ms / *r.kernel_ms_high << ", "
+                << *r.baseline_ms / *r.kernel_ms_low << "] over " << r.timing_runs
+                << " timed runs";
+    else
+      std::cout << " (one timed run: no band)";
+    std::cout << "\n";
+  }
   if (r.timing_kind == TimingKind::cpu_wall)
     std::cout << "           (CPU wall clock of the interpret mode: NOT a TPU time or speedup)\n";
   if (!r.stage_ms.empty()) {

@@ -2,6 +2,7 @@
 a run: dispatcher, a local agent process, its judge."""
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -62,11 +63,19 @@ def test_computed_import_cannot_escape(palladium_bin):
     assert not marker.exists()
 
 
-def test_text_output_names_cpu_timing(palladium_bin):
+def test_text_output_names_cpu_timing(palladium_bin, monkeypatch):
+    # Three timed pairs (the suite's default is one, tests/conftest.py), so that there is a band.
+    monkeypatch.setenv("PALLADIUM_TIMING_RUNS", "3")
     out = palladium_eval(palladium_bin, "12p", KERNELS / "rmsnorm_rows_12p.py")
     assert out.returncode == 0
     assert "verdict    correct" in out.stdout
     assert "NOT a TPU time" in out.stdout
+    # The speedup comes with its band: the baseline over the kernel's interquartile band.
+    line = next(l for l in out.stdout.splitlines() if l.startswith("speedup"))
+    m = re.match(r"speedup +([0-9.e+-]+)x \[([0-9.e+-]+), ([0-9.e+-]+)\] over (\d+) timed runs", line)
+    assert m, line
+    ratio, low, high, runs = float(m[1]), float(m[2]), float(m[3]), int(m[4])
+    assert low <= ratio <= high and runs == 3, line
 
 
 def test_bad_input_exits_2(palladium_bin, tmp_path):
