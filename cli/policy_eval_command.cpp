@@ -2,7 +2,7 @@
 //
 // Estimates, from the trajectories a sweep recorded, what other budget
 // policies would have achieved, with no LLM call and no evaluation
-// (search/policy_replay.hpp). A SPEC with its budget ("prefix:4",
+// (analysis/policy_replay.hpp). A SPEC with its budget ("prefix:4",
 // "realloc:4,patience=1", "early-stop:2") is one point; a family without it
 // ("prefix", "realloc", "realloc,patience=1") is the curve over every budget
 // K from 1 to the longest recording.
@@ -18,7 +18,7 @@
 #include "cli/command_line.hpp"
 #include "cli/report_input.hpp"
 #include "cli/run_config.hpp"
-#include "search/policy_replay.hpp"
+#include "analysis/policy_replay.hpp"
 
 namespace po = boost::program_options;
 

@@ -9,9 +9,9 @@
 #include <set>
 #include <unordered_map>
 
-#include "search/fast_p.hpp"
-#include "search/metrics.hpp"
-#include "search/pass_at_k.hpp"
+#include "analysis/fast_p.hpp"
+#include "analysis/metrics.hpp"
+#include "analysis/pass_at_k.hpp"
 #include "store/llm_usage_report.hpp"
 #include "store/published_best.hpp"
 

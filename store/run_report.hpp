@@ -1,7 +1,7 @@
 // The run report: per-workload results and suite metrics of one run, as
 // JSON (for tools) and as text (for people).
 //
-// Metrics are those of search/metrics.hpp, exactly as the JAXBench study
+// Metrics are those of analysis/metrics.hpp, exactly as the JAXBench study
 // defines them (README.md, Metrics). Only evaluated candidates count; candidates still waiting for an
 // evaluation are left out (report_text says how many). All methods and seeds
 // of the run are pooled.

@@ -6,14 +6,14 @@
 #include <numeric>
 #include <set>
 
-#include "search/metrics.hpp"
-#include "search/paired_comparison.hpp"
-#include "search/fast_p.hpp"
-#include "search/pass_at_k.hpp"
+#include "analysis/metrics.hpp"
+#include "analysis/paired_comparison.hpp"
+#include "analysis/fast_p.hpp"
+#include "analysis/pass_at_k.hpp"
 #include "search/plausibility.hpp"
-#include "search/policy_replay.hpp"
+#include "analysis/policy_replay.hpp"
 #include "search/roofline.hpp"
-#include "search/score_grid.hpp"
+#include "analysis/score_grid.hpp"
 #include "store/sweep_report_compare.hpp"
 #include "store/sweep_report_sittings.hpp"
 #include "store/sweep_report_llm.hpp"

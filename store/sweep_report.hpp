@@ -10,9 +10,9 @@
 // Conditions. Cells that differ only by their seed axis are one condition;
 // its seeds come from the candidates' seed column, so a cell with several
 // seeds and several one-seed cells give the same numbers. Per seed, the
-// study's metrics (search/metrics.hpp) over the cell's whole suite; a
+// study's metrics (analysis/metrics.hpp) over the cell's whole suite; a
 // condition reports their mean over seeds with a 95% percentile-bootstrap
-// interval over seeds (search/bootstrap.hpp), and the pooled per-sample
+// interval over seeds (analysis/bootstrap.hpp), and the pooled per-sample
 // correctness. Only evaluated candidates count (as in run_report.hpp).
 //
 // Timing. A condition's timing kind is decided by its timed candidates only
@@ -23,7 +23,7 @@
 // interpret-mode ratios, never as TPU speedups.
 //
 // Budget curves. For k = 1 .. the longest recording, the metrics of the
-// first k candidates of every workload (search/policy_replay.hpp prefix:k),
+// first k candidates of every workload (analysis/policy_replay.hpp prefix:k),
 // per seed, then mean and interval over seeds.
 //
 // Table 3. The priority workloads (those with a hand-tuned reference in
@@ -73,9 +73,9 @@
 // ("best" holds one entry per timing group with a correct, timed candidate.)
 // where MI = {"mean", "low", "high", "n"} and E = {"value", "low", "high"}.
 //
-// pass@k, fast_p and the IQM (search/score_grid.hpp) are over the condition's
+// pass@k, fast_p and the IQM (analysis/score_grid.hpp) are over the condition's
 // (workload, seed) runs with 95% stratified bootstrap intervals
-// (search/paired_comparison.hpp); pass@k is listed only for the k every run
+// (analysis/paired_comparison.hpp); pass@k is listed only for the k every run
 // allows. "comparisons" pairs the conditions of a group that differ in exactly
 // one non-seed axis. "hand_tuned_ran" is false when no hand-tuned reference has
 // a comparable time; percent_of_hand_tuned is then null. "roofline" is the
@@ -110,7 +110,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "search/trajectory.hpp"
+#include "analysis/trajectory.hpp"
 #include "search/verdict.hpp"
 #include "store/run_report.hpp"
 #include "store/sweep_report_costs.hpp"

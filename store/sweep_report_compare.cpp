@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "search/paired_comparison.hpp"
+#include "analysis/paired_comparison.hpp"
 
 namespace palladium {
 

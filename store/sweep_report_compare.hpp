@@ -1,4 +1,4 @@
-// Paired comparisons of two conditions of a sweep (search/paired_comparison.hpp)
+// Paired comparisons of two conditions of a sweep (analysis/paired_comparison.hpp)
 // as the sweep report and `palladium compare` state them.
 //
 // JSON of one comparison (every key always present):

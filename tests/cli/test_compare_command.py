@@ -3,7 +3,7 @@
 The database is written with sqlite3 from store/schema.sql: two methods x 5 seeds x 3 workloads x
 3 candidates with outcomes drawn from numpy's generator at a fixed seed. The test recomputes every
 point estimate with numpy, and every interval with the bootstrap draws the C++ documents
-(search/paired_comparison.hpp: SplitMix64 from 0x5eed, per resample and workload one draw per
+(analysis/paired_comparison.hpp: SplitMix64 from 0x5eed, per resample and workload one draw per
 seed, shared by A and B), generated here with numpy's uint64 arithmetic, then numpy.percentile.
 pass@k and fast_p of `palladium report --out` are checked against the closed form.
 """

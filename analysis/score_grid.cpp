@@ -1,12 +1,12 @@
-#include "search/score_grid.hpp"
+#include "analysis/score_grid.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
-#include "search/metrics.hpp"
-#include "search/pass_at_k.hpp"
+#include "analysis/metrics.hpp"
+#include "analysis/pass_at_k.hpp"
 
 namespace palladium {
 namespace {

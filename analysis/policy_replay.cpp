@@ -1,9 +1,9 @@
-#include "search/policy_replay.hpp"
+#include "analysis/policy_replay.hpp"
 
 #include <climits>
 #include <stdexcept>
 
-#include "search/metrics.hpp"
+#include "analysis/metrics.hpp"
 
 namespace palladium {
 namespace {

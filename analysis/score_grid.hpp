@@ -3,7 +3,7 @@
 // grid through a Selection (which seeds of each workload to use, repeats
 // allowed), so the same code gives the point estimate (every seed once) and
 // each stratified bootstrap resample (seeds drawn with replacement within
-// each workload; search/paired_comparison.hpp).
+// each workload; analysis/paired_comparison.hpp).
 //
 // Statistics over the selected runs R(w) of each workload w of the suite W:
 //   correctness   = sum correct / sum candidates                (0 if none)
@@ -11,10 +11,10 @@
 //   geomean       = exp(mean_w mean_{s in R(w)} log max(speedup, 1))
 //   iqm           = interquartile mean of max(speedup, 1) over all selected runs
 //                   (drop floor(n/4) runs at each end; scipy.stats.trim_mean(x, 0.25))
-//   pass@k        = mean_w mean_{s in R(w)} pass@k(run)          (search/pass_at_k.hpp)
+//   pass@k        = mean_w mean_{s in R(w)} pass@k(run)          (analysis/pass_at_k.hpp)
 //   fast_p        = mean_w mean_{s in R(w)} [solved and speedup > p]
 // With every seed selected once, solved, geomean and fast_p are the means over
-// seeds of the per-seed suite metrics of search/metrics.hpp.
+// seeds of the per-seed suite metrics of analysis/metrics.hpp.
 //
 // Pure; no I/O.
 
@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "search/trajectory.hpp"
+#include "analysis/trajectory.hpp"
 
 namespace palladium {
 
@@ -33,7 +33,7 @@ namespace palladium {
 struct RunScore {
   int candidates = 0;
   int correct = 0;
-  double speedup = 1.0;  // speedup(w) of search/metrics.hpp (unclipped)
+  double speedup = 1.0;  // speedup(w) of analysis/metrics.hpp (unclipped)
   bool solved() const { return correct > 0; }
 };
 

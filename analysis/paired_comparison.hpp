@@ -3,7 +3,7 @@
 // point differences A - B, stratified bootstrap intervals, the interquartile
 // mean, and the probability of improvement.
 //
-// Runs are the (workload, seed) cells of search/score_grid.hpp, over the
+// Runs are the (workload, seed) cells of analysis/score_grid.hpp, over the
 // workloads both suites hold (in A's order).
 //
 // Stratified bootstrap. Each resample draws, for every workload, as many seeds
@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "search/rng.hpp"
-#include "search/score_grid.hpp"
+#include "analysis/score_grid.hpp"
 
 namespace palladium {
 

@@ -1,10 +1,10 @@
-#include "search/policy_replay.hpp"
+#include "analysis/policy_replay.hpp"
 
 #include <cmath>
 
 #include <gtest/gtest.h>
 
-#include "search/metrics.hpp"
+#include "analysis/metrics.hpp"
 
 namespace palladium {
 namespace {

@@ -1,4 +1,4 @@
-#include "search/fast_p.hpp"
+#include "analysis/fast_p.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "search/metrics.hpp"
+#include "analysis/metrics.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Offline policy evaluation: what another budget policy would have achieved,
-// estimated from recorded trajectories (search/trajectory.hpp) with no new
+// estimated from recorded trajectories (analysis/trajectory.hpp) with no new
 // LLM call or evaluation.
 //
 // Every policy here decides, sample by sample, which workload's NEXT
@@ -31,7 +31,7 @@
 // caller's to state, since it depends on the method (see
 // replay_is_exact_for_method()).
 //
-// Metrics are search/metrics.hpp's, over the whole suite, so prefix:K with K
+// Metrics are analysis/metrics.hpp's, over the whole suite, so prefix:K with K
 // at least every recording's length reproduces the recorded run's numbers
 // exactly (tested).
 //
@@ -44,8 +44,8 @@
 #include <string>
 #include <vector>
 
-#include "search/bootstrap.hpp"
-#include "search/trajectory.hpp"
+#include "analysis/bootstrap.hpp"
+#include "analysis/trajectory.hpp"
 
 namespace palladium {
 
@@ -87,7 +87,7 @@ ReplayOutcome replay(const ReplayPolicy& policy, const SeedTrajectories& recorde
 struct PolicyEstimate {
   ReplayPolicy policy;
   std::vector<ReplayOutcome> per_seed;
-  // Means over seeds with percentile-bootstrap 95% intervals (search/bootstrap.hpp).
+  // Means over seeds with percentile-bootstrap 95% intervals (analysis/bootstrap.hpp).
   MeanInterval solved, geomean_speedup, per_sample_correctness, samples;
   bool exact = true;  // every seed's outcome is
 };

@@ -1,4 +1,4 @@
-#include "search/score_grid.hpp"
+#include "analysis/score_grid.hpp"
 
 #include <cmath>
 #include <stdexcept>

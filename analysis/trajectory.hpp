@@ -5,7 +5,7 @@
 // (method x seed), in issue order. A SeedTrajectories holds every
 // workload's trajectory of one seed of one condition (a sweep cell without
 // its seed axis), plus the suite they are measured over. Budget curves and
-// offline policy evaluation (search/policy_replay.hpp) read only these.
+// offline policy evaluation (analysis/policy_replay.hpp) read only these.
 //
 // Plain data; no I/O.
 

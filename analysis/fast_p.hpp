@@ -3,7 +3,7 @@
 //
 //   fast_p = |{w : w has a correct candidate and speedup(w) > p}| / |suite|
 //
-// with speedup(w) as search/metrics.hpp defines it (1.0 for a correct kernel
+// with speedup(w) as analysis/metrics.hpp defines it (1.0 for a correct kernel
 // that was never timed). fast_0 is therefore solved / |suite|; fast_1.0 counts
 // the workloads where the kernel beats XLA at all.
 //
@@ -14,7 +14,7 @@
 
 #include <vector>
 
-#include "search/metrics.hpp"
+#include "analysis/metrics.hpp"
 
 namespace palladium {
 

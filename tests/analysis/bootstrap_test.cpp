@@ -1,4 +1,4 @@
-#include "search/bootstrap.hpp"
+#include "analysis/bootstrap.hpp"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "search/paired_comparison.hpp"
+#include "analysis/paired_comparison.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "search/pass_at_k.hpp"
+#include "analysis/pass_at_k.hpp"
 
 #include <stdexcept>
 #include <string>
