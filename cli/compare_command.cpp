@@ -1,7 +1,7 @@
 // `palladium compare DB --a CELLSPEC --b CELLSPEC [--sweep ID] [--format text|json]`
 //
 // A paired comparison of two conditions of a sweep (cells that differ only by
-// their seed axis; store/sweep_report_compare.hpp): the differences in
+// their seed axis; report/sweep_report_compare.hpp): the differences in
 // per-sample correctness, solved count, geomean and IQM speedup with 95%
 // stratified bootstrap intervals, and the probability that A beats B.
 #include "cli/commands.hpp"
@@ -13,8 +13,8 @@
 
 #include "cli/command_line.hpp"
 #include "cli/report_input.hpp"
-#include "store/sweep_report_compare.hpp"
-#include "store/sweep_report_sittings.hpp"
+#include "report/sweep_report_compare.hpp"
+#include "report/sweep_report_sittings.hpp"
 
 namespace po = boost::program_options;
 

@@ -10,7 +10,7 @@
 #include "cli/report_files.hpp"
 #include "cli/report_input.hpp"
 #include "cli/run_config.hpp"
-#include "store/run_report.hpp"
+#include "report/run_report.hpp"
 
 namespace po = boost::program_options;
 

@@ -1,4 +1,4 @@
-// Writes a sweep report (store/sweep_report.hpp) as files, for
+// Writes a sweep report (report/sweep_report.hpp) as files, for
 // `palladium report DB --out DIR`:
 //
 //   DIR/report.json            the report, every number
@@ -23,7 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/sweep_report.hpp"
+#include "report/sweep_report.hpp"
 
 namespace palladium {
 

@@ -7,7 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli/run_config.hpp"
-#include "store/llm_usage_report.hpp"
+#include "report/llm_usage_report.hpp"
 
 namespace palladium {
 namespace {

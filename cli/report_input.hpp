@@ -1,4 +1,4 @@
-// Fills a SweepReportInput (store/sweep_report.hpp) from a run database: the
+// Fills a SweepReportInput (report/sweep_report.hpp) from a run database: the
 // one place report, policy-eval and status read what a sweep recorded.
 //
 // With a sweep: its cells in ordinal order, each with its latest run (none:
@@ -20,7 +20,7 @@
 #include <string>
 
 #include "store/run_store.hpp"
-#include "store/sweep_report.hpp"
+#include "report/sweep_report.hpp"
 
 namespace palladium {
 

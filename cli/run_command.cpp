@@ -20,8 +20,8 @@
 #include "cli/live_status.hpp"
 #include "cli/run_config.hpp"
 #include "cli/run_setup.hpp"
-#include "store/sweep_report_costs.hpp"
-#include "store/run_report.hpp"
+#include "report/sweep_report_costs.hpp"
+#include "report/run_report.hpp"
 
 namespace fs = std::filesystem;
 namespace po = boost::program_options;

@@ -12,8 +12,8 @@
 
 #include "cli/report_input.hpp"
 #include "store/run_store.hpp"
-#include "store/sweep_report.hpp"
-#include "store/sweep_report_compare.hpp"
+#include "report/sweep_report.hpp"
+#include "report/sweep_report_compare.hpp"
 #include "tests/store/temp_db.hpp"
 
 namespace palladium {

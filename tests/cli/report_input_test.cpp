@@ -10,7 +10,7 @@
 #include "actors/errors.hpp"
 #include "actors/eval_dispatcher.hpp"
 #include "actors/messages.hpp"
-#include "store/sweep_report.hpp"
+#include "report/sweep_report.hpp"
 #include "tests/actors/fake_agent.hpp"
 #include "tests/store/temp_db.hpp"
 

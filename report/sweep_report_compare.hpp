@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/sweep_report.hpp"
+#include "report/sweep_report.hpp"
 
 namespace palladium {
 

@@ -1,4 +1,4 @@
-#include "store/sweep_report_costs.hpp"
+#include "report/sweep_report_costs.hpp"
 
 #include <fstream>
 

@@ -1,4 +1,4 @@
-// The rule both reports (store/run_report.hpp, store/sweep_report.hpp) publish a re-timed
+// The rule both reports (report/run_report.hpp, report/sweep_report.hpp) publish a re-timed
 // workload's best by: a search's side-by-side re-timing (store table sittings) of its best
 // kernel by the evaluations and the runner-up decides the published best, which is the faster
 // by the sitting's medians, at its speedup against the baseline timed in the same sitting. The

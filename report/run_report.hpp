@@ -17,7 +17,7 @@
 //                   "insensitive_inputs",
 //                   "phases": {PHASE: {"candidates", "correct", "best_speedup",
 //                                      "best_kernel_ms"}}}],
-//    "llm": see store/llm_usage_report.hpp (cache hit share and savings, paid vs reused
+//    "llm": see report/llm_usage_report.hpp (cache hit share and savings, paid vs reused
 //           answers, cut-off answers per workload)}
 //
 // "models" lists the models that answered the run's LLM calls (llm_calls.model);

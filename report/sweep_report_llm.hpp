@@ -2,7 +2,7 @@
 // it reused from the response cache (charged to the cell that first paid, so a cell's "alone"
 // cost does not depend on the order the cells ran in), the prompt cache's hit share and what it
 // saved, and answers cut off at the output limit. Renders the "llm" object of a cell of
-// sweep_report_json (store/sweep_report.hpp).
+// sweep_report_json (report/sweep_report.hpp).
 
 #ifndef PALLADIUM_STORE_SWEEP_REPORT_LLM_HPP_
 #define PALLADIUM_STORE_SWEEP_REPORT_LLM_HPP_

@@ -43,7 +43,7 @@
 //        "pass_at_k": [{"k", "estimate": E}], "fast_p": [{"p", "estimate": E}],
 //        "outcomes": {verdict: count}, "curve": [{"samples_per_workload", "solved": MI,
 //                                                 "geomean_speedup": MI}]}],
-//      "comparisons": [see store/sweep_report_compare.hpp],
+//      "comparisons": [see report/sweep_report_compare.hpp],
 //      "table3": {"workloads", "hand_tuned": {w: x}, "hand_tuned_suite", "hand_tuned_ran",
 //                 "hand_tuned_verdicts": {w: verdict}, "rows": [{"key", "label",
 //                 "speedups": {w: x}, "suite", "hand_tuned_suite", "percent_of_hand_tuned"}],
@@ -92,7 +92,7 @@
 //
 // Sittings. A search (workload and seed of a cell) whose best two kernels were re-timed side
 // by side publishes the faster of that sitting at its speedup there, by the run report's rule
-// (store/sweep_report_sittings.hpp): every figure above reads it. Such a best kernel's runner-up
+// (report/sweep_report_sittings.hpp): every figure above reads it. Such a best kernel's runner-up
 // is its partner in the sitting; a cell's "sittings" counts its searches published so and the
 // unsettled ones (the two bands overlap).
 //
@@ -112,8 +112,8 @@
 
 #include "analysis/trajectory.hpp"
 #include "search/verdict.hpp"
-#include "store/run_report.hpp"
-#include "store/sweep_report_costs.hpp"
+#include "report/run_report.hpp"
+#include "report/sweep_report_costs.hpp"
 
 namespace palladium {
 
@@ -132,7 +132,7 @@ struct ReportCandidate {
   std::optional<double> kernel_ms_low, kernel_ms_high;
   std::string plausibility;        // "", "plausible", "retimed", "implausible_speed"
   std::string retiming_json = "{}";  // both timings of a re-timed candidate
-  // Read from its search's sitting (store/sweep_report_sittings.hpp): speedup, kernel_ms, its
+  // Read from its search's sitting (report/sweep_report_sittings.hpp): speedup, kernel_ms, its
   // band and baseline_ms are then the sitting's, and evaluated_speedup the evaluation's.
   enum class Sitting { none, published, runner_up };
   Sitting sitting = Sitting::none;
@@ -147,7 +147,7 @@ struct ReportUsage {
   int64_t thinking_tokens = 0;
   double cost_usd = 0.0;
   bool cost_complete = true;  // every call had a price
-  // Who paid (store/llm_usage_report.hpp): answers this cell's calls fetched, and answers it
+  // Who paid (report/llm_usage_report.hpp): answers this cell's calls fetched, and answers it
   // reused from the response cache, charged to the cell that first paid for them.
   int64_t cached_prompt_tokens = 0;       // of prompt_tokens, from the provider's prompt cache
   std::optional<double> cache_saved_usd;  // unset: no call had a price

@@ -1,4 +1,4 @@
-#include "store/run_report.hpp"
+#include "report/run_report.hpp"
 
 #include <algorithm>
 #include <array>
@@ -12,8 +12,8 @@
 #include "analysis/fast_p.hpp"
 #include "analysis/metrics.hpp"
 #include "analysis/pass_at_k.hpp"
-#include "store/llm_usage_report.hpp"
-#include "store/published_best.hpp"
+#include "report/llm_usage_report.hpp"
+#include "report/published_best.hpp"
 
 namespace palladium {
 

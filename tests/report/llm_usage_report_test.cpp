@@ -1,8 +1,8 @@
-#include "store/llm_usage_report.hpp"
+#include "report/llm_usage_report.hpp"
 
 #include <gtest/gtest.h>
 
-#include "store/run_report.hpp"
+#include "report/run_report.hpp"
 #include "tests/store/temp_db.hpp"
 
 namespace palladium {

@@ -1,4 +1,4 @@
-#include "store/sweep_report_llm.hpp"
+#include "report/sweep_report_llm.hpp"
 
 #include <cstdio>
 

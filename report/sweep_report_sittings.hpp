@@ -1,6 +1,6 @@
 // The sweep report's published bests: each cell's sittings (store table sittings, one per
 // search, that is per workload and seed) read into its candidates by the rule the run report
-// uses (store/published_best.hpp), so every figure computed from a search's best (geomean
+// uses (report/published_best.hpp), so every figure computed from a search's best (geomean
 // speedup, fast_p, IQM, Table 3, paired comparisons, the best kernel per workload and its
 // roofline fraction) uses the sitting's speedup.
 //
@@ -16,7 +16,7 @@
 #ifndef PALLADIUM_STORE_SWEEP_REPORT_SITTINGS_HPP_
 #define PALLADIUM_STORE_SWEEP_REPORT_SITTINGS_HPP_
 
-#include "store/sweep_report.hpp"
+#include "report/sweep_report.hpp"
 
 namespace palladium {
 

@@ -1,4 +1,4 @@
-#include "store/sweep_report.hpp"
+#include "report/sweep_report.hpp"
 
 #include <cmath>
 

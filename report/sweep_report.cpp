@@ -1,4 +1,4 @@
-#include "store/sweep_report.hpp"
+#include "report/sweep_report.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,9 +14,9 @@
 #include "analysis/policy_replay.hpp"
 #include "search/roofline.hpp"
 #include "analysis/score_grid.hpp"
-#include "store/sweep_report_compare.hpp"
-#include "store/sweep_report_sittings.hpp"
-#include "store/sweep_report_llm.hpp"
+#include "report/sweep_report_compare.hpp"
+#include "report/sweep_report_sittings.hpp"
+#include "report/sweep_report_llm.hpp"
 #include "workloads/workload_catalog.hpp"
 
 namespace palladium {

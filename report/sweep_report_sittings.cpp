@@ -1,9 +1,9 @@
-#include "store/sweep_report_sittings.hpp"
+#include "report/sweep_report_sittings.hpp"
 
 #include <map>
 #include <utility>
 
-#include "store/published_best.hpp"
+#include "report/published_best.hpp"
 
 namespace palladium {
 

@@ -1,4 +1,4 @@
-#include "store/sweep_report_compare.hpp"
+#include "report/sweep_report_compare.hpp"
 
 #include <algorithm>
 #include <cmath>

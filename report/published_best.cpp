@@ -1,4 +1,4 @@
-#include "store/published_best.hpp"
+#include "report/published_best.hpp"
 
 namespace palladium {
 

@@ -1,4 +1,4 @@
-#include "store/run_report.hpp"
+#include "report/run_report.hpp"
 
 #include <gtest/gtest.h>
 

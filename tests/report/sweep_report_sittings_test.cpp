@@ -1,4 +1,4 @@
-#include "store/sweep_report_sittings.hpp"
+#include "report/sweep_report_sittings.hpp"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
-#include "store/sweep_report_llm.hpp"
+#include "report/sweep_report_llm.hpp"
 
 #include <gtest/gtest.h>
 
-#include "store/sweep_report.hpp"
+#include "report/sweep_report.hpp"
 
 namespace palladium {
 namespace {

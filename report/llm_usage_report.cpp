@@ -1,4 +1,4 @@
-#include "store/llm_usage_report.hpp"
+#include "report/llm_usage_report.hpp"
 
 #include <cstdio>
 
