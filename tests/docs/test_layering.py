@@ -14,14 +14,18 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.M)
 
 # Floors from the bottom: common (hash, generator), workloads (the catalog), protocol, then
-# search and llm side by side, store, actors, agent, cli.
+# search and llm side by side, analysis over search, store, report over store and analysis,
+# actors, agent, cli.
+ABOVE_PROTOCOL = {"search", "analysis", "llm", "store", "report", "actors", "agent", "cli"}
 NEVER = {
-    "common": {"workloads", "protocol", "search", "llm", "store", "actors", "agent", "cli"},
-    "workloads": {"protocol", "search", "llm", "store", "actors", "agent", "cli"},
-    "protocol": {"search", "llm", "store", "actors", "agent", "cli"},
-    "search": {"llm", "store", "actors", "agent", "cli"},
-    "llm": {"search", "store", "actors", "agent", "cli"},
-    "store": {"llm", "actors", "agent", "cli"},
+    "common": {"workloads", "protocol"} | ABOVE_PROTOCOL,
+    "workloads": {"protocol"} | ABOVE_PROTOCOL,
+    "protocol": ABOVE_PROTOCOL,
+    "search": {"analysis", "llm", "store", "report", "actors", "agent", "cli"},
+    "analysis": {"llm", "store", "report", "actors", "agent", "cli"},
+    "llm": {"search", "analysis", "store", "report", "actors", "agent", "cli"},
+    "store": {"search", "analysis", "llm", "report", "actors", "agent", "cli"},
+    "report": {"llm", "actors", "agent", "cli"},
 }
 
 
