@@ -266,6 +266,7 @@ class CandidatePool:
         self.memory_mb, self.pids = memory_mb, pids or max(1024, 32 * (os.cpu_count() or 1))
         self.anomaly_log = anomaly_log or anomaly_log_path()
         self.cgroup = ""  # the launcher's account of the sandbox's cgroup ("v1 ...", "none: ...")
+        self.ids = ""  # and of its uids ("split: parent 65534, spares 65533 ...", "one uid ...")
         self._log = log or (lambda text: print(f"[judge {os.getpid()}] {text}", file=sys.stderr,
                                                flush=True))
         self._proc = None
@@ -341,10 +342,11 @@ class CandidatePool:
         self._control.settimeout(None)
         self.zygote_pid = ready.get("pid")
         self.cgroup = str(ready.get("cgroup") or "none: the runner did not say")
+        self.ids = str(ready.get("ids") or "")
         self.sandboxes_started += 1
         self._log(f"candidate sandbox up (launcher pid {self._proc.pid}, jax "
                   f"{ready.get('jax_version')}, imports {ready.get('import_ms', 0):.0f} ms, "
-                  f"cgroup {self.cgroup})")
+                  f"cgroup {self.cgroup}, ids {self.ids})")
         if not self.cgroup.startswith(("v1 ", "v2 ")):
             self._log("WARNING: this candidate sandbox has no memory/pids cgroup; one candidate "
                       "can starve the others of threads (RLIMIT_NPROC is per host uid). See "

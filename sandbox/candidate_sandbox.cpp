@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -46,6 +47,10 @@ std::vector<std::string> prefixes(const std::string& path) {
   }
   return out;
 }
+
+// What bwrap_arguments mounts, binds or links itself.
+constexpr std::array<const char*, 8> kSystemDirs = {"/usr", "/lib", "/lib64", "/bin",
+                                                    "/sbin", "/tmp", "/proc", "/dev"};
 
 std::string mkdirs(const std::string& path) {
   for (const std::string& p : prefixes(path)) {
@@ -147,14 +152,45 @@ std::string parse_sandbox_args(const std::vector<std::string>& args, SandboxSpec
 }
 
 std::vector<std::string> bwrap_arguments(const SandboxSpec& spec, int base_fd, int zygote_fd,
-                                         int candidate_fd) {
-  std::vector<std::string> a = {
-      "--unshare-all", "--unshare-user", "--disable-userns",
-      "--uid", std::to_string(kSandboxUid), "--gid", std::to_string(kSandboxGid),
-      "--hostname", "candidate", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-      "--proc", "/proc", "--dev", "/dev",
-      "--size", std::to_string(spec.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp",
-      "--ro-bind", "/usr", "/usr", "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"};
+                                         int candidate_fd, int userns_fd) {
+  std::vector<std::string> a;
+  if (userns_fd < 0) {
+    a = {"--unshare-all", "--unshare-user", "--disable-userns"};
+  } else {
+    // The launcher's two-uid namespace (sandbox_userns.hpp), which already refuses nested ones
+    // (bwrap's --disable-userns and --unshare-all's user namespace do not go with --userns).
+    a = {"--userns", std::to_string(userns_fd), "--unshare-ipc", "--unshare-pid",
+         "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"};
+  }
+  a.insert(a.end(), {"--uid", std::to_string(kSandboxUid), "--gid", std::to_string(kSandboxGid),
+                     "--hostname", "candidate", "--die-with-parent", "--new-session",
+                     "--cap-drop", "ALL"});
+  // Only for the parent's spares to take the other uid (sandbox/candidate/identity.py).
+  if (userns_fd >= 0) a.insert(a.end(), {"--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"});
+  a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev"});
+  // The parent's /tmp, where spares of the other uid may write their own files but, sticky,
+  // never remove or rename the parent's.
+  if (userns_fd >= 0) a.insert(a.end(), {"--perms", "1777"});
+  a.insert(a.end(), {"--size", std::to_string(spec.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp"});
+  // The directories bwrap would create on the way to a mount point are 0700, which a spare of
+  // the other uid cannot search (the interpreter's own, a venv under /root, the runner's
+  // package): made 0755 first. The system directories below are mounts or symlinks already.
+  std::vector<std::string> dests = {"/etc/ld.so.cache"};
+  for (const auto& [src, dest] : spec.read_only) dests.push_back(dest);
+  std::set<std::string> ancestors;
+  for (const std::string& dest : dests) {
+    std::vector<std::string> up = prefixes(dest);
+    up.pop_back();  // the mount point itself
+    for (const std::string& p : up) {
+      bool system = std::any_of(kSystemDirs.begin(), kSystemDirs.end(), [&](const char* d) {
+        return p == d || p.rfind(std::string(d) + "/", 0) == 0;
+      });
+      if (!system) ancestors.insert(p);
+    }
+  }
+  for (const std::string& p : ancestors) a.insert(a.end(), {"--dir", p});
+  a.insert(a.end(), {"--ro-bind", "/usr", "/usr", "--ro-bind-try", "/etc/ld.so.cache",
+                     "/etc/ld.so.cache"});
   for (const char* dir : {"/lib", "/lib64", "/bin", "/sbin"}) {
     struct stat st {};
     if (::lstat(dir, &st) != 0) continue;
@@ -170,6 +206,8 @@ std::vector<std::string> bwrap_arguments(const SandboxSpec& spec, int base_fd, i
   for (const auto& [src, dest] : spec.read_only) a.insert(a.end(), {"--ro-bind", src, dest});
   const std::string dir = kSeccompDir;
   a.insert(a.end(), {"--dir", dir, "--ro-bind-data", std::to_string(zygote_fd), dir + "/zygote.bpf",
+                     // Readable by a spare of the other uid (bwrap makes data files 0600).
+                     "--perms", "0444",
                      "--ro-bind-data", std::to_string(candidate_fd), dir + "/candidate.bpf",
                      // The root (a tmpfs holding the mount points bwrap made, e.g. the parent
                      // of the runner's package on PYTHONPATH) read-only: only /tmp is writable,

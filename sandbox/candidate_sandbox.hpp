@@ -4,15 +4,17 @@
 //
 //   judge (trusted, persistent)  --spawns-->  palladium-sandbox [options] -- COMMAND
 //     palladium-sandbox: builds the three seccomp programs (seccomp_policy.hpp), sets the
-//       rlimits, and when it runs as root: enters a private mount namespace, makes the
-//       read-only paths reachable for an unprivileged uid (stage_for_unprivileged), and drops
-//       to uid/gid 65534 with no supplementary groups; then execs
-//     bwrap (as that uid): new user, pid, mount, network, ipc, uts and cgroup namespaces; no
-//       capabilities; uid/gid 65534 inside; nested user namespaces disabled; a new session; a
-//       read-only view of /usr, /etc/ld.so.cache and the listed paths only; a fresh /proc of
-//       its own pid namespace, a minimal /dev, a private size-limited tmpfs on /tmp; the
-//       environment is exactly the --env list; the base seccomp program loaded; the zygote
-//       and candidate programs readable at kSeccompDir; killed with its parent; then
+//       rlimits, and when it runs as root: makes the user namespace that maps the spares' own
+//       uid (sandbox_userns.hpp), enters a private mount namespace, makes the read-only paths
+//       reachable for an unprivileged uid (stage_for_unprivileged), and drops to uid/gid 65534
+//       with no supplementary groups; then execs
+//     bwrap (as that uid): new user (as root, the launcher's), pid, mount, network, ipc, uts
+//       and cgroup namespaces; no capabilities (as root, CAP_SETUID and CAP_SETGID in that
+//       namespace, for the spares); uid/gid 65534 inside; nested user namespaces disabled; a
+//       new session; a read-only view of /usr, /etc/ld.so.cache and the listed paths only; a
+//       fresh /proc of its own pid namespace, a minimal /dev, a private size-limited tmpfs on
+//       /tmp; the environment is exactly the --env list; the base seccomp program loaded; the
+//       zygote and candidate programs readable at kSeccompDir; killed with its parent; then
 //     COMMAND (the candidate runner's warm-spare parent, sandbox/candidate/).
 // Killing the launcher's process (bwrap keeps its pid) kills bwrap's pid 1 inside, and with it
 // every process of the namespace.
@@ -70,10 +72,11 @@ struct SandboxSpec {
 std::string parse_sandbox_args(const std::vector<std::string>& args, SandboxSpec* spec);
 
 // The bwrap argv (without the program name) for `spec`, given the fds that hold the base,
-// zygote and candidate seccomp programs. Pure. System paths that are symlinks on the host
+// zygote and candidate seccomp programs, and the two-uid user namespace (sandbox_userns.hpp;
+// -1: bwrap makes a namespace of one uid). Pure. System paths that are symlinks on the host
 // (/lib -> usr/lib on merged-usr systems) become --symlink.
 std::vector<std::string> bwrap_arguments(const SandboxSpec& spec, int base_fd, int zygote_fd,
-                                         int candidate_fd);
+                                         int candidate_fd, int userns_fd = -1);
 
 // The highest ancestor of `path` (or `path` itself) that a uid which is neither its owner nor
 // in its group cannot search (no o+x), or "" when every component is searchable. Only stat().

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sandbox/candidate_sandbox.hpp"
+#include "sandbox/sandbox_userns.hpp"
 #include "sandbox/seccomp_policy.hpp"
 
 namespace {
@@ -67,6 +68,19 @@ int main(int argc, char** argv) {
   }
   spec.env.push_back("PALLADIUM_SANDBOX_CGROUP_STATE=" + cgroup_state);
 
+  // The parent's and the spares' uids, before the launcher drops root (it writes the maps).
+  SandboxIds ids = make_sandbox_ids();
+  if (!ids.error.empty()) return fail(3, "the sandbox's two-uid user namespace: " + ids.error);
+  if (ids.userns_fd < 0) {
+    std::fprintf(stderr,
+                 "palladium-sandbox: WARNING: the warm-spare parent and its spares share one "
+                 "uid (%s); the kernel's uid checks do not separate them, seccomp alone does\n",
+                 ids.reason.c_str());
+  } else {
+    spec.env.push_back("PALLADIUM_SPARE_ID=" + std::to_string(kSpareUid));
+  }
+  spec.env.push_back("PALLADIUM_SANDBOX_IDS=" + ids.describe());
+
   int fds[3];
   const SeccompStage stages[3] = {SeccompStage::kBase, SeccompStage::kZygote,
                                   SeccompStage::kCandidate};
@@ -76,7 +90,8 @@ int main(int argc, char** argv) {
     fds[i] = data_fd("palladium-seccomp-" + std::string(to_string(stages[i])), program.bpf);
     if (fds[i] < 0) return fail(3, std::string("memfd for seccomp: ") + std::strerror(errno));
   }
-  std::vector<std::string> bwrap_args = bwrap_arguments(spec, fds[0], fds[1], fds[2]);
+  std::vector<std::string> bwrap_args = bwrap_arguments(spec, fds[0], fds[1], fds[2],
+                                                        ids.userns_fd);
   if (spec.print_only) {
     for (const std::string& a : bwrap_args) std::printf("%s\n", a.c_str());
     return 0;
@@ -85,6 +100,7 @@ int main(int argc, char** argv) {
   // Only what the command must inherit reaches bwrap: stdio, the kept fds, the programs.
   std::set<int> keep(spec.keep_fds.begin(), spec.keep_fds.end());
   keep.insert(fds, fds + 3);
+  if (ids.userns_fd >= 0) keep.insert(ids.userns_fd);
   for (int fd = 3; fd < 4096; ++fd) {
     if (!keep.count(fd)) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
   }

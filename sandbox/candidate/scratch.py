@@ -4,34 +4,48 @@
 candidate leaves there would reach the next one: its files (a message, precomputed outputs, a
 module to plant) and its size (the next candidate, finding the tmpfs full, fails for a reason
 that is not its own). So the warm-spare parent gives each spare its own directory and, when it
-reaps a spare, deletes everything in /tmp but the directories of spares still alive.
+reaps a spare, deletes everything in /tmp but the directories of spares still alive. When the
+spares run as another uid (identity.py), both happen with the parent's filesystem uid set to
+theirs: the directory is the spare's own, and the wipe may remove whatever a spare wrote.
 """
 import os
 import shutil
 import stat
 
+from . import identity
+
 ROOT = "/tmp"
 
 
-def spare_directory(serial, root=ROOT):
-    """A fresh private directory for spare `serial` (made before the fork, so the wipe knows it
-    belongs to a live spare)."""
+def spare_directory(serial, spare_id=None, root=ROOT):
+    """A fresh private directory for spare `serial`, owned by the spares' uid `spare_id` (None:
+    the parent's). Made before the fork, so the wipe knows it belongs to a live spare."""
     path = os.path.join(root, f"spare-{int(serial)}")
-    os.mkdir(path, 0o700)
+    with identity.files_as(spare_id):
+        os.mkdir(path, 0o700)
     return path
 
 
-def _make_removable(function, path, _exc_info):
-    # A candidate may have made a directory of its own unreadable or unwritable (chmod 0);
-    # it is the parent's uid's, so the parent can give itself the rights back.
-    parent = os.path.dirname(path)
-    for target in (parent, path):
+def _make_removable(function, path, exc_info):
+    # A candidate may have made a directory of its own unreadable or unwritable (chmod 0); the
+    # wipe runs as its uid (the spares' filesystem uid, identity.files_as), so it can give
+    # itself the rights back.
+    opened = False
+    for target in (os.path.dirname(path), path):
         try:
             if not os.path.islink(target):
                 os.chmod(target, stat.S_IRWXU)
+                opened = target == path
         except OSError:
             pass
-    function(path)
+    if function not in (os.open, os.scandir):
+        function(path)
+    elif opened:
+        # A directory that could not be opened (os.open needs flags, so it cannot simply be
+        # called again): now that it can, remove it whole, however deep the locked ones go.
+        shutil.rmtree(path, onerror=_make_removable)
+    else:
+        raise exc_info[1]
 
 
 def wipe(keep=(), root=ROOT):
@@ -60,3 +74,16 @@ def wipe(keep=(), root=ROOT):
     left = sorted(set(os.listdir(root)) - {os.path.basename(p) for p in keep})
     return "" if not left else f"{len(left)} entries of {root} could not be removed: " \
         f"{', '.join(left[:5])}"
+
+
+def wipe_as(spare_id, keep=(), root=ROOT):
+    """wipe() as the spares' uid `spare_id` (everything they wrote), then, if something is left,
+    as the parent's (anything of its own). Returns what is left after both, as wipe()."""
+    if spare_id is None:
+        return wipe(keep=keep, root=root)
+    try:
+        with identity.files_as(spare_id):
+            left = wipe(keep=keep, root=root)
+    except OSError as exc:
+        return f"the parent cannot take the spares' filesystem uid: {exc}"
+    return wipe(keep=keep, root=root) if left else ""

@@ -3,11 +3,13 @@ candidate and exits (it is never reused).
 
 Its life, in order:
   1. close every fd but its two job pipes (the parent's control socket among them);
-  2. load the "candidate" seccomp stage while it has a single thread, so every thread JAX starts
+  2. when the sandbox maps two uids, take the spares' uid and drop every capability
+     (identity.py), so the kernel's uid checks separate it from its parent;
+  3. load the "candidate" seccomp stage while it has a single thread, so every thread JAX starts
      later runs under it: from here on no process, socket or signal to others is possible;
-  3. start the CPU backend and compile one tiny program (what the parent could not do before
+  4. start the CPU backend and compile one tiny program (what the parent could not do before
      forking: XLA's thread pools do not survive a fork), then say `ready`;
-  4. read one `job`, run the stages (stages.py) in its private directory (made by the parent,
+  5. read one `job`, run the stages (stages.py) in its private directory (made by the parent,
      which empties /tmp of everything else after each spare), write one `result`, and _exit.
 A spare that fails before `ready` exits with status 70; the judge treats that as an
 infrastructure fault, never as the candidate's.
@@ -17,7 +19,7 @@ import resource
 import sys
 import time
 
-from . import seccomp, stages
+from . import identity, seccomp, stages
 from .protocol import JOB, Stream
 
 
@@ -43,12 +45,15 @@ def _warm():
     jax.block_until_ready(jax.jit(lambda x: x * 2 + 1)(np.ones((8, 128), np.float32)))
 
 
-def main(request_fd, response_fd, workdir):
-    """Runs in the forked child; never returns."""
+def main(request_fd, response_fd, workdir, spare_id=None):
+    """Runs in the forked child; never returns. `spare_id`: the uid and gid to take (None: the
+    parent's, when the sandbox has one uid)."""
     status = 0
     try:
         start = time.perf_counter()
         _close_other_fds({request_fd, response_fd})
+        if spare_id is not None:
+            identity.become_spare(spare_id)
         seccomp.load("candidate", own_pid=os.getpid())
         stages.hide_project_modules()
         _warm()

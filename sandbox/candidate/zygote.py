@@ -10,8 +10,11 @@ spares when the judge asks (`reap`: SIGKILL if alive, then wait, and report how 
 
 Before each fork it puts back the scheduling state it started with and checks it
 (parent_state.py); after each reap it empties /tmp but the live spares' directories
-(scratch.py). When either fails, its `spawned` answer carries `tainted` (what is wrong) and no
-spare: the judge replaces the sandbox rather than fork a candidate from what an earlier one left.
+(scratch.py). When the launcher was root, its spares run as another uid than its own
+(identity.py): it makes their directories and empties /tmp with its filesystem uid set to
+theirs. When the state or /tmp cannot be put back, its `spawned` answer carries `tainted`
+(what is wrong) and no spare: the judge replaces the sandbox rather than fork a candidate from
+what an earlier one left.
 
 It exits on `shutdown` or EOF of the control socket, killing its spares first; bwrap's
 --die-with-parent and the pid namespace kill everything left if the judge dies.
@@ -24,7 +27,7 @@ import socket
 import sys
 import time
 
-from . import parent_state, scratch, seccomp
+from . import identity, parent_state, scratch, seccomp
 
 
 
@@ -107,7 +110,9 @@ def main():
     # for the judge's log and its limit counters.
     send_control(control, CONTROL.message("ready", pid=os.getpid(), jax_version=jax.__version__,
                                   import_ms=round((time.perf_counter() - start) * 1e3, 3),
-                                  cgroup=os.environ.get("PALLADIUM_SANDBOX_CGROUP_STATE", "")))
+                                  cgroup=os.environ.get("PALLADIUM_SANDBOX_CGROUP_STATE", ""),
+                                  ids=identity.describe()))
+    spare_id = identity.spare_id()
     children = {}  # pid -> the spare's directory
     initial_state = parent_state.snapshot()
     tainted = ""
@@ -136,7 +141,7 @@ def main():
                                                   tainted=tainted))
                     continue
                 try:
-                    workdir = scratch.spare_directory(msg.get("spare"))
+                    workdir = scratch.spare_directory(msg.get("spare"), spare_id)
                 except OSError as exc:
                     tainted = f"no private directory for the spare: {exc}"
                     for fd in fds:
@@ -147,7 +152,7 @@ def main():
                 pid = os.fork()
                 if pid == 0:
                     control.close()
-                    spare.main(fds[0], fds[1], workdir)  # never returns
+                    spare.main(fds[0], fds[1], workdir, spare_id)  # never returns
                 fork_cpu_ms = _cpu_ms() - before  # copying the page tables of a JAX process
                 for fd in fds:
                     os.close(fd)
@@ -159,12 +164,12 @@ def main():
                 status = "unknown pid"
                 if pid in children:
                     try:
-                        os.kill(pid, signal.SIGKILL)
+                        identity.kill_spare(pid, signal.SIGKILL, spare_id)
                     except ProcessLookupError:
                         pass
                     status = describe_status(os.waitpid(pid, 0)[1])
                     del children[pid]
-                    left = scratch.wipe(keep=children.values())
+                    left = scratch.wipe_as(spare_id, keep=children.values())
                     if left:
                         tainted = f"what a candidate wrote outlives it: {left}"
                 send_control(control, CONTROL.message("reaped", pid=pid, status=status))
@@ -175,7 +180,7 @@ def main():
     finally:
         for pid in children:
             try:
-                os.kill(pid, signal.SIGKILL)
+                identity.kill_spare(pid, signal.SIGKILL, spare_id)
                 os.waitpid(pid, 0)
             except OSError:
                 pass

@@ -82,6 +82,35 @@ def test_a_candidate_cannot_reschedule_its_parent_and_the_next_one_inherits_noth
     assert f"inherited 0 {os.SCHED_OTHER} {cpus}" in after["stdout"], after["stdout"]
 
 
+# A candidate that looks at who it is and goes for what its warm-spare parent owns: its
+# environment (the parent's /proc files) and its /tmp.
+GOES_FOR_ITS_PARENT = h.ZEROS + h._NO_HOOK + '''
+_status = dict(_l.split(":", 1) for _l in _open("/proc/self/status") if ":" in _l)
+print("ids", _os.getresuid(), _os.getresgid())
+print("caps", int(_status["CapEff"], 16), int(_status["CapPrm"], 16), _status["NoNewPrivs"].strip())
+for _name, _call in (("environ", lambda: _open("/proc/%d/environ" % _os.getppid(), "rb").read()),
+                     ("chmod-tmp", lambda: _os.chmod("/tmp", 0o777))):
+    try:
+        _call()
+        print("allowed", _name)
+    except OSError as _e:
+        print("refused", _name, _e.errno)
+'''
+
+
+def test_a_candidate_runs_as_another_uid_than_its_parent_with_no_capability(sandbox):
+    _, pool, _, _ = sandbox
+    result = run(sandbox, GOES_FOR_ITS_PARENT)
+    if not pool.ids.startswith("split: "):
+        assert os.geteuid() != 0, pool.ids  # only a root launcher maps the spares' own uid
+        pytest.skip(f"one uid in this sandbox: {pool.ids}")
+    out = result["stdout"]
+    assert "ids (65533, 65533, 65533) (65533, 65533, 65533)" in out, out
+    assert "caps 0 0 1" in out, out
+    assert "refused environ 13" in out, out  # EACCES
+    assert "refused chmod-tmp 1" in out, out  # EPERM: /tmp is the parent's
+
+
 LEAVES_FILES = h.ZEROS + h._NO_HOOK + '''
 for _path in ("/dev/shm/stash", "/dev/stash", "/tmp/stash", "/tmp/locked/stash"):
     try:

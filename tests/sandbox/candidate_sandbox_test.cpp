@@ -60,6 +60,33 @@ TEST(CandidateSandboxArgsTest, BwrapArgumentsHoldEveryNamespaceAndTheEnvironment
   EXPECT_TRUE(has({"--setenv", "A", "1"}));
   EXPECT_EQ(a.back(), "prog");
   EXPECT_EQ(std::count(a.begin(), a.end(), "--bind"), 0) << "nothing is writable but /tmp";
+  EXPECT_EQ(std::count(a.begin(), a.end(), "--cap-add"), 0) << a.size();
+  // The mount point's parent is made 0755 before bwrap would make it 0700; /usr is a mount.
+  EXPECT_TRUE(has({"--dir", "/opt"}));
+  EXPECT_TRUE(has({"--dir", "/etc"}));
+  EXPECT_FALSE(has({"--dir", "/usr"}));
+}
+
+TEST(CandidateSandboxArgsTest, TheTwoUidNamespaceGivesTheParentOnlyWhatItsSparesNeed) {
+  SandboxSpec spec;
+  ASSERT_EQ(parse_sandbox_args({"--", "prog"}, &spec), "");
+  std::vector<std::string> a = bwrap_arguments(spec, 7, 8, 9, 5);
+  auto has = [&](std::initializer_list<const char*> seq) {
+    std::vector<std::string> want(seq.begin(), seq.end());
+    return std::search(a.begin(), a.end(), want.begin(), want.end()) != a.end();
+  };
+  EXPECT_TRUE(has({"--userns", "5"}));
+  for (const char* gone : {"--unshare-all", "--unshare-user", "--disable-userns"}) {
+    EXPECT_EQ(std::count(a.begin(), a.end(), gone), 0) << gone << " does not go with --userns";
+  }
+  for (const char* ns : {"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                         "--unshare-cgroup-try"}) {
+    EXPECT_EQ(std::count(a.begin(), a.end(), ns), 1) << ns;
+  }
+  EXPECT_TRUE(has({"--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"}));
+  EXPECT_EQ(std::count(a.begin(), a.end(), "--cap-add"), 2);
+  EXPECT_TRUE(has({"--perms", "1777", "--size"}));
+  EXPECT_TRUE(has({"--perms", "0444", "--ro-bind-data", "9", "/palladium/seccomp/candidate.bpf"}));
 }
 
 TEST(CandidateSandboxArgsTest, FindsTheDirectoryAnUnprivilegedUidCannotSearch) {
@@ -98,6 +125,13 @@ import os, socket
 print("uid", os.getuid(), os.geteuid(), os.getgid())
 status = dict(l.split(":", 1) for l in open("/proc/self/status") if ":" in l)
 print("capeff", status["CapEff"].strip())
+print("ids", os.environ["PALLADIUM_SANDBOX_IDS"])
+print("uid_map", open("/proc/self/uid_map").read().split())
+print("gid_map", open("/proc/self/gid_map").read().split())
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+print("nested userns", libc.unshare(0x10000000), ctypes.get_errno())
+print("max_user_namespaces", open("/proc/sys/user/max_user_namespaces").read().strip())
 print("nnp", status["NoNewPrivs"].strip(), "seccomp", status["Seccomp"].strip())
 print("pids", sorted(p for p in os.listdir("/proc") if p.isdigit()))
 print("net", sorted(l.split(":")[0].strip() for l in open("/proc/self/net/dev").readlines()[2:]))
@@ -135,7 +169,23 @@ TEST(CandidateSandboxTest, TheProbeSeesOnlyItsOwnNamespace) {
   ::unsetenv("PALLADIUM_TEST_SECRET_KEY");
   ASSERT_EQ(status, 0) << out;
   EXPECT_NE(out.find("uid 65534 65534 65534"), std::string::npos) << out;
-  EXPECT_NE(out.find("capeff 0000000000000000"), std::string::npos) << out;
+  bool split = out.find("ids split: ") != std::string::npos;
+  if (::geteuid() == 0) {
+    // Root maps a second uid for the spares; the parent may take it, and nothing else.
+    ASSERT_TRUE(split) << out;
+    EXPECT_NE(out.find("capeff 00000000000000c0"), std::string::npos) << out;
+    EXPECT_NE(out.find("uid_map ['65534', '65534', '1', '65533', '65533', '1']"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("gid_map ['65534', '65534', '1', '65533', '65533', '1']"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("max_user_namespaces 0"), std::string::npos) << out;
+  } else {
+    EXPECT_NE(out.find("ids one uid 65534: the launcher is not root"), std::string::npos) << out;
+    EXPECT_NE(out.find("capeff 0000000000000000"), std::string::npos) << out;
+  }
+  EXPECT_NE(out.find("nested userns -1 1"), std::string::npos) << out;  // the base stage's EPERM
   EXPECT_NE(out.find("nnp 1 seccomp 2"), std::string::npos) << out;
   // Its own pid namespace: bwrap's init (1) and the probe (2), nothing of the host.
   EXPECT_NE(out.find("pids ['1', '2']"), std::string::npos) << out;
@@ -144,9 +194,10 @@ TEST(CandidateSandboxTest, TheProbeSeesOnlyItsOwnNamespace) {
   EXPECT_NE(out.find("sees /home False"), std::string::npos) << out;
   EXPECT_NE(out.find("sees /etc/passwd False"), std::string::npos) << out;
   // Exactly the --env list, plus what bwrap (PWD) and Python's locale coercion (LC_CTYPE) set.
-  // (and the launcher's account of the sandbox's cgroup).
-  EXPECT_NE(out.find("env ['HOME', 'LC_CTYPE', 'PALLADIUM_SANDBOX_CGROUP_STATE', 'PWD', "
-                     "'VISIBLE']"),
+  // (and the launcher's account of the sandbox's cgroup and uids, and the spares' uid).
+  EXPECT_NE(out.find(std::string("env ['HOME', 'LC_CTYPE', 'PALLADIUM_SANDBOX_CGROUP_STATE', "
+                                 "'PALLADIUM_SANDBOX_IDS', ") +
+                     (split ? "'PALLADIUM_SPARE_ID', " : "") + "'PWD', 'VISIBLE']"),
             std::string::npos)
       << out;
   EXPECT_EQ(out.find("sk-sandbox-test-secret"), std::string::npos);

@@ -1,8 +1,11 @@
 """/tmp of a sandbox is emptied after every spare but for the live spares' directories
 (sandbox/candidate/scratch.py)."""
 import os
+import tempfile
 
-from sandbox.candidate import scratch
+import pytest
+
+from sandbox.candidate import identity, scratch
 
 
 def test_everything_but_the_live_spares_directories_is_removed(tmp_path):
@@ -48,3 +51,31 @@ def test_a_mount_point_is_the_sandboxs_own_and_stays(tmp_path, monkeypatch):
                         lambda p: p == os.path.join(root, "bound") or real_ismount(p))
     assert scratch.wipe(root=root) == ""
     assert os.listdir(root) == ["bound"]
+
+
+def test_the_wipe_as_the_spares_uid_removes_what_a_spare_locked():
+    # Root here stands for the parent: under another filesystem uid it loses CAP_DAC_OVERRIDE
+    # and CAP_FOWNER, as the parent in its sandbox never had them.
+    if os.geteuid() != 0:
+        pytest.skip("taking another filesystem uid needs CAP_SETUID")
+    spare = 65533
+    with tempfile.TemporaryDirectory(dir="/tmp") as root:  # pytest's are closed to others
+        os.chmod(root, 0o1777)
+        _wipe_what_a_spare_locked(spare, root)
+
+
+def _wipe_what_a_spare_locked(spare, root):
+    live = scratch.spare_directory(2, spare, root=root)
+    gone = scratch.spare_directory(1, spare, root=root)
+    assert os.stat(gone).st_uid == spare
+    with identity.files_as(spare):
+        os.makedirs(os.path.join(gone, "deep", "er", "est"))
+        os.chmod(os.path.join(gone, "deep", "er", "est"), 0)
+        os.chmod(os.path.join(gone, "deep", "er"), 0)
+        os.chmod(os.path.join(gone, "deep"), 0)
+        with open(os.path.join(root, "stray"), "w"):
+            pass
+    with open(os.path.join(root, "the-parents"), "w"):  # the parent's own, removed as itself
+        pass
+    assert scratch.wipe_as(spare, keep=[live], root=root) == ""
+    assert os.listdir(root) == ["spare-2"]
