@@ -9,6 +9,7 @@ spares run as another uid (identity.py), both happen with the parent's filesyste
 theirs: the directory is the spare's own, and the wipe may remove whatever a spare wrote.
 """
 import os
+import secrets
 import shutil
 import stat
 
@@ -19,8 +20,10 @@ ROOT = "/tmp"
 
 def spare_directory(serial, spare_id=None, root=ROOT):
     """A fresh private directory for spare `serial`, owned by the spares' uid `spare_id` (None:
-    the parent's). Made before the fork, so the wipe knows it belongs to a live spare."""
-    path = os.path.join(root, f"spare-{int(serial)}")
+    the parent's). Made before the fork, so the wipe knows it belongs to a live spare. The name
+    carries random bits: a live spare that could guess the next one's name could make it first,
+    and the parent would then have to give up the sandbox."""
+    path = os.path.join(root, f"spare-{int(serial)}-{secrets.token_hex(8)}")
     with identity.files_as(spare_id):
         os.mkdir(path, 0o700)
     return path

@@ -20,9 +20,21 @@ def test_everything_but_the_live_spares_directories_is_removed(tmp_path):
     os.chmod(os.path.join(gone, "deep"), 0)  # a candidate locked its own directory
     os.symlink("/etc/hostname", os.path.join(root, "link"))
     assert scratch.wipe(keep=[live], root=root) == ""
-    assert sorted(os.listdir(root)) == ["spare-2"]
+    assert os.listdir(root) == [os.path.basename(live)]
     assert os.listdir(live) == ["job"]
     assert os.path.exists("/etc/hostname")  # a link is removed, never followed
+
+
+def test_a_spares_directory_cannot_be_made_first_by_guessing_its_name(tmp_path):
+    # A live spare that knows the next spare's serial plants that name before the parent does.
+    root = str(tmp_path)
+    for serial in (1, 2):
+        os.mkdir(os.path.join(root, f"spare-{serial}"))
+    first = scratch.spare_directory(2, root=root)
+    second = scratch.spare_directory(2, root=root)
+    assert first != second
+    assert os.path.basename(first).startswith("spare-2-")
+    assert os.listdir(first) == [] and os.listdir(second) == []
 
 
 def test_what_cannot_be_removed_is_named(tmp_path, monkeypatch):
@@ -78,4 +90,4 @@ def _wipe_what_a_spare_locked(spare, root):
     with open(os.path.join(root, "the-parents"), "w"):  # the parent's own, removed as itself
         pass
     assert scratch.wipe_as(spare, keep=[live], root=root) == ""
-    assert os.listdir(root) == ["spare-2"]
+    assert os.listdir(root) == [os.path.basename(live)]
