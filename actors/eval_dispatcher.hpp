@@ -43,6 +43,7 @@
 #include "actors/agent_admission.hpp"
 #include "actors/capabilities.hpp"
 #include "actors/job_ledger.hpp"
+#include "actors/messages.hpp"
 #include "actors/result_check.hpp"
 #include "actors/zmq_bridge.hpp"
 
@@ -62,14 +63,6 @@ struct DispatcherOptions {
   ResultCheckOptions checks;
 };
 
-// A key the result checks caught (actors/result_check.hpp).
-struct Quarantine {
-  std::string agent_key;  // its CURVE key (Z85); "" on a plaintext link
-  std::string agent_id;   // the name its HELLO gave, for people
-  std::string reason;
-  int64_t job_id = 0;     // the job on which it was caught (the requester's id, not the ticket)
-};
-
 // The bridge's batch window (actors/zmq_bridge.hpp, Batching) for a fleet whose typical
 // evaluation takes `typical_eval`: 1/200 of it, at most `cap`, and none under 100 us. A frame
 // waits at most one window on its way in and one on its way out, so a job's round trip grows
@@ -79,29 +72,6 @@ struct Quarantine {
 std::chrono::microseconds batch_window_for(std::chrono::microseconds typical_eval,
                                            std::chrono::microseconds cap);
 
-// Counters for `palladium bench dispatch` and status lines. All since the dispatcher started.
-struct DispatcherStats {
-  int32_t agents = 0;
-  int64_t slots = 0;
-  int64_t queued = 0;
-  int64_t in_flight = 0;
-  int64_t submitted = 0;
-  int64_t answered = 0;          // results delivered to requesters
-  int64_t dispatches = 0;        // job frames sent (requeues and cascade tiers included)
-  int64_t requeued = 0;
-  int64_t abandoned = 0;
-  int64_t refused_hellos = 0;
-  int64_t refused_results = 0;   // not from the lease holder, or for no live lease
-  int64_t heartbeats_sent = 0;
-  int64_t checks = 0;       // second opinions and re-timings asked for (tie-breaks included)
-  int64_t quarantined = 0;  // keys quarantined
-  int64_t heartbeat_interval_ms = 0;
-  int64_t batch_window_us = 0;   // the bridge's, as last set
-  // Since the start, or since the last (stats_atom, true):
-  int64_t longest_inbound_lag_us = 0;  // bridge read -> dispatcher handled, worst frame
-  int64_t longest_tick_late_us = 0;    // the heartbeat tick's worst lateness
-};
-
 // Spawns the dispatcher and starts the bridge's I/O thread feeding it. The
 // dispatcher stops the bridge when it terminates.
 caf::actor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBridge> bridge,
@@ -109,5 +79,3 @@ caf::actor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBrid
 
 }  // namespace palladium
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::DispatcherStats)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<palladium::Quarantine>)

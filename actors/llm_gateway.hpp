@@ -43,6 +43,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/messages.hpp"
 #include "actors/store_actor.hpp"
 #include "llm/call_runner.hpp"
 #include "llm/call_scheduler.hpp"
@@ -63,13 +64,6 @@ struct LlmGatewayOptions {
   std::function<double(const Usage&)> cache_saved;
 };
 
-struct LlmGatewayStats {
-  CallScheduler::Stats calls;
-  double spent_usd = 0;       // realised cost of finished calls
-  double committed_usd = 0;   // realised + in-flight worst case
-  std::string stopped;        // why no more calls are issued (the dollar cap); "" if running
-};
-
 // Spawns the gateway over `runner`. Thread-safe to call; the actor owns the runner.
 // `store` may be null: nothing is looked up or recorded (tests of the policy alone).
 caf::actor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<CallRunner> runner,
@@ -81,4 +75,3 @@ caf::actor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<Provider> p
 }  // namespace palladium
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::CallOutcome)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::LlmGatewayStats)

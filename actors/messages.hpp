@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -38,6 +39,7 @@
 #include "actors/zmq_bridge.hpp"
 #include "protocol/evaluation.hpp"
 #include "protocol/wire_protocol.hpp"
+#include "llm/call_scheduler.hpp"
 #include "llm/provider.hpp"
 #include "actors/store_actor.hpp"
 #include "search/strategy.hpp"
@@ -55,6 +57,7 @@ using budget_atom = caf::atom_constant<caf::atom("budget")>;
 using inflight_atom = caf::atom_constant<caf::atom("inflight")>;
 using evaluated_atom = caf::atom_constant<caf::atom("evaluated")>;
 using quarantine_atom = caf::atom_constant<caf::atom("quarantine")>;
+using running_runs_atom = caf::atom_constant<caf::atom("runningrun")>;
 
 
 // Frames from agents, as the bridge read them in one turn (actors/zmq_bridge.hpp).
@@ -94,6 +97,50 @@ struct ProgressEvent {
   int units = 0;                       // budget units the sample cost (`generated`)
 };
 
+// A key the result checks caught (actors/result_check.hpp).
+struct Quarantine {
+  std::string agent_key;  // its CURVE key (Z85); "" on a plaintext link
+  std::string agent_id;   // the name its HELLO gave, for people
+  std::string reason;
+  int64_t job_id = 0;     // the job on which it was caught (the requester's id, not the ticket)
+};
+
+// Counters for `palladium bench dispatch` and status lines. All since the dispatcher started.
+struct DispatcherStats {
+  int32_t agents = 0;
+  int64_t slots = 0;
+  int64_t queued = 0;
+  int64_t in_flight = 0;
+  int64_t submitted = 0;
+  int64_t answered = 0;          // results delivered to requesters
+  int64_t dispatches = 0;        // job frames sent (requeues and cascade tiers included)
+  int64_t requeued = 0;
+  int64_t abandoned = 0;
+  int64_t refused_hellos = 0;
+  int64_t refused_results = 0;   // not from the lease holder, or for no live lease
+  int64_t heartbeats_sent = 0;
+  int64_t checks = 0;       // second opinions and re-timings asked for (tie-breaks included)
+  int64_t quarantined = 0;  // keys quarantined
+  int64_t heartbeat_interval_ms = 0;
+  int64_t batch_window_us = 0;   // the bridge's, as last set
+  // Since the start, or since the last (stats_atom, true):
+  int64_t longest_inbound_lag_us = 0;  // bridge read -> dispatcher handled, worst frame
+  int64_t longest_tick_late_us = 0;    // the heartbeat tick's worst lateness
+};
+
+struct LlmGatewayStats {
+  CallScheduler::Stats calls;
+  double spent_usd = 0;       // realised cost of finished calls
+  double committed_usd = 0;   // realised + in-flight worst case
+  std::string stopped;        // why no more calls are issued (the dollar cap); "" if running
+};
+
+struct SweepOutcome {
+  // Cell key -> the status its run ended with ("finished", "incomplete", "failed: ...").
+  std::vector<std::pair<std::string, std::string>> cells;
+  bool all_finished() const;
+};
+
 }  // namespace palladium
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ChatRequest)
@@ -105,3 +152,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::ProgressEvent)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::SearchStatus)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::wire::Job)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::Evaluated)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::DispatcherStats)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<palladium::Quarantine>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::LlmGatewayStats)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::SweepOutcome)

@@ -28,12 +28,11 @@
 
 #include <caf/all.hpp>
 
+#include "actors/messages.hpp"
 #include "actors/run_actor.hpp"
 #include "actors/store_actor.hpp"
 
 namespace palladium {
-
-using running_runs_atom = caf::atom_constant<caf::atom("runningrun")>;
 
 struct SweepCellPlan {
   int64_t cell_id = 0;
@@ -49,15 +48,8 @@ struct SweepPlan {
   int concurrency = 1;
 };
 
-struct SweepOutcome {
-  // Cell key -> the status its run ended with ("finished", "incomplete", "failed: ...").
-  std::vector<std::pair<std::string, std::string>> cells;
-  bool all_finished() const;
-};
-
 caf::actor spawn_sweep(caf::actor_system& sys, SweepPlan plan, StoreActor store,
                        caf::actor dispatcher);
 
 }  // namespace palladium
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(palladium::SweepOutcome)
