@@ -15,8 +15,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The dispatcher's message to itself: lease the queued jobs now (see the eval_atom handler).
+// The dispatcher's messages to itself: lease the queued jobs now (see the eval_atom handler),
+// and the heartbeat tick.
 using pump_atom = caf::atom_constant<caf::atom("pump")>;
+using DispatcherImpl = EvalDispatcherActor::extend<caf::reacts_to<pump_atom>, caf::reacts_to<beat_atom>>;
 
 // One requester waiting for one job's answer: through `promise` (an (eval_atom, Job) request)
 // or, with `requester` set, in an EvalAnswers message to it (an EvalBatch).
@@ -101,7 +103,7 @@ struct DispatcherState {
   static inline const char* name = "eval_dispatcher";
 };
 
-using Self = caf::stateful_actor<DispatcherState>*;
+using Self = DispatcherImpl::stateful_pointer<DispatcherState>;
 
 std::string short_id(const std::string& peer) { return peer.substr(0, 8); }
 
@@ -157,7 +159,8 @@ void flush_answers(Self self) {
   auto& st = self->state;
   if (st.outgoing.empty()) return;
   for (auto& [requester, answers] : st.outgoing)
-    self->send(requester, evaluated_atom::value, std::move(answers));
+    self->send(caf::actor_cast<EvalRequester>(requester), evaluated_atom::value,
+               std::move(answers));
   st.outgoing.clear();
 }
 
@@ -559,8 +562,8 @@ caf::error duplicate_job(int64_t id) {
                     "job " + std::to_string(id) + " is already being evaluated");
 }
 
-caf::behavior eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
-                              DispatcherOptions options) {
+DispatcherImpl::behavior_type eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
+                                              DispatcherOptions options) {
   auto& st = self->state;
   st.bridge = bridge;
   st.options = options;
@@ -647,9 +650,9 @@ std::chrono::microseconds batch_window_for(std::chrono::microseconds typical_eva
   return window < std::chrono::microseconds(100) ? std::chrono::microseconds(0) : window;
 }
 
-caf::actor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBridge> bridge,
-                                 DispatcherOptions options) {
-  auto dispatcher = sys.spawn(eval_dispatcher, bridge, options);
+EvalDispatcherActor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBridge> bridge,
+                                          DispatcherOptions options) {
+  EvalDispatcherActor dispatcher = sys.spawn(eval_dispatcher, bridge, options);
   bridge->start([dispatcher](std::vector<InboundFrame> frames) {
     caf::anon_send<caf::message_priority::high>(dispatcher, ZmqInboundBatch{std::move(frames)});
   });

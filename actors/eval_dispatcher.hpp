@@ -42,6 +42,7 @@
 
 #include "actors/agent_admission.hpp"
 #include "actors/capabilities.hpp"
+#include "actors/interfaces.hpp"
 #include "actors/job_ledger.hpp"
 #include "actors/messages.hpp"
 #include "actors/result_check.hpp"
@@ -74,7 +75,7 @@ std::chrono::microseconds batch_window_for(std::chrono::microseconds typical_eva
 
 // Spawns the dispatcher and starts the bridge's I/O thread feeding it. The
 // dispatcher stops the bridge when it terminates.
-caf::actor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBridge> bridge,
+EvalDispatcherActor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBridge> bridge,
                                  DispatcherOptions options);
 
 }  // namespace palladium

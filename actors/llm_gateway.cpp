@@ -14,6 +14,9 @@ namespace {
 
 using call_done_atom = caf::atom_constant<caf::atom("llm_done")>;
 using tick_atom = caf::atom_constant<caf::atom("llm_tick")>;
+// Its messages to itself: a call's completion (from the transport's thread) and the timer.
+using GatewayImpl = LlmGatewayActor::extend<caf::reacts_to<call_done_atom, uint64_t, CallOutcome>,
+                                            caf::reacts_to<tick_atom>>;
 using TimePoint = std::chrono::steady_clock::time_point;
 using Delivery = CallScheduler::Delivery;
 
@@ -33,7 +36,7 @@ struct GatewayState {
   static inline const char* name = "llm_gateway";
 };
 
-using Self = caf::stateful_actor<GatewayState>*;
+using Self = GatewayImpl::stateful_pointer<GatewayState>;
 
 bool truncated_reason(const std::string& finish_reason) {
   return finish_reason == "length" || finish_reason == "MAX_TOKENS";
@@ -244,7 +247,7 @@ void apply(Self self, CallScheduler::Step step) {
   for (auto& s : step.start) {
     st.calls[s.call_id] = s.call;
     // The runner's completion may run on the transport's thread: it only sends a message.
-    caf::actor me = caf::actor_cast<caf::actor>(self);
+    auto me = caf::actor_cast<GatewayImpl>(self);
     const uint64_t id = s.call_id;
     st.runner->start(s.call, [me, id](CallOutcome outcome) {
       caf::anon_send(me, call_done_atom::value, id, std::move(outcome));
@@ -317,8 +320,8 @@ void finish_call(Self self, uint64_t call_id, const CallOutcome& outcome) {
   poll(self);
 }
 
-caf::behavior llm_gateway(Self self, std::shared_ptr<CallRunner> runner,
-                          LlmGatewayOptions options, StoreActor store) {
+GatewayImpl::behavior_type llm_gateway(Self self, std::shared_ptr<CallRunner> runner,
+                                       LlmGatewayOptions options, StoreActor store) {
   auto& st = self->state;
   st.runner = std::move(runner);
   st.clock = options.clock;
@@ -381,13 +384,13 @@ caf::behavior llm_gateway(Self self, std::shared_ptr<CallRunner> runner,
 
 }  // namespace
 
-caf::actor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<CallRunner> runner,
-                             LlmGatewayOptions options, StoreActor store) {
+LlmGatewayActor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<CallRunner> runner,
+                                  LlmGatewayOptions options, StoreActor store) {
   return sys.spawn<caf::detached>(llm_gateway, std::move(runner), std::move(options),
                                   std::move(store));
 }
 
-caf::actor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<Provider> provider) {
+LlmGatewayActor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<Provider> provider) {
   return spawn_llm_gateway(sys, std::shared_ptr<CallRunner>(make_local_runner(std::move(provider))));
 }
 

@@ -43,6 +43,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/interfaces.hpp"
 #include "actors/messages.hpp"
 #include "actors/store_actor.hpp"
 #include "llm/call_runner.hpp"
@@ -66,11 +67,11 @@ struct LlmGatewayOptions {
 
 // Spawns the gateway over `runner`. Thread-safe to call; the actor owns the runner.
 // `store` may be null: nothing is looked up or recorded (tests of the policy alone).
-caf::actor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<CallRunner> runner,
-                             LlmGatewayOptions options = {}, StoreActor store = {});
+LlmGatewayActor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<CallRunner> runner,
+                                  LlmGatewayOptions options = {}, StoreActor store = {});
 
 // An offline provider behind a local runner, with default options.
-caf::actor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<Provider> provider);
+LlmGatewayActor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<Provider> provider);
 
 }  // namespace palladium
 

@@ -8,23 +8,8 @@
 // it; CAF_ALLOW_UNSAFE_MESSAGE_TYPE says exactly that. Going distributed with
 // CAF::io would need inspect() overloads instead.
 //
-// Who sends what:
-//   workload_search -> llm_gateway:     (generate_atom, ChatRequest)            -> ChatResponse
-//   workload_search -> store:           StoreActor (actors/store_actor.hpp)
-//   workload_search -> eval_dispatcher: (eval_atom, EvalBatch)                  (no response)
-//   eval_dispatcher -> workload_search: (evaluated_atom, EvalAnswers)            one per job
-//   eval, tests     -> eval_dispatcher: (eval_atom, wire::Job)                  -> Evaluated
-//   workload_search -> run:             (progress_atom, ProgressEvent)
-//                                       (status_atom, int index, SearchStatus)   when idle or done
-//   run -> workload_search:             (budget_atom, int limit, bool open)      global reallocation
-//                                       (inflight_atom, int cap)                 pipelining cap
-//   zmq bridge      -> eval_dispatcher: (ZmqInboundBatch)
-//   run, bench, status -> eval_dispatcher: (stats_atom)                         -> DispatcherStats
-//                                       (stats_atom, true): the same, then the longest-lag
-//                                       figures start again from 0 (a measured window)
-//   run, tests      -> eval_dispatcher: (quarantine_atom)                       -> std::vector<Quarantine>
-//                                       every key quarantined so far
-//   main            -> run:             (start_atom)                            -> std::string status
+// Who sends what to whom, and what comes back, is actors/interfaces.hpp: the typed contracts
+// are the protocol, checked at compile time.
 #pragma once
 
 #include <chrono>

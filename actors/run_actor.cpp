@@ -17,13 +17,17 @@
 namespace palladium {
 namespace {
 
+// The heartbeat the run sends itself each second (progress line, caps, quarantines).
+using RunImpl = RunActor::extend<caf::reacts_to<beat_atom>>;
+
 struct RunState {
   RunPlan plan;
   StoreActor store;
-  caf::actor llm_gateway, dispatcher;
+  LlmGatewayActor llm_gateway;
+  EvalDispatcherActor dispatcher;
   caf::typed_response_promise<std::string> done;
   std::map<caf::actor_addr, int> running;  // live search -> its index
-  std::vector<caf::actor> searches;        // by index
+  std::vector<WorkloadSearchActor> searches;  // by index
   std::vector<std::optional<SearchStatus>> reported;  // since the last epoch
   std::vector<bool> ended;
   std::vector<int> limits;  // the limit each search holds
@@ -41,7 +45,7 @@ struct RunState {
   static inline const char* name = "run";
 };
 
-using Self = caf::stateful_actor<RunState>*;
+using Self = RunImpl::stateful_pointer<RunState>;
 
 void print_progress(Self self, bool final_line) {
   auto& st = self->state;
@@ -76,8 +80,8 @@ void print_progress(Self self, bool final_line) {
 }
 
 // Writes the keys the dispatcher quarantined since the last call (the store marks their
-// results for re-evaluation), then runs `then`. A dispatcher that does not answer (a test's
-// stand-in) has none.
+// results for re-evaluation), then runs `then`. A dispatcher that does not answer in time
+// has none this time.
 void store_quarantines(Self self, std::function<void()> then) {
   self->request(self->state.dispatcher, std::chrono::seconds(5), quarantine_atom::value)
       .then(
@@ -186,8 +190,8 @@ void update_caps(Self self) {
   }
 }
 
-caf::behavior run_actor(Self self, RunPlan plan, StoreActor store, caf::actor llm_gateway,
-                        caf::actor dispatcher) {
+RunImpl::behavior_type run_actor(Self self, RunPlan plan, StoreActor store,
+                                LlmGatewayActor llm_gateway, EvalDispatcherActor dispatcher) {
   auto& st = self->state;
   st.plan = std::move(plan);
   st.store = store;
@@ -231,7 +235,7 @@ caf::behavior run_actor(Self self, RunPlan plan, StoreActor store, caf::actor ll
           spec.in_flight = st.cap;
           auto a = spawn_workload_search(self->system(), std::move(spec),
                                          SearchPeers{st.store, st.llm_gateway, st.dispatcher,
-                                                     caf::actor_cast<caf::actor>(self)});
+                                                     caf::actor_cast<RunActor>(self)});
           self->monitor(a);
           st.running[a.address()] = i;
           st.searches.push_back(a);
@@ -268,8 +272,8 @@ caf::behavior run_actor(Self self, RunPlan plan, StoreActor store, caf::actor ll
       },
       [=](beat_atom) {
         // The gateway's and the dispatcher's queues, for the progress line, and the agent count
-        // the caps follow. A peer that does not answer stats (a test's stand-in) leaves its
-        // queues out of the line.
+        // the caps follow. A peer that does not answer stats in time leaves its queues out of
+        // the line.
         self->request(self->state.llm_gateway, std::chrono::seconds(5), stats_atom::value)
             .then(
                 [=](const LlmGatewayStats& s) {
@@ -295,8 +299,8 @@ caf::behavior run_actor(Self self, RunPlan plan, StoreActor store, caf::actor ll
 
 }  // namespace
 
-caf::actor spawn_run(caf::actor_system& sys, RunPlan plan, StoreActor store, caf::actor llm_gateway,
-                     caf::actor dispatcher) {
+RunActor spawn_run(caf::actor_system& sys, RunPlan plan, StoreActor store,
+                   LlmGatewayActor llm_gateway, EvalDispatcherActor dispatcher) {
   return sys.spawn(run_actor, std::move(plan), std::move(store), std::move(llm_gateway),
                    std::move(dispatcher));
 }

@@ -26,6 +26,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/interfaces.hpp"
 #include "actors/workload_search_actor.hpp"
 #include "search/global_allocator.hpp"
 
@@ -42,7 +43,7 @@ struct RunPlan {
   int slots_per_agent = 1;
 };
 
-caf::actor spawn_run(caf::actor_system& sys, RunPlan plan, StoreActor store, caf::actor llm_gateway,
-                     caf::actor dispatcher);
+RunActor spawn_run(caf::actor_system& sys, RunPlan plan, StoreActor store,
+                   LlmGatewayActor llm_gateway, EvalDispatcherActor dispatcher);
 
 }  // namespace palladium

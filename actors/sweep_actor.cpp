@@ -19,7 +19,7 @@ namespace {
 struct SweepState {
   SweepPlan plan;
   StoreActor store;
-  caf::actor dispatcher;
+  EvalDispatcherActor dispatcher;
   caf::typed_response_promise<SweepOutcome> done;
   size_t next = 0;                      // the next cell of the plan to start
   std::map<size_t, int64_t> running;    // plan index -> run id
@@ -27,7 +27,7 @@ struct SweepState {
   static inline const char* name = "sweep";
 };
 
-using Self = caf::stateful_actor<SweepState>*;
+using Self = SweepActor::stateful_pointer<SweepState>;
 
 void line(Self self, const std::string& what) {
   auto& st = self->state;
@@ -90,7 +90,8 @@ void fill(Self self) {
   }
 }
 
-caf::behavior sweep_actor(Self self, SweepPlan plan, StoreActor store, caf::actor dispatcher) {
+SweepActor::behavior_type sweep_actor(Self self, SweepPlan plan, StoreActor store,
+                                      EvalDispatcherActor dispatcher) {
   self->state.plan = std::move(plan);
   self->state.store = std::move(store);
   self->state.dispatcher = std::move(dispatcher);
@@ -113,8 +114,8 @@ caf::behavior sweep_actor(Self self, SweepPlan plan, StoreActor store, caf::acto
 
 }  // namespace
 
-caf::actor spawn_sweep(caf::actor_system& sys, SweepPlan plan, StoreActor store,
-                       caf::actor dispatcher) {
+SweepActor spawn_sweep(caf::actor_system& sys, SweepPlan plan, StoreActor store,
+                       EvalDispatcherActor dispatcher) {
   return sys.spawn(sweep_actor, std::move(plan), std::move(store), std::move(dispatcher));
 }
 

@@ -28,6 +28,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/interfaces.hpp"
 #include "actors/messages.hpp"
 #include "actors/run_actor.hpp"
 #include "actors/store_actor.hpp"
@@ -40,7 +41,7 @@ struct SweepCellPlan {
   std::string run_name;
   std::string config_text;  // the cell's run config: the run's identity
   RunPlan run;              // budgets, policy, pipelining and searches; run_id is filled in here
-  caf::actor llm_gateway;
+  LlmGatewayActor llm_gateway;
 };
 
 struct SweepPlan {
@@ -48,8 +49,8 @@ struct SweepPlan {
   int concurrency = 1;
 };
 
-caf::actor spawn_sweep(caf::actor_system& sys, SweepPlan plan, StoreActor store,
-                       caf::actor dispatcher);
+SweepActor spawn_sweep(caf::actor_system& sys, SweepPlan plan, StoreActor store,
+                       EvalDispatcherActor dispatcher);
 
 }  // namespace palladium
 

@@ -55,7 +55,7 @@ struct SearchState {
   static inline const char* name = "workload_search";
 };
 
-using Self = caf::stateful_actor<SearchState>*;
+using Self = WorkloadSearchActor::stateful_pointer<SearchState>;
 
 void pump(Self self);
 
@@ -362,7 +362,30 @@ void pump(Self self) {
   }
 }
 
-caf::behavior workload_search(Self self, WorkloadSearchSpec spec, SearchPeers peers) {
+WorkloadSearchActor::behavior_type handlers(Self self) {
+  return {
+      [=](budget_atom, int limit, bool open) {
+        auto& st = self->state;
+        try {
+          st.strategy->budget().set_limit(limit);
+        } catch (const std::exception& e) {
+          fail(self, std::string("the run moved the budget below what is spent: ") + e.what());
+          return;
+        }
+        st.strategy->budget().set_open(open);
+        st.reported_idle = false;
+        pump(self);
+      },
+      [=](evaluated_atom, EvalAnswers& got) { on_answers(self, got); },
+      [=](inflight_atom, int cap) {
+        self->state.cap = std::max(1, cap);
+        pump(self);
+      },
+  };
+}
+
+WorkloadSearchActor::behavior_type workload_search(Self self, WorkloadSearchSpec spec,
+                                                   SearchPeers peers) {
   auto& st = self->state;
   Budget budget(spec.budget, spec.method.counts);
   budget.set_open(spec.budget_open);
@@ -372,7 +395,7 @@ caf::behavior workload_search(Self self, WorkloadSearchSpec spec, SearchPeers pe
     st.spec = spec;
     st.peers = peers;
     fail(self, std::string("cannot build the strategy: ") + e.what());
-    return {};
+    return handlers(self);  // a typed actor has no empty behavior; it has quit anyway
   }
   st.cap = std::max(1, spec.in_flight);
   st.spec = std::move(spec);
@@ -399,30 +422,13 @@ caf::behavior workload_search(Self self, WorkloadSearchSpec spec, SearchPeers pe
             pump(self);
           },
           [=](caf::error& e) { fail(self, "loading the stored samples failed: " + to_string(e)); });
-  return {
-      [=](budget_atom, int limit, bool open) {
-        auto& st = self->state;
-        try {
-          st.strategy->budget().set_limit(limit);
-        } catch (const std::exception& e) {
-          fail(self, std::string("the run moved the budget below what is spent: ") + e.what());
-          return;
-        }
-        st.strategy->budget().set_open(open);
-        st.reported_idle = false;
-        pump(self);
-      },
-      [=](evaluated_atom, EvalAnswers& got) { on_answers(self, got); },
-      [=](inflight_atom, int cap) {
-        self->state.cap = std::max(1, cap);
-        pump(self);
-      },
-  };
+  return handlers(self);
 }
 
 }  // namespace
 
-caf::actor spawn_workload_search(caf::actor_system& sys, WorkloadSearchSpec spec, SearchPeers peers) {
+WorkloadSearchActor spawn_workload_search(caf::actor_system& sys, WorkloadSearchSpec spec,
+                                          SearchPeers peers) {
   return sys.spawn(workload_search, std::move(spec), std::move(peers));
 }
 

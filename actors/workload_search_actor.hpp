@@ -38,6 +38,7 @@
 #include <caf/all.hpp>
 
 #include "actors/eval_job.hpp"
+#include "actors/interfaces.hpp"
 #include "actors/store_actor.hpp"
 #include "search/method_config.hpp"
 #include "search/workload_brief.hpp"
@@ -60,11 +61,11 @@ struct WorkloadSearchSpec {
 
 struct SearchPeers {
   StoreActor store;
-  caf::actor llm_gateway;
-  caf::actor dispatcher;
-  caf::actor run;
+  LlmGatewayActor llm_gateway;
+  EvalDispatcherActor dispatcher;
+  RunActor run;
 };
 
-caf::actor spawn_workload_search(caf::actor_system& sys, WorkloadSearchSpec spec, SearchPeers peers);
+WorkloadSearchActor spawn_workload_search(caf::actor_system& sys, WorkloadSearchSpec spec, SearchPeers peers);
 
 }  // namespace palladium

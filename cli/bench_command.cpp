@@ -59,7 +59,7 @@ using Clock = std::chrono::steady_clock;
 // the searches use (EvalBatch / EvalAnswers, actors/messages.hpp): each batch of answers is
 // followed by one batch of as many new jobs.
 struct FeederState {
-  caf::actor dispatcher;
+  EvalDispatcherActor dispatcher;
   int64_t next_id = 1;
   std::string code;
   std::shared_ptr<std::atomic<int64_t>> answered;
@@ -80,7 +80,7 @@ void feed(caf::stateful_actor<FeederState>* self, size_t count) {
   self->send(self->state.dispatcher, eval_atom::value, std::move(batch));
 }
 
-caf::behavior feeder(caf::stateful_actor<FeederState>* self, caf::actor dispatcher,
+caf::behavior feeder(caf::stateful_actor<FeederState>* self, EvalDispatcherActor dispatcher,
                      int outstanding, std::shared_ptr<std::atomic<int64_t>> answered) {
   self->state.dispatcher = dispatcher;
   self->state.answered = answered;
@@ -179,7 +179,7 @@ SwarmTotals swarm_busy(std::vector<Child>& children) {
 }
 
 // With restart_longest the dispatcher's longest-lag figures start again from 0.
-DispatcherStats ask_stats(caf::actor_system& sys, const caf::actor& d, bool restart_longest = false) {
+DispatcherStats ask_stats(caf::actor_system& sys, const EvalDispatcherActor& d, bool restart_longest = false) {
   caf::scoped_actor self{sys};
   DispatcherStats s;
   self->request(d, std::chrono::seconds(30), stats_atom::value, restart_longest)

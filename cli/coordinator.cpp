@@ -90,8 +90,8 @@ void Coordinator::start_services(std::shared_ptr<RunStore> store,
   llm_gateway_ = spawn_llm_gateway(*system_, std::move(runner), std::move(gateway), store_);
 }
 
-caf::actor Coordinator::add_llm_gateway(std::shared_ptr<CallRunner> runner,
-                                        LlmGatewayOptions gateway) {
+LlmGatewayActor Coordinator::add_llm_gateway(std::shared_ptr<CallRunner> runner,
+                                             LlmGatewayOptions gateway) {
   // Over the same store as the first: every gateway reads and fills the one response cache.
   extra_gateways_.push_back(
       spawn_llm_gateway(*system_, std::move(runner), std::move(gateway), store_));
@@ -145,8 +145,8 @@ void Coordinator::shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
   local_.stop();
-  for (auto* a : {&dispatcher_, &llm_gateway_})
-    if (*a) caf::anon_send_exit(*a, caf::exit_reason::user_shutdown);
+  if (dispatcher_) caf::anon_send_exit(dispatcher_, caf::exit_reason::user_shutdown);
+  if (llm_gateway_) caf::anon_send_exit(llm_gateway_, caf::exit_reason::user_shutdown);
   for (auto& g : extra_gateways_) caf::anon_send_exit(g, caf::exit_reason::user_shutdown);
   if (store_) caf::anon_send_exit(store_, caf::exit_reason::user_shutdown);
   system_->await_all_actors_done();

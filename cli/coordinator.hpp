@@ -103,7 +103,7 @@ class Coordinator {
   Coordinator& operator=(const Coordinator&) = delete;
 
   caf::actor_system& system() { return *system_; }
-  caf::actor dispatcher() const { return dispatcher_; }
+  EvalDispatcherActor dispatcher() const { return dispatcher_; }
   const std::string& endpoint() const;  // as bound, port resolved
 
   // Spawns the store actor over `store` and the LLM gateway over `provider`.
@@ -112,11 +112,11 @@ class Coordinator {
   void start_services(std::shared_ptr<RunStore> store, std::shared_ptr<CallRunner> runner,
                       LlmGatewayOptions gateway);
   StoreActor store() const { return store_; }
-  caf::actor llm_gateway() const { return llm_gateway_; }
+  LlmGatewayActor llm_gateway() const { return llm_gateway_; }
   // One more LLM gateway, over `runner` and the store of start_services()
   // (call that first): a sweep whose cells use several llm sections has one
   // per section, all over one response cache; stopped by shutdown() like the first.
-  caf::actor add_llm_gateway(std::shared_ptr<CallRunner> runner, LlmGatewayOptions gateway);
+  LlmGatewayActor add_llm_gateway(std::shared_ptr<CallRunner> runner, LlmGatewayOptions gateway);
 
   // Starts options.local_agents agent processes. Throws std::runtime_error if
   // one cannot be started.
@@ -147,8 +147,9 @@ class Coordinator {
   std::unique_ptr<caf::actor_system_config> config_;  // outlives system_
   std::unique_ptr<caf::actor_system> system_;
   std::shared_ptr<ZmqBridge> bridge_;
-  caf::actor dispatcher_, llm_gateway_;
-  std::vector<caf::actor> extra_gateways_;
+  EvalDispatcherActor dispatcher_;
+  LlmGatewayActor llm_gateway_;
+  std::vector<LlmGatewayActor> extra_gateways_;
   StoreActor store_;
   LocalAgents local_;
   int local_alive_ = 0;

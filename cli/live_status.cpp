@@ -12,8 +12,8 @@
 
 namespace palladium {
 
-LiveStatusWriter::LiveStatusWriter(caf::actor_system& sys, caf::actor dispatcher,
-                                   std::vector<caf::actor> llm_gateways,
+LiveStatusWriter::LiveStatusWriter(caf::actor_system& sys, EvalDispatcherActor dispatcher,
+                                   std::vector<LlmGatewayActor> llm_gateways,
                                    std::filesystem::path path, std::string command,
                                    int64_t sample_cap)
     : asker_(sys),

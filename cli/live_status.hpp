@@ -15,14 +15,15 @@
 
 #include <caf/all.hpp>
 
+#include "actors/interfaces.hpp"
 #include "cli/status_file.hpp"
 
 namespace palladium {
 
 class LiveStatusWriter {
  public:
-  LiveStatusWriter(caf::actor_system& sys, caf::actor dispatcher,
-                   std::vector<caf::actor> llm_gateways, std::filesystem::path path,
+  LiveStatusWriter(caf::actor_system& sys, EvalDispatcherActor dispatcher,
+                   std::vector<LlmGatewayActor> llm_gateways, std::filesystem::path path,
                    std::string command, int64_t sample_cap);
   ~LiveStatusWriter();  // removes the file: the coordinator is gone
 
@@ -34,8 +35,8 @@ class LiveStatusWriter {
 
  private:
   caf::scoped_actor asker_;
-  caf::actor dispatcher_;
-  std::vector<caf::actor> llm_gateways_;
+  EvalDispatcherActor dispatcher_;
+  std::vector<LlmGatewayActor> llm_gateways_;
   std::filesystem::path path_;
   std::string command_;
   int64_t sample_cap_;

@@ -169,7 +169,7 @@ int sweep_command(const std::vector<std::string>& args) {
   }
   auto first = backends.begin();
   coordinator->start_services(store, first->second.runner, first->second.options);
-  std::map<std::string, caf::actor> gateways{{first->first, coordinator->llm_gateway()}};
+  std::map<std::string, LlmGatewayActor> gateways{{first->first, coordinator->llm_gateway()}};
   for (auto it = std::next(backends.begin()); it != backends.end(); ++it)
     gateways[it->first] = coordinator->add_llm_gateway(it->second.runner, it->second.options);
   coordinator->start_local_agents();
@@ -215,7 +215,7 @@ int sweep_command(const std::vector<std::string>& args) {
           .receive([&](std::vector<int64_t>& r) { ids = std::move(r); }, [](caf::error&) {});
       return ids;
     };
-    std::vector<caf::actor> gateway_list;
+    std::vector<LlmGatewayActor> gateway_list;
     for (const auto& [name, gateway] : gateways) gateway_list.push_back(gateway);
     LiveStatusWriter live(coordinator->system(), coordinator->dispatcher(), gateway_list,
                           status_path, "sweep", sample_cap);

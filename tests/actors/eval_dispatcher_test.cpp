@@ -77,7 +77,7 @@ class DispatcherTest : public ::testing::Test {
   }
   caf::actor_system sys;
   std::shared_ptr<ZmqBridge> bridge;
-  caf::actor dispatcher;
+  EvalDispatcherActor dispatcher;
   zmq::context_t ctx;
 };
 
@@ -88,7 +88,7 @@ struct Answer {
 
 // Sends `job` to the dispatcher from a scoped actor on another thread and returns a future of
 // the answer (a blocking request must not stall the fake agents driven by the test thread).
-std::future<Answer> request_eval(caf::actor_system& sys, caf::actor d, wire::Job job) {
+std::future<Answer> request_eval(caf::actor_system& sys, EvalDispatcherActor d, wire::Job job) {
   return std::async(std::launch::async, [&sys, d, job] {
     caf::scoped_actor self{sys};
     Answer got;

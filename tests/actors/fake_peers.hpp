@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "actors/eval_dispatcher.hpp"
+#include "actors/interfaces.hpp"
 #include "actors/messages.hpp"
 #include "tests/store/temp_db.hpp"
 
@@ -32,7 +33,8 @@ struct Counters {
 
 // Answers by role: plans and menus with text, scores with "SCORE: 9", code
 // with a module whose verdict the fake evaluator reads from it.
-caf::behavior fake_gateway(caf::event_based_actor*, std::shared_ptr<Counters> c) {
+inline LlmGatewayActor::behavior_type fake_gateway(LlmGatewayActor::pointer,
+                                                  std::shared_ptr<Counters> c) {
   return {
       [=](generate_atom, const ChatRequest& req) {
         c->llm_calls++;
@@ -58,6 +60,7 @@ caf::behavior fake_gateway(caf::event_based_actor*, std::shared_ptr<Counters> c)
         r.completion_tokens = 5;
         return r;
       },
+      [=](stats_atom) { return LlmGatewayStats{}; },
   };
 }
 
@@ -66,6 +69,7 @@ caf::behavior fake_gateway(caf::event_based_actor*, std::shared_ptr<Counters> c)
 // interface: (eval_atom, Job) requests and (eval_atom, EvalBatch) batches,
 // answered with EvalAnswers.
 using release_atom = caf::atom_constant<caf::atom("release")>;
+using FakeEvaluatorActor = EvalDispatcherActor::extend<caf::reacts_to<release_atom, int64_t>>;
 struct HeldJob {
   caf::typed_response_promise<Evaluated> promise;
   caf::actor requester;  // set for a job of an EvalBatch
@@ -75,7 +79,7 @@ struct EvalState {
   std::map<int64_t, HeldJob> held;
   static inline const char* name = "fake_eval";
 };
-inline void hold_job(caf::stateful_actor<EvalState>* self, const std::shared_ptr<Counters>& c,
+inline void hold_job(FakeEvaluatorActor::stateful_pointer<EvalState> self, const std::shared_ptr<Counters>& c,
                      std::chrono::milliseconds hold, const wire::Job& job, HeldJob h) {
   if (!job.codes.empty()) {
     // A re-timing: a sitting in which the second kernel (the evaluations' runner-up) is the
@@ -124,8 +128,9 @@ inline void hold_job(caf::stateful_actor<EvalState>* self, const std::shared_ptr
   self->state.held.emplace(job.job_id, std::move(h));
   self->delayed_send(self, hold, release_atom::value, job.job_id);
 }
-inline caf::behavior fake_evaluator(caf::stateful_actor<EvalState>* self,
-                                    std::shared_ptr<Counters> c, std::chrono::milliseconds hold) {
+inline FakeEvaluatorActor::behavior_type fake_evaluator(
+    FakeEvaluatorActor::stateful_pointer<EvalState> self, std::shared_ptr<Counters> c,
+    std::chrono::milliseconds hold) {
   return {
       [=](eval_atom, const wire::Job& job) -> caf::result<Evaluated> {
         auto rp = self->make_response_promise<Evaluated>();
@@ -143,6 +148,13 @@ inline caf::behavior fake_evaluator(caf::stateful_actor<EvalState>* self,
         s.agents = 2;
         return s;
       },
+      [=](stats_atom, bool) {
+        DispatcherStats s;
+        s.agents = 2;
+        return s;
+      },
+      [=](quarantine_atom) { return std::vector<Quarantine>{}; },
+      [](const ZmqInboundBatch&) {},  // it has no agents
       [=](release_atom, int64_t id) {
         auto it = self->state.held.find(id);
         if (it == self->state.held.end()) return;
@@ -151,7 +163,8 @@ inline caf::behavior fake_evaluator(caf::stateful_actor<EvalState>* self,
         if (h.requester) {
           EvalAnswers answers;
           answers.answers.push_back(EvalAnswer{id, std::move(h.result), caf::error{}});
-          self->send(h.requester, evaluated_atom::value, std::move(answers));
+          self->send(caf::actor_cast<EvalRequester>(h.requester), evaluated_atom::value,
+                     std::move(answers));
         } else {
           h.promise.deliver(std::move(h.result));
         }

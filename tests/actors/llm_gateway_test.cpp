@@ -66,7 +66,7 @@ class LlmGatewayTest : public ::testing::Test {
     return c;
   }
 
-  caf::actor gateway(HttpProviderConfig c, SchedulerOptions so, bool gemini = false,
+  LlmGatewayActor gateway(HttpProviderConfig c, SchedulerOptions so, bool gemini = false,
                      StoreActor store = {}, bool use_cache = true) {
     std::shared_ptr<HttpProvider> p =
         gemini ? make_gemini_provider(std::move(c)) : make_openai_provider(std::move(c));
@@ -100,7 +100,7 @@ class LlmGatewayTest : public ::testing::Test {
   }
 
   // Sends every request at once (one asker actor each) and waits for every answer.
-  std::vector<Answer> ask_all(const caf::actor& g, const std::vector<ChatRequest>& requests) {
+  std::vector<Answer> ask_all(const LlmGatewayActor& g, const std::vector<ChatRequest>& requests) {
     std::vector<std::shared_ptr<std::promise<Answer>>> promises;
     std::vector<std::future<Answer>> futures;
     std::vector<caf::actor> askers;
@@ -118,9 +118,9 @@ class LlmGatewayTest : public ::testing::Test {
     return out;
   }
 
-  Answer ask_one(const caf::actor& g, const ChatRequest& r) { return ask_all(g, {r}).front(); }
+  Answer ask_one(const LlmGatewayActor& g, const ChatRequest& r) { return ask_all(g, {r}).front(); }
 
-  LlmGatewayStats stats(const caf::actor& g) {
+  LlmGatewayStats stats(const LlmGatewayActor& g) {
     caf::scoped_actor self{*system_};
     LlmGatewayStats s;
     self->request(g, caf::infinite, stats_atom::value)
@@ -152,7 +152,7 @@ class LlmGatewayTest : public ::testing::Test {
   caf::actor_system_config config_;
   std::unique_ptr<caf::actor_system> system_;
   std::shared_ptr<HttpTransport> transport_;
-  std::vector<caf::actor> gateways_;
+  std::vector<LlmGatewayActor> gateways_;
 };
 
 TEST_F(LlmGatewayTest, ManyCallsInFlightButNeverMoreThanTheCap) {

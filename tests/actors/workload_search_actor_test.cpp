@@ -25,6 +25,9 @@ using testing::Counters;
 using testing::fake_evaluator;
 using testing::fake_gateway;
 
+// The test's scoped actor plays the run: it receives what a search sends a run.
+RunActor plays_run(caf::scoped_actor& self) { return caf::actor_cast<RunActor>(self); }
+
 class WorkloadSearchActorTest : public testing::StoreFixture {
  protected:
 
@@ -47,7 +50,7 @@ class WorkloadSearchActorTest : public testing::StoreFixture {
   // Runs one search to its end; returns the statuses it reported.
   std::vector<SearchStatus> run_search(WorkloadSearchSpec s, std::shared_ptr<Counters> c,
                                        std::chrono::milliseconds hold = 30ms,
-                                       std::function<void(caf::scoped_actor&, caf::actor&,
+                                       std::function<void(caf::scoped_actor&, WorkloadSearchActor&,
                                                           const SearchStatus&)>
                                            on_idle = nullptr) {
     return drive(std::move(s), sys_.spawn(fake_gateway, c), sys_.spawn(fake_evaluator, c, hold),
@@ -55,13 +58,14 @@ class WorkloadSearchActorTest : public testing::StoreFixture {
   }
 
   // Runs one search against the given peers to its end; returns the statuses it reported.
-  std::vector<SearchStatus> drive(WorkloadSearchSpec s, caf::actor gateway, caf::actor evaluator,
-                                  std::function<void(caf::scoped_actor&, caf::actor&,
+  std::vector<SearchStatus> drive(WorkloadSearchSpec s, LlmGatewayActor gateway,
+                                  EvalDispatcherActor evaluator,
+                                  std::function<void(caf::scoped_actor&, WorkloadSearchActor&,
                                                      const SearchStatus&)>
                                       on_idle = nullptr) {
     caf::scoped_actor run{sys_};
     auto search = spawn_workload_search(sys_, std::move(s),
-                                        SearchPeers{store_, gateway, evaluator, run});
+                                        SearchPeers{store_, gateway, evaluator, plays_run(run)});
     run->monitor(search);
     std::vector<SearchStatus> statuses;
     bool down = false;
@@ -172,7 +176,8 @@ TEST_F(WorkloadSearchActorTest, AnAnswerTheGatewayDidNotRecordGetsNoCallOrCacheR
 
 // The real gateway's way: the call and the answer are stored (under the gateway's own key)
 // before it replies, and the sample points at that row.
-caf::behavior recording_gateway(caf::event_based_actor* self, StoreActor store, int64_t run_id) {
+LlmGatewayActor::behavior_type recording_gateway(LlmGatewayActor::pointer self, StoreActor store,
+                                                 int64_t run_id) {
   return {
       [=](generate_atom, const ChatRequest& req) -> caf::result<ChatResponse> {
         auto promise = self->make_response_promise<ChatResponse>();
@@ -197,6 +202,7 @@ caf::behavior recording_gateway(caf::event_based_actor* self, StoreActor store, 
             });
         return promise;
       },
+      [](stats_atom) { return LlmGatewayStats{}; },
   };
 }
 
@@ -296,7 +302,7 @@ TEST_F(WorkloadSearchActorTest, OpenBudgetWaitsIdleUntilTheRunGrantsMore) {
   s.budget_open = true;
   auto c = std::make_shared<Counters>();
   int grants = 0;
-  auto statuses = run_search(s, c, 1ms, [&](caf::scoped_actor& run, caf::actor& search,
+  auto statuses = run_search(s, c, 1ms, [&](caf::scoped_actor& run, WorkloadSearchActor& search,
                                              const SearchStatus& st) {
     EXPECT_EQ(st.spent, st.limit);
     // First grant 3 more (still open), then close the budget.
@@ -318,7 +324,7 @@ TEST_F(WorkloadSearchActorTest, ADispatcherThatGoesAwayFailsTheSearchWithAJobInF
   auto evaluator = sys_.spawn(fake_evaluator, c, std::chrono::milliseconds(60000));
   caf::scoped_actor run{sys_};
   auto search = spawn_workload_search(sys_, spec("iterative", 4),
-                                      SearchPeers{store_, gateway, evaluator, run});
+                                      SearchPeers{store_, gateway, evaluator, plays_run(run)});
   run->monitor(search);
   for (int i = 0; i < 500 && c->jobs == 0; ++i) std::this_thread::sleep_for(10ms);
   ASSERT_EQ(c->jobs, 1) << "the first job reached the evaluator";
