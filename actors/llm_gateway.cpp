@@ -25,6 +25,7 @@ struct GatewayState {
   std::function<TimePoint()> clock;
   std::unique_ptr<CallScheduler> scheduler;
   StoreActor store;  // null: no cache, no record
+  std::chrono::milliseconds store_timeout{0};
   bool use_cache = true;
   // The price of a usage (the scheduler's own function); unset: costs are unknown (NULL).
   std::function<double(const Usage&)> cost;
@@ -193,7 +194,7 @@ void hand_out_stored(Self self, const Answered& a, const PutResponseResult& put,
     hand_out(self, a, std::move(response));
     return;
   }
-  self->request(self->state.store, caf::infinite, find_response_atom::value, key)
+  self->request(self->state.store, self->state.store_timeout, find_response_atom::value, key)
       .then(
           [=](MaybeResponse& found) mutable {
             if (found.record) {
@@ -304,7 +305,7 @@ void finish_call(Self self, uint64_t call_id, const CallOutcome& outcome) {
   if (st.cost) row.cost_usd = outcome.result ? st.cost(outcome.result->usage) : 0.0;
   std::vector<LlmResponseRecord> records;
   for (auto& a : answers) records.push_back(response_record(st, pc, a.paid));
-  self->request(st.store, caf::infinite, put_call_atom::value, row, records)
+  self->request(st.store, st.store_timeout, put_call_atom::value, row, records)
       .then(
           [=](const PutAnsweredCallResult& put) {
             for (size_t i = 0; i < answers.size(); ++i)
@@ -326,6 +327,7 @@ GatewayImpl::behavior_type llm_gateway(Self self, std::shared_ptr<CallRunner> ru
   st.runner = std::move(runner);
   st.clock = options.clock;
   st.store = std::move(store);
+  st.store_timeout = options.timeouts.store;
   st.use_cache = options.use_cache;
   st.cache_saved = options.cache_saved;
   SchedulerOptions so = std::move(options.scheduler);
@@ -343,7 +345,7 @@ GatewayImpl::behavior_type llm_gateway(Self self, std::shared_ptr<CallRunner> ru
           queue(self, req, promise);
           return promise;
         }
-        self->request(st.store, caf::infinite, find_response_atom::value, cache_key(st, req))
+        self->request(st.store, st.store_timeout, find_response_atom::value, cache_key(st, req))
             .then(
                 [=](MaybeResponse& found) mutable {
                   if (found.record) {

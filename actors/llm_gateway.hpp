@@ -45,6 +45,7 @@
 
 #include "actors/interfaces.hpp"
 #include "actors/messages.hpp"
+#include "actors/request_timeouts.hpp"
 #include "actors/store_actor.hpp"
 #include "llm/call_runner.hpp"
 #include "llm/call_scheduler.hpp"
@@ -63,6 +64,7 @@ struct LlmGatewayOptions {
   // What a call's prompt-cache hits saved against the uncached price (llm_calls
   // cache_saved_usd); unset: no price, stored as NULL.
   std::function<double(const Usage&)> cache_saved;
+  RequestTimeouts timeouts;  // its waits on the store (`store`)
 };
 
 // Spawns the gateway over `runner`. Thread-safe to call; the actor owns the runner.

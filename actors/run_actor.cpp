@@ -83,7 +83,7 @@ void print_progress(Self self, bool final_line) {
 // results for re-evaluation), then runs `then`. A dispatcher that does not answer in time
 // has none this time.
 void store_quarantines(Self self, std::function<void()> then) {
-  self->request(self->state.dispatcher, std::chrono::seconds(5), quarantine_atom::value)
+  self->request(self->state.dispatcher, self->state.plan.timeouts.status, quarantine_atom::value)
       .then(
           [=](const std::vector<Quarantine>& found) {
             auto& st = self->state;
@@ -95,7 +95,7 @@ void store_quarantines(Self self, std::function<void()> then) {
               r.agent_id = q.agent_id;
               r.reason = q.reason;
               r.job_id = q.job_id;
-              self->request(st.store, caf::infinite, put_quarantine_atom::value, r)
+              self->request(st.store, st.plan.timeouts.store, put_quarantine_atom::value, r)
                   .then(
                       [=](int64_t marked) {
                         spdlog::error("run {}: agent {} quarantined ({}); {} stored result(s) "
@@ -128,7 +128,7 @@ void finish_run(Self self) {
   auto& st = self->state;
   print_progress(self, true);
   std::string status = st.searches_failed ? "incomplete" : "finished";
-  self->request(st.store, caf::infinite, finish_atom::value, st.plan.run_id, status)
+  self->request(st.store, st.plan.timeouts.store, finish_atom::value, st.plan.run_id, status)
       .then([=](bool) { self->state.done.deliver(status); self->quit(); },
             [=](caf::error& e) {
               self->state.done.deliver(std::string("failed: ") + to_string(e));
@@ -233,6 +233,7 @@ RunImpl::behavior_type run_actor(Self self, RunPlan plan, StoreActor store,
           spec.budget = st.limits[static_cast<size_t>(i)];
           spec.budget_open = static_cast<bool>(st.allocator);
           spec.in_flight = st.cap;
+          spec.timeouts = st.plan.timeouts;
           auto a = spawn_workload_search(self->system(), std::move(spec),
                                          SearchPeers{st.store, st.llm_gateway, st.dispatcher,
                                                      caf::actor_cast<RunActor>(self)});
@@ -274,14 +275,14 @@ RunImpl::behavior_type run_actor(Self self, RunPlan plan, StoreActor store,
         // The gateway's and the dispatcher's queues, for the progress line, and the agent count
         // the caps follow. A peer that does not answer stats in time leaves its queues out of
         // the line.
-        self->request(self->state.llm_gateway, std::chrono::seconds(5), stats_atom::value)
+        self->request(self->state.llm_gateway, self->state.plan.timeouts.status, stats_atom::value)
             .then(
                 [=](const LlmGatewayStats& s) {
                   self->state.llm_in_flight = s.calls.in_flight;
                   self->state.llm_queued = s.calls.queued;
                 },
                 [=](caf::error&) { self->state.llm_in_flight = -1; });
-        self->request(self->state.dispatcher, std::chrono::seconds(5), stats_atom::value)
+        self->request(self->state.dispatcher, self->state.plan.timeouts.status, stats_atom::value)
             .then(
                 [=](const DispatcherStats& s) {
                   self->state.evals_in_flight = s.in_flight;

@@ -27,6 +27,7 @@
 #include <caf/all.hpp>
 
 #include "actors/interfaces.hpp"
+#include "actors/request_timeouts.hpp"
 #include "actors/workload_search_actor.hpp"
 #include "search/global_allocator.hpp"
 
@@ -41,6 +42,7 @@ struct RunPlan {
   GlobalAllocatorConfig global_config;
   int in_flight_per_slot = 2;
   int slots_per_agent = 1;
+  RequestTimeouts timeouts;  // the run's waits, and each search's (spec.timeouts is replaced)
 };
 
 RunActor spawn_run(caf::actor_system& sys, RunPlan plan, StoreActor store,

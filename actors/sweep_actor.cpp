@@ -48,7 +48,7 @@ void cell_ended(Self self, size_t i, const std::string& status) {
 
 void start_cell(Self self, size_t i) {
   auto& cell = self->state.plan.cells[i];
-  self->request(self->state.store, caf::infinite, begin_run_atom::value, cell.run_name,
+  self->request(self->state.store, cell.run.timeouts.store, begin_run_atom::value, cell.run_name,
                 cell.config_text, cell.cell_id)
       .then(
           [=](int64_t run_id) {
@@ -62,7 +62,7 @@ void start_cell(Self self, size_t i) {
             plan.live_progress = false;  // several cells print; one line each
             auto run = spawn_run(self->system(), std::move(plan), st.store, c.llm_gateway,
                                  st.dispatcher);
-            self->request(run, caf::infinite, start_atom::value)
+            self->request(run, c.run.timeouts.run, start_atom::value)
                 .then([=](std::string& status) { cell_ended(self, i, status); },
                       [=](caf::error& e) { cell_ended(self, i, "failed: " + to_string(e)); });
           },

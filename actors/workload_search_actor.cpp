@@ -165,7 +165,7 @@ void on_sitting(Self self, const std::vector<TimedCandidate>& pair, EvalAnswer& 
                      ? got.error
                      : "the sitting answered " + std::to_string(got.kernel_ms.size()) +
                            " times for " + std::to_string(pair.size()) + " kernels";
-  self->request(st.peers.store, caf::infinite, put_sitting_atom::value, std::move(record))
+  self->request(st.peers.store, st.spec.timeouts.store, put_sitting_atom::value, std::move(record))
       .then([=](int64_t) { report_done(self); },
             [=](caf::error& e) { fail(self, "storing a re-timing failed: " + to_string(e)); });
 }
@@ -217,7 +217,7 @@ void on_answers(Self self, EvalAnswers& got) {
     EvalOutcome outcome = EvalOutcome::from(record.evaluation);
     if (record.evaluation.verdict == Verdict::correct)
       note_timed(st, p.candidate_id, record.evaluation, p.code);
-    self->request(st.peers.store, caf::infinite, put_eval_atom::value, std::move(record))
+    self->request(st.peers.store, st.spec.timeouts.store, put_eval_atom::value, std::move(record))
         .then(
             [=](bool) {
               finish(self, p.request, Observation{p.text, p.code, outcome, p.truncated},
@@ -260,7 +260,7 @@ void generate(Self self, const SampleRequest& r) {
   chat.seed = st.spec.seed;
   chat.system_prompt = r.system_prompt;
   chat.user_prompt = r.user_prompt;
-  self->request(st.peers.llm_gateway, caf::infinite, generate_atom::value, chat)
+  self->request(st.peers.llm_gateway, st.spec.timeouts.llm, generate_atom::value, chat)
       .then(
           [=](ChatResponse& response) {
             auto& st = self->state;
@@ -278,7 +278,7 @@ void generate(Self self, const SampleRequest& r) {
             // could not record (response_id 0: it has no store, or the write failed and it
             // logged why) is kept in the sample's own text and in no cache row.
             if (response.response_id != 0) sample.response_id = response.response_id;
-            self->request(st.peers.store, caf::infinite, put_sample_atom::value, sample)
+            self->request(st.peers.store, st.spec.timeouts.store, put_sample_atom::value, sample)
                 .then(
                     [=](const PutSampleResult& put) {
                       self->state.sample_ids[r.sample_index] = put.id;
@@ -412,7 +412,7 @@ WorkloadSearchActor::behavior_type workload_search(Self self, WorkloadSearchSpec
   });
   SampleKey key{st.spec.run_id, st.spec.brief.id, st.strategy->method(),
                 static_cast<int64_t>(st.spec.seed), 0};
-  self->request(st.peers.store, caf::infinite, load_search_atom::value, key)
+  self->request(st.peers.store, st.spec.timeouts.store, load_search_atom::value, key)
       .then(
           [=](StoredSearch& found) {
             auto& st = self->state;

@@ -39,6 +39,7 @@
 
 #include "actors/eval_job.hpp"
 #include "actors/interfaces.hpp"
+#include "actors/request_timeouts.hpp"
 #include "actors/store_actor.hpp"
 #include "search/method_config.hpp"
 #include "search/workload_brief.hpp"
@@ -57,6 +58,7 @@ struct WorkloadSearchSpec {
   bool budget_open = false;   // true under global reallocation
   EvalSettings eval;
   int in_flight = 1;          // initial in-flight cap (>= 1)
+  RequestTimeouts timeouts;   // its waits on the store and the gateway
 };
 
 struct SearchPeers {

@@ -87,12 +87,14 @@ void Coordinator::start_services(std::shared_ptr<RunStore> store,
                                  std::shared_ptr<CallRunner> runner, LlmGatewayOptions gateway) {
   store_ = spawn_store(*system_, std::move(store));
   // The gateway looks answers up in, and records every call and answer to, the same store.
+  gateway.timeouts = options_.timeouts;
   llm_gateway_ = spawn_llm_gateway(*system_, std::move(runner), std::move(gateway), store_);
 }
 
 LlmGatewayActor Coordinator::add_llm_gateway(std::shared_ptr<CallRunner> runner,
                                              LlmGatewayOptions gateway) {
   // Over the same store as the first: every gateway reads and fills the one response cache.
+  gateway.timeouts = options_.timeouts;
   extra_gateways_.push_back(
       spawn_llm_gateway(*system_, std::move(runner), std::move(gateway), store_));
   return extra_gateways_.back();

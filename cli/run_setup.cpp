@@ -91,6 +91,15 @@ std::vector<WorkloadSearchSpec> search_specs(const RunConfig& config, const std:
   return searches;
 }
 
+RequestTimeouts request_timeouts(const CoordinatorConfig& coordinator) {
+  RequestTimeouts t;
+  t.store = std::chrono::seconds(coordinator.store_timeout_s);
+  t.llm = std::chrono::seconds(coordinator.llm_timeout_s);
+  t.run = std::chrono::seconds(coordinator.run_timeout_s);
+  t.status = std::chrono::seconds(coordinator.status_timeout_s);
+  return t;
+}
+
 RunPlan run_plan(const RunConfig& config, int64_t run_id, std::vector<WorkloadSearchSpec> searches,
                  bool live_progress) {
   RunPlan plan;
@@ -103,6 +112,7 @@ RunPlan run_plan(const RunConfig& config, int64_t run_id, std::vector<WorkloadSe
   plan.global_config = config.search.global;
   plan.in_flight_per_slot = config.search.in_flight_per_slot;
   plan.slots_per_agent = config.agents.slots_per_agent;
+  plan.timeouts = request_timeouts(config.coordinator);
   return plan;
 }
 
@@ -229,6 +239,7 @@ LlmBackend make_llm_backend(const LlmConfig& llm, const std::string& origin,
 CoordinatorOptions coordinator_options(const RunConfig& config, const std::string& log_dir) {
   CoordinatorOptions o;
   o.scheduler_threads = config.coordinator.scheduler_threads;
+  o.timeouts = request_timeouts(config.coordinator);
   o.link.listen = config.agents.listen;
   o.link.server_key_file = config.agents.server_key;
   o.link.allow = config.agents.allow;

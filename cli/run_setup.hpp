@@ -29,8 +29,12 @@ namespace palladium {
 std::vector<WorkloadSearchSpec> search_specs(const RunConfig& config, const std::string& origin,
                                              const std::filesystem::path& home);
 
+// The actors' request timeouts from the coordinator section.
+RequestTimeouts request_timeouts(const CoordinatorConfig& coordinator);
+
 // The run actor's plan for `searches` (run_id set on each): budgets, global
-// reallocation and pipelining from the search and agents sections.
+// reallocation and pipelining from the search and agents sections, timeouts from the
+// coordinator section.
 RunPlan run_plan(const RunConfig& config, int64_t run_id, std::vector<WorkloadSearchSpec> searches,
                  bool live_progress);
 
