@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "actors/errors.hpp"
 #include "actors/messages.hpp"
 #include "llm/code_extractor.hpp"
 #include "search/response_parsing.hpp"
@@ -64,12 +65,20 @@ void note_timed(SearchState& st, int64_t candidate_id, const Evaluation& e,
   if (auto s = speedup(e)) st.timed.push_back(TimedCandidate{candidate_id, *s, code});
 }
 
-void fail(Self self, const std::string& what) {
+// Ends the search with `code` (actors/errors.hpp): the run counts it failed, and a rerun of
+// the config resumes it from what is stored.
+void fail(Self self, Errc code, const std::string& what) {
   auto& st = self->state;
   if (st.quitting) return;
   st.quitting = true;
   spdlog::error("workload {} seed {}: {}", st.spec.brief.id, st.spec.seed, what);
-  self->quit(caf::make_error(caf::sec::runtime_error, what));
+  self->quit(make_error(code, what));
+}
+
+// The same for a peer's failure `e`, whose code carries over (a request that timed out is
+// deadline_exceeded); one with no Palladium code is a broken invariant.
+void fail(Self self, const caf::error& e, const std::string& what) {
+  fail(self, errc_of(e).value_or(Errc::internal), what + ": " + to_string(e));
 }
 
 void send_progress(Self self, ProgressEvent::Kind kind, const SampleRequest& r, bool reused,
@@ -93,7 +102,7 @@ void finish(Self self, const SampleRequest& r, Observation obs, bool reused) {
   try {
     st.strategy->observe(r.sample_index, obs);
   } catch (const std::exception& e) {
-    fail(self, std::string("the strategy refused an answer: ") + e.what());
+    fail(self, Errc::internal, std::string("the strategy refused an answer: ") + e.what());
     return;
   }
   if (!st.pumping) pump(self);
@@ -105,7 +114,7 @@ void evaluate(Self self, const SampleRequest& r, int64_t candidate_id, const std
               const std::string& code, bool reused, bool truncated) {
   auto& st = self->state;
   if (st.dispatcher_gone) {
-    fail(self, "evaluation failed: " + to_string(st.dispatcher_gone));
+    fail(self, Errc::unavailable, "evaluation failed: " + to_string(st.dispatcher_gone));
     return;
   }
   st.evals[candidate_id] = PendingEval{r, candidate_id, text, code, reused, truncated};
@@ -167,7 +176,7 @@ void on_sitting(Self self, const std::vector<TimedCandidate>& pair, EvalAnswer& 
                            " times for " + std::to_string(pair.size()) + " kernels";
   self->request(st.peers.store, st.spec.timeouts.store, put_sitting_atom::value, std::move(record))
       .then([=](int64_t) { report_done(self); },
-            [=](caf::error& e) { fail(self, "storing a re-timing failed: " + to_string(e)); });
+            [=](caf::error& e) { fail(self, e, "storing a re-timing failed"); });
 }
 
 // When the search is done: its best and runner-up correct kernels (by the evaluations'
@@ -206,7 +215,7 @@ void on_answers(Self self, EvalAnswers& got) {
     PendingEval p = std::move(it->second);
     st.evals.erase(it);
     if (a.error) {
-      fail(self, "evaluation failed: " + to_string(a.error));
+      fail(self, a.error, "evaluation failed");
       return;
     }
     EvaluationRecord record;
@@ -223,7 +232,7 @@ void on_answers(Self self, EvalAnswers& got) {
               finish(self, p.request, Observation{p.text, p.code, outcome, p.truncated},
                      p.reused);
             },
-            [=](caf::error& e) { fail(self, "storing an evaluation failed: " + to_string(e)); });
+            [=](caf::error& e) { fail(self, e, "storing an evaluation failed"); });
   }
 }
 
@@ -268,8 +277,9 @@ void generate(Self self, const SampleRequest& r) {
             try {
               sample = sample_record(st, r, response.text);
             } catch (const std::exception& e) {
-              fail(self, std::string("sample ") + std::to_string(r.sample_index) +
-                             ": its parent or plan was never stored (" + e.what() + ")");
+              fail(self, Errc::internal,
+                   std::string("sample ") + std::to_string(r.sample_index) +
+                       ": its parent or plan was never stored (" + e.what() + ")");
               return;
             }
             // The gateway owns every llm_calls and llm_responses row: it recorded the call and
@@ -290,9 +300,9 @@ void generate(Self self, const SampleRequest& r) {
                         finish(self, r, Observation{sample.response, "", std::nullopt}, false);
                       }
                     },
-                    [=](caf::error& e) { fail(self, "storing a sample failed: " + to_string(e)); });
+                    [=](caf::error& e) { fail(self, e, "storing a sample failed"); });
           },
-          [=](caf::error& e) { fail(self, "LLM call failed: " + to_string(e)); });
+          [=](caf::error& e) { fail(self, e, "LLM call failed"); });
 }
 
 // One proposed request: reuse what the store holds for it, or ask for it.
@@ -341,7 +351,7 @@ void pump(Self self) {
       batch = st.strategy->propose(room);
     } catch (const std::exception& e) {
       st.pumping = false;
-      fail(self, std::string("the strategy failed: ") + e.what());
+      fail(self, Errc::internal, std::string("the strategy failed: ") + e.what());
       return;
     }
     if (batch.empty()) break;
@@ -369,7 +379,8 @@ WorkloadSearchActor::behavior_type handlers(Self self) {
         try {
           st.strategy->budget().set_limit(limit);
         } catch (const std::exception& e) {
-          fail(self, std::string("the run moved the budget below what is spent: ") + e.what());
+          fail(self, Errc::failed_precondition,
+               std::string("the run moved the budget below what is spent: ") + e.what());
           return;
         }
         st.strategy->budget().set_open(open);
@@ -394,7 +405,7 @@ WorkloadSearchActor::behavior_type workload_search(Self self, WorkloadSearchSpec
   } catch (const std::exception& e) {
     st.spec = spec;
     st.peers = peers;
-    fail(self, std::string("cannot build the strategy: ") + e.what());
+    fail(self, Errc::invalid_argument, std::string("cannot build the strategy: ") + e.what());
     return handlers(self);  // a typed actor has no empty behavior; it has quit anyway
   }
   st.cap = std::max(1, spec.in_flight);
@@ -405,9 +416,10 @@ WorkloadSearchActor::behavior_type workload_search(Self self, WorkloadSearchSpec
   self->set_down_handler([=](caf::down_msg& down) {
     auto& st = self->state;
     if (down.source != st.peers.dispatcher.address()) return;
-    st.dispatcher_gone = down.reason ? down.reason : caf::make_error(caf::sec::runtime_error,
-                                                                      "the dispatcher stopped");
-    if (!st.evals.empty()) fail(self, "evaluation failed: " + to_string(st.dispatcher_gone));
+    st.dispatcher_gone =
+        down.reason ? down.reason : make_error(Errc::unavailable, "the dispatcher stopped");
+    if (!st.evals.empty())
+      fail(self, Errc::unavailable, "evaluation failed: " + to_string(st.dispatcher_gone));
     else if (st.retime_job != 0) report_done(self);  // the results stand without the sitting
   });
   SampleKey key{st.spec.run_id, st.spec.brief.id, st.strategy->method(),
@@ -421,7 +433,7 @@ WorkloadSearchActor::behavior_type workload_search(Self self, WorkloadSearchSpec
             st.loaded = true;
             pump(self);
           },
-          [=](caf::error& e) { fail(self, "loading the stored samples failed: " + to_string(e)); });
+          [=](caf::error& e) { fail(self, e, "loading the stored samples failed"); });
   return handlers(self);
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <thread>
 
+#include "actors/errors.hpp"
 #include "actors/messages.hpp"
 #include "search/iterative_search.hpp"
 #include "tests/actors/fake_peers.hpp"
@@ -336,6 +337,8 @@ TEST_F(WorkloadSearchActorTest, ADispatcherThatGoesAwayFailsTheSearchWithAJobInF
                  [&](caf::down_msg& dm) {
                    down = true;
                    EXPECT_TRUE(dm.reason) << "the search failed";
+                   EXPECT_EQ(errc_of(dm.reason), Errc::unavailable)
+                       << "a code the run can act on: " << to_string(dm.reason);
                  },
                  caf::after(10s) >> [&] {
                    ADD_FAILURE() << "the search still waits for its answer";
