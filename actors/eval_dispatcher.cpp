@@ -71,7 +71,7 @@ class LogLimiter {
 };
 
 struct DispatcherState {
-  std::shared_ptr<ZmqBridge> bridge;
+  std::shared_ptr<FrameSink> sink;  // the agents, through the bridge in production
   std::unique_ptr<JobLedger> ledger;
   std::unique_ptr<AgentAdmission> admission;
   std::unique_ptr<ResultChecks> checks;
@@ -107,9 +107,14 @@ using Self = DispatcherImpl::stateful_pointer<DispatcherState>;
 
 std::string short_id(const std::string& peer) { return peer.substr(0, 8); }
 
+// The time leases, liveness and admission run on: the actor system's clock, which is the
+// steady clock in production and the simulated one under CAF's test coordinator (a test
+// advances it instead of sleeping). Stall traces (warn_if_slow) keep the real clock.
+Clock::time_point now_of(Self self) { return self->clock().now(); }
+
 void pump(Self self) {
   auto& st = self->state;
-  auto assigned = st.ledger->assign(Clock::now());
+  auto assigned = st.ledger->assign(now_of(self));
   if (assigned.empty()) return;
   std::vector<OutboundFrame> frames;
   frames.reserve(assigned.size());
@@ -118,7 +123,7 @@ void pump(Self self) {
                                    a.frame.offset, a.frame.size});
   }
   st.stats.dispatches += static_cast<int64_t>(frames.size());
-  st.bridge->send_many(std::move(frames));
+  st.sink->send_many(std::move(frames));
 }
 
 void submit(Self self, Waiting& w, wire::Job& job) {
@@ -183,7 +188,7 @@ void quarantine(Self self, const std::string& peer, const std::string& reason, i
   auto& st = self->state;
   if (st.quarantined.count(peer)) return;
   Quarantine q;
-  q.agent_key = st.bridge->authenticated() ? peer : std::string();
+  q.agent_key = st.sink->authenticated() ? peer : std::string();
   q.agent_id = agent_id;
   q.reason = reason;
   q.job_id = job_id;
@@ -197,7 +202,7 @@ void quarantine(Self self, const std::string& peer, const std::string& reason, i
     st.ledger->remove(peer, "quarantined");
     st.admission->forget(peer);
   }
-  st.bridge->send(peer, wire::encode(wire::Bye{"coordinator", "quarantined: " + reason}));
+  st.sink->send(peer, wire::encode(wire::Bye{"coordinator", "quarantined: " + reason}));
 }
 
 // Asks for one more opinion on a checked job, from an agent none of the opinions came from.
@@ -326,7 +331,7 @@ void apply_sweep(Self self, JobLedger::SweepOutcome& out) {
   for (const auto& peer : out.dead_agents) st.admission->forget(peer);
   for (const auto& peer : out.struck_out) {
     st.admission->forget(peer);
-    st.bridge->send(peer, wire::encode(wire::Bye{"coordinator", "dropped: leases expired"}));
+    st.sink->send(peer, wire::encode(wire::Bye{"coordinator", "dropped: leases expired"}));
   }
   for (const auto& gone : out.abandoned) fail_job(self, gone);
 }
@@ -337,7 +342,7 @@ void on_hello(Self self, const ZmqInbound& in, const wire::Hello& hello, Clock::
     ++st.stats.refused_hellos;
     if (st.warn_limit.allow(now))
       spdlog::warn("refused HELLO from quarantined {} at {}", short_id(in.peer), in.address);
-    st.bridge->send(in.peer, wire::encode(wire::Bye{
+    st.sink->send(in.peer, wire::encode(wire::Bye{
                                  "coordinator", "refused: quarantined: " +
                                                     st.quarantine_list[q->second].reason}));
     return;
@@ -349,7 +354,7 @@ void on_hello(Self self, const ZmqInbound& in, const wire::Hello& hello, Clock::
     if (st.warn_limit.allow(now))
       spdlog::warn("refused HELLO from {} at {}: {}", short_id(in.peer), in.address,
                    decision.reason);
-    st.bridge->send(in.peer, wire::encode(wire::Bye{"coordinator", "refused: " + decision.reason}));
+    st.sink->send(in.peer, wire::encode(wire::Bye{"coordinator", "refused: " + decision.reason}));
     return;
   }
   spdlog::info("agent {} ({} at {}) joined: backend {}, device {}, jax {}, libtpu {}, {} slot(s), "
@@ -360,7 +365,7 @@ void on_hello(Self self, const ZmqInbound& in, const wire::Hello& hello, Clock::
   st.ledger->on_hello(in.peer, hello.agent_id, decision.caps, hello.slots, now);
   // The welcome: tells the agent it is registered and which heartbeat interval to keep.
   auto interval = static_cast<int>(st.ledger->heartbeat_interval().count());
-  st.bridge->send(in.peer, wire::encode(wire::Heartbeat{"coordinator", interval}));
+  st.sink->send(in.peer, wire::encode(wire::Heartbeat{"coordinator", interval}));
 }
 
 void on_result(Self self, const ZmqInbound& in, wire::Result& msg, Clock::time_point now) {
@@ -372,7 +377,7 @@ void on_result(Self self, const ZmqInbound& in, wire::Result& msg, Clock::time_p
       // claims: on a CURVE link the peer is the agent's public key.
       Evaluated answer{std::move(msg.evaluation), AgentFacts{}, CheckFindings{}, std::nullopt};
       AgentFacts& agent = answer.agent;
-      agent.agent_key = st.bridge->authenticated() ? in.peer : std::string();
+      agent.agent_key = st.sink->authenticated() ? in.peer : std::string();
       agent.agent_id = msg.agent_id;
       agent.backend = msg.backend;
       if (const Capabilities* caps = st.ledger->capabilities(in.peer)) {
@@ -420,7 +425,7 @@ void on_retimed(Self self, const ZmqInbound& in, wire::Retimed& msg, Clock::time
     return;
   }
   Evaluated answer;
-  answer.agent.agent_key = st.bridge->authenticated() ? in.peer : std::string();
+  answer.agent.agent_key = st.sink->authenticated() ? in.peer : std::string();
   answer.agent.agent_id = msg.agent_id;
   answer.agent.backend = msg.backend;
   if (const Capabilities* caps = st.ledger->capabilities(in.peer)) {
@@ -436,7 +441,7 @@ void on_retimed(Self self, const ZmqInbound& in, wire::Retimed& msg, Clock::time
 
 void on_frame(Self self, const ZmqInbound& in) {
   auto& st = self->state;
-  auto now = Clock::now();
+  auto now = now_of(self);
   auto lag = std::chrono::duration_cast<std::chrono::microseconds>(now - in.received).count();
   if (lag > st.stats.longest_inbound_lag_us) st.stats.longest_inbound_lag_us = lag;
   auto decoded = wire::decode(in.payload);
@@ -467,7 +472,7 @@ void on_frame(Self self, const ZmqInbound& in) {
         } else if constexpr (std::is_same_v<T, wire::Heartbeat>) {
           if (!st.ledger->known(in.peer)) {
             // A coordinator that restarted does not know the agent: tell it to say hello.
-            st.bridge->send(in.peer, wire::encode(wire::Bye{"coordinator", "unknown agent"}));
+            st.sink->send(in.peer, wire::encode(wire::Bye{"coordinator", "unknown agent"}));
           }
         } else {
           if (st.warn_limit.allow(now))
@@ -480,7 +485,7 @@ void on_frame(Self self, const ZmqInbound& in) {
 
 void on_tick(Self self) {
   auto& st = self->state;
-  auto now = Clock::now();
+  auto now = now_of(self);
   auto late = std::chrono::duration_cast<std::chrono::microseconds>(now - st.tick_due).count();
   if (late > st.stats.longest_tick_late_us) st.stats.longest_tick_late_us = late;
   auto sweep = st.ledger->sweep(now);
@@ -499,10 +504,10 @@ void on_tick(Self self) {
     for (auto& peer : st.ledger->due_heartbeats(now)) beats.emplace_back(std::move(peer), beat);
   }
   st.stats.heartbeats_sent += static_cast<int64_t>(beats.size());
-  st.bridge->send_many(std::move(beats));
+  st.sink->send_many(std::move(beats));
   pump(self);
   auto window = batch_window_for(st.ledger->typical_eval(), st.options.max_batch_window);
-  if (window != st.bridge->batch_window()) st.bridge->set_batch_window(window);
+  if (window != st.sink->batch_window()) st.sink->set_batch_window(window);
   st.tick = std::max(std::chrono::milliseconds(20), st.ledger->heartbeat_interval() / 5);
   st.tick_due = now + st.tick;
 }
@@ -527,7 +532,7 @@ DispatcherStats snapshot(Self self) {
   s.queued = static_cast<int64_t>(st.ledger->queued());
   s.in_flight = static_cast<int64_t>(st.ledger->in_flight());
   s.heartbeat_interval_ms = st.ledger->heartbeat_interval().count();
-  s.batch_window_us = st.bridge->batch_window().count();
+  s.batch_window_us = st.sink->batch_window().count();
   return s;
 }
 
@@ -562,10 +567,10 @@ caf::error duplicate_job(int64_t id) {
                     "job " + std::to_string(id) + " is already being evaluated");
 }
 
-DispatcherImpl::behavior_type eval_dispatcher(Self self, std::shared_ptr<ZmqBridge> bridge,
+DispatcherImpl::behavior_type eval_dispatcher(Self self, std::shared_ptr<FrameSink> sink,
                                               DispatcherOptions options) {
   auto& st = self->state;
-  st.bridge = bridge;
+  st.sink = sink;
   st.options = options;
   st.ledger = std::make_unique<JobLedger>(options.ledger);
   st.admission = std::make_unique<AgentAdmission>(options.admission);
@@ -578,8 +583,8 @@ DispatcherImpl::behavior_type eval_dispatcher(Self self, std::shared_ptr<ZmqBrid
   st.cpu_need = Requirement{"interpret", "cpu", options.target.jax_version, "",
                             required_stages(wire::kCheckCpu)};
   st.tick = std::max(std::chrono::milliseconds(20), options.ledger.heartbeat / 5);
-  st.tick_due = Clock::now() + st.tick;
-  self->attach_functor([bridge](const caf::error&) { bridge->stop(); });
+  st.tick_due = now_of(self) + st.tick;
+  self->attach_functor([sink](const caf::error&) { sink->stop(); });
   // The tick and the agents' frames are urgent messages (priority high): each round of CAF's
   // mailbox serves urgent messages first, then a few normal ones, so a burst of thousands of
   // eval requests (a run's start, the bench's feeder) no longer holds results, HELLOs and
@@ -650,9 +655,14 @@ std::chrono::microseconds batch_window_for(std::chrono::microseconds typical_eva
   return window < std::chrono::microseconds(100) ? std::chrono::microseconds(0) : window;
 }
 
+EvalDispatcherActor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<FrameSink> sink,
+                                          DispatcherOptions options) {
+  return sys.spawn(eval_dispatcher, std::move(sink), std::move(options));
+}
+
 EvalDispatcherActor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBridge> bridge,
                                           DispatcherOptions options) {
-  EvalDispatcherActor dispatcher = sys.spawn(eval_dispatcher, bridge, options);
+  auto dispatcher = spawn_eval_dispatcher(sys, bridge_sink(bridge), std::move(options));
   bridge->start([dispatcher](std::vector<InboundFrame> frames) {
     caf::anon_send<caf::message_priority::high>(dispatcher, ZmqInboundBatch{std::move(frames)});
   });

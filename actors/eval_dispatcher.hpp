@@ -10,13 +10,14 @@
 // if it terminates.
 //
 // The bookkeeping (queue, slots, leases, liveness, requeue, late results) lives in JobLedger
-// and the HELLO checks in AgentAdmission; this actor decodes frames from the ZmqBridge, feeds
-// both, sends what the ledger assigns, heartbeats the agents that are due, and delivers
-// results to the waiting requesters. Agents see the dispatcher's own ticket for a job, never the
-// requester's job id (a store row id), which its answer carries back; one requester has one
-// answer per job id, and two requesters may use the same id. AgentFacts::dispatches tells how many dispatches an
-// answer took. Malformed frames, refused HELLOs and results from anyone but the lease holder are
-// logged (rate-limited) and dropped.
+// and the HELLO checks in AgentAdmission; this actor decodes the agents' frames, feeds both,
+// sends what the ledger assigns through its FrameSink (actors/frame_sink.hpp: the ZmqBridge in
+// production), heartbeats the agents that are due, and delivers results to the waiting
+// requesters. Agents see the dispatcher's own ticket for a job, never the requester's job id
+// (a store row id), which its answer carries back; one requester has one answer per job id,
+// and two requesters may use the same id. AgentFacts::dispatches tells how many dispatches an
+// answer took. Malformed frames, refused HELLOs and results from anyone but the lease holder
+// are logged (rate-limited) and dropped. Its time is the actor system's clock.
 //
 // Result checks (actors/result_check.hpp): a final result drawn for a random check, or a
 // `correct` with a suspect timing, is not answered at once: the same job goes to a different
@@ -42,6 +43,7 @@
 
 #include "actors/agent_admission.hpp"
 #include "actors/capabilities.hpp"
+#include "actors/frame_sink.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/job_ledger.hpp"
 #include "actors/messages.hpp"
@@ -73,7 +75,12 @@ struct DispatcherOptions {
 std::chrono::microseconds batch_window_for(std::chrono::microseconds typical_eval,
                                            std::chrono::microseconds cap);
 
-// Spawns the dispatcher and starts the bridge's I/O thread feeding it. The
+// Spawns the dispatcher over `sink`; the agents' frames come in as ZmqInboundBatch messages
+// (a test sends them itself). The dispatcher stops the sink when it terminates.
+EvalDispatcherActor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<FrameSink> sink,
+                                          DispatcherOptions options);
+
+// Spawns the dispatcher over the bridge and starts the bridge's I/O thread feeding it. The
 // dispatcher stops the bridge when it terminates.
 EvalDispatcherActor spawn_eval_dispatcher(caf::actor_system& sys, std::shared_ptr<ZmqBridge> bridge,
                                  DispatcherOptions options);
