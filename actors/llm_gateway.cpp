@@ -388,6 +388,8 @@ GatewayImpl::behavior_type llm_gateway(Self self, std::shared_ptr<CallRunner> ru
 
 LlmGatewayActor spawn_llm_gateway(caf::actor_system& sys, std::shared_ptr<CallRunner> runner,
                                   LlmGatewayOptions options, StoreActor store) {
+  if (!options.detached)
+    return sys.spawn(llm_gateway, std::move(runner), std::move(options), std::move(store));
   return sys.spawn<caf::detached>(llm_gateway, std::move(runner), std::move(options),
                                   std::move(store));
 }

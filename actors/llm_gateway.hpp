@@ -65,6 +65,10 @@ struct LlmGatewayOptions {
   // cache_saved_usd); unset: no price, stored as NULL.
   std::function<double(const Usage&)> cache_saved;
   RequestTimeouts timeouts;  // its waits on the store (`store`)
+  // On its own thread, so an offline runner's file reads block only the gateway. false: on
+  // the scheduler like the other actors (a test on the deterministic fixture, whose runner
+  // never blocks).
+  bool detached = true;
 };
 
 // Spawns the gateway over `runner`. Thread-safe to call; the actor owns the runner.
