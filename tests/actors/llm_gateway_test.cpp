@@ -1,9 +1,13 @@
-// The llm_gateway actor against tests/llm/fake_llm_server.py over real loopback HTTP: many
-// calls in flight under the concurrency cap, coalescing into one call of n samples, retries
-// that honour Retry-After, immediate failure on 400/401, the per-call timeout, truncated
-// answers delivered (not crashed on), errors keeping their Errc across the actor boundary.
+// The llm_gateway actor. Its own policy on the deterministic fixture, with a ScriptedRunner for
+// the provider and the fixture's clock (no network, no sleeps): many calls in flight under the
+// concurrency cap, coalescing into one call of n samples, identical requests sharing one
+// answer, retries that honour Retry-After, immediate failure on 400, errors keeping their
+// Errc across the actor boundary, and the store's request timeout. Against
+// tests/llm/fake_llm_server.py over real loopback HTTP: what needs a real provider and store
+// (Gemini's candidate count, a refused key, the per-call timeout, truncated and malformed
+// answers, the cache as the record, the spend governor), with the server's log as the witness.
 // The policy's exact rules (token buckets, backoff, the dollar cap) are tested on an injected
-// clock in tests/llm/call_scheduler_test.cpp; here the server's request log is the witness.
+// clock in tests/llm/call_scheduler_test.cpp.
 #include "actors/llm_gateway.hpp"
 
 #include <algorithm>
@@ -23,6 +27,8 @@
 #include "llm/openai_provider.hpp"
 #include "store/run_store.hpp"
 #include "store/sqlite.hpp"
+#include "tests/actors/deterministic_fixture.hpp"
+#include "tests/actors/scripted_runner.hpp"
 #include "tests/llm/fake_llm_server.hpp"
 #include "tests/store/temp_db.hpp"
 
@@ -155,47 +161,6 @@ class LlmGatewayTest : public ::testing::Test {
   std::vector<LlmGatewayActor> gateways_;
 };
 
-TEST_F(LlmGatewayTest, ManyCallsInFlightButNeverMoreThanTheCap) {
-  server_.configure({{"latency_ms", 300}});
-  SchedulerOptions so = fast_retries();
-  so.max_concurrent = 2;
-  auto g = gateway(provider_config(server_.openai_base_url()), so);
-  std::vector<ChatRequest> reqs;
-  for (int i = 0; i < 6; ++i) reqs.push_back(request(0, "prompt " + std::to_string(i)));
-  auto answers = ask_all(g, reqs);
-  for (auto& a : answers) ASSERT_TRUE(a.response) << to_string(a.error);
-  json log = server_.log();
-  ASSERT_EQ(log.size(), 6u);
-  std::vector<double> t;
-  for (auto& e : log) t.push_back(e["t"].get<double>());
-  std::sort(t.begin(), t.end());
-  // Two calls at a time, each 300 ms: the third can start only after the first ended, and
-  // two start together, so the gateway really had several in flight.
-  for (size_t i = 2; i < t.size(); ++i) EXPECT_GE(t[i] - t[i - 2], 0.28) << i;
-  EXPECT_LT(t[1] - t[0], 0.28);
-}
-
-TEST_F(LlmGatewayTest, SamplesOfOnePromptGoOutAsOneCallOfN) {
-  SchedulerOptions so = fast_retries();
-  so.max_samples_per_call = 4;
-  so.coalesce_window = 5s;  // the group goes as soon as it is full
-  auto g = gateway(provider_config(server_.openai_base_url()), so);
-  auto answers = ask_all(g, {request(0), request(1), request(2), request(3)});
-  std::set<std::string> texts;
-  int64_t prompt_tokens = 0;
-  for (auto& a : answers) {
-    ASSERT_TRUE(a.response) << to_string(a.error);
-    texts.insert(a.response->text);
-    prompt_tokens += a.response->prompt_tokens;
-  }
-  json log = server_.log();
-  ASSERT_EQ(log.size(), 1u);
-  EXPECT_EQ(log[0]["n"], 4);
-  EXPECT_EQ(texts.size(), 4u);  // four different samples, not one answer copied
-  EXPECT_GT(prompt_tokens, 0);
-  EXPECT_EQ(stats(g).calls.samples_coalesced, 4);
-}
-
 TEST_F(LlmGatewayTest, GeminiCoalescesIntoCandidateCount) {
   SchedulerOptions so = fast_retries();
   so.max_samples_per_call = 2;
@@ -208,51 +173,6 @@ TEST_F(LlmGatewayTest, GeminiCoalescesIntoCandidateCount) {
   EXPECT_EQ(log[0]["api"], "gemini");
   EXPECT_EQ(log[0]["n"], 2);
   EXPECT_GT(answers[0].response->thinking_tokens + answers[1].response->thinking_tokens, 0);
-}
-
-TEST_F(LlmGatewayTest, IdenticalRequestsShareOneAnswer) {
-  SchedulerOptions so = fast_retries();
-  so.coalesce_window = 200ms;
-  auto g = gateway(provider_config(server_.openai_base_url()), so);
-  auto answers = ask_all(g, {request(0), request(0)});
-  ASSERT_TRUE(answers[0].response && answers[1].response);
-  EXPECT_EQ(answers[0].response->text, answers[1].response->text);
-  EXPECT_NE(answers[0].response->cached, answers[1].response->cached);  // one paid, one shared
-  EXPECT_EQ(server_.log().size(), 1u);
-}
-
-TEST_F(LlmGatewayTest, RateLimitedCallWaitsForRetryAfter) {
-  server_.faults({"429:1"});
-  auto g = gateway(provider_config(server_.openai_base_url()), fast_retries());
-  Answer a = ask_one(g, request());
-  ASSERT_TRUE(a.response) << to_string(a.error);
-  json log = server_.log();
-  ASSERT_EQ(log.size(), 2u);
-  EXPECT_EQ(log[0]["status"], 429);
-  EXPECT_EQ(log[1]["status"], 200);
-  // Backoff alone would wait at most 20 ms; the server asked for 1 s.
-  EXPECT_GE(log[1]["t"].get<double>() - log[0]["t"].get<double>(), 0.99);
-}
-
-TEST_F(LlmGatewayTest, ServerErrorIsRetriedThenAnswered) {
-  server_.faults({"500", "503"});
-  auto g = gateway(provider_config(server_.openai_base_url()), fast_retries());
-  Answer a = ask_one(g, request());
-  ASSERT_TRUE(a.response) << to_string(a.error);
-  EXPECT_EQ(server_.log().size(), 3u);
-  EXPECT_EQ(stats(g).calls.retries, 2);
-}
-
-TEST_F(LlmGatewayTest, RetriesSpentIsAnErrorNotAResponse) {
-  server_.faults({"500", "500", "500", "ok"});
-  auto g = gateway(provider_config(server_.openai_base_url()), fast_retries());
-  Answer a = ask_one(g, request());
-  ASSERT_FALSE(a.response);
-  auto code = errc_of(a.error);
-  ASSERT_TRUE(code);
-  EXPECT_TRUE(retryable(*code));  // the retryable bit survives the actor boundary
-  EXPECT_NE(error_message(a.error).find("HTTP 500"), std::string::npos) << error_message(a.error);
-  EXPECT_EQ(server_.log().size(), 3u);
 }
 
 TEST_F(LlmGatewayTest, BadKeyFailsAtOnceNamingProviderAndStatus) {
@@ -271,17 +191,6 @@ TEST_F(LlmGatewayTest, BadKeyFailsAtOnceNamingProviderAndStatus) {
   Answer later = ask_one(g, request(0, "c"));
   EXPECT_EQ(errc_of(later.error), Errc::unauthenticated);
   EXPECT_LE(server_.log().size(), 2u);
-}
-
-TEST_F(LlmGatewayTest, BadRequestFailsAtOnceAndOnlyThatCall) {
-  server_.faults({"400"});
-  auto g = gateway(provider_config(server_.openai_base_url()), fast_retries());
-  Answer bad = ask_one(g, request(0, "a"));
-  EXPECT_EQ(errc_of(bad.error), Errc::invalid_argument);
-  EXPECT_NE(error_message(bad.error).find("HTTP 400"), std::string::npos);
-  EXPECT_EQ(server_.log().size(), 1u);
-  Answer next = ask_one(g, request(0, "b"));
-  EXPECT_TRUE(next.response) << to_string(next.error);
 }
 
 TEST_F(LlmGatewayTest, SlowCallHitsThePerCallTimeout) {
@@ -314,6 +223,206 @@ TEST_F(LlmGatewayTest, MalformedAndDroppedAnswersAreRetried) {
   Answer a = ask_one(g, request());
   ASSERT_TRUE(a.response) << to_string(a.error);
   EXPECT_EQ(server_.log().size(), 4u);
+}
+
+// -- the gateway's own policy, on the deterministic fixture -----------------------------------
+// A ScriptedRunner stands for the provider: the test sees every call the gateway starts and
+// ends each when it chooses, and time moves only when the test advances it (the scheduler's
+// clock is the fixture's), so the caps, coalescing, backoff and Retry-After waits are exact.
+
+ChatRequest prompt(int sample_index, const std::string& text) {
+  ChatRequest r;
+  r.workload_id = "8p";
+  r.sample_index = sample_index;
+  r.seed = 1;
+  r.system_prompt = "You write Pallas kernels.";
+  r.user_prompt = text;
+  return r;
+}
+
+class GatewayActorTest : public testing::DeterministicFixture {
+ protected:
+  static SchedulerOptions fast_retries() {
+    SchedulerOptions so;
+    so.max_concurrent = 4;
+    so.coalesce_window = 0ms;
+    so.retry.max_attempts = 3;
+    so.retry.base_delay = 5ms;
+    so.retry.max_delay = 20ms;
+    return so;
+  }
+  LlmGatewayActor spawn(SchedulerOptions so, StoreActor store = {}, RequestTimeouts t = {}) {
+    LlmGatewayOptions o;
+    o.scheduler = std::move(so);
+    o.clock = [this] { return now(); };
+    o.detached = false;  // on the fixture's scheduler
+    o.timeouts = t;
+    runner = std::make_shared<testing::ScriptedRunner>();
+    auto g = track(spawn_llm_gateway(sys, runner, o, std::move(store)));
+    run();
+    return g;
+  }
+  std::shared_ptr<Reply<ChatResponse>> generate(const LlmGatewayActor& g, const ChatRequest& r) {
+    return ask<ChatResponse>(g, generate_atom::value, r);
+  }
+  LlmGatewayStats stats(const LlmGatewayActor& g) {
+    auto reply = ask<LlmGatewayStats>(g, stats_atom::value);
+    run();
+    EXPECT_TRUE(reply->value);
+    return reply->value.value_or(LlmGatewayStats{});
+  }
+  std::shared_ptr<testing::ScriptedRunner> runner;
+};
+
+TEST_F(GatewayActorTest, ManyCallsInFlightButNeverMoreThanTheCap) {
+  SchedulerOptions so = fast_retries();
+  so.max_concurrent = 2;
+  auto g = spawn(so);
+  std::vector<std::shared_ptr<Reply<ChatResponse>>> replies;
+  for (int i = 0; i < 6; ++i) replies.push_back(generate(g, prompt(0, "prompt " + std::to_string(i))));
+  run();
+  EXPECT_EQ(runner->started.size(), 2u) << "two start together: several in flight";
+  // Each call that ends lets the next one start, and only then.
+  for (size_t i = 0; i < 6; ++i) {
+    runner->answer(i);
+    run();
+    EXPECT_EQ(runner->started.size(), std::min<size_t>(6, i + 3)) << "after call " << i;
+  }
+  EXPECT_EQ(runner->max_in_flight, 2);
+  for (auto& r : replies) ASSERT_TRUE(r->value) << to_string(r->error);
+}
+
+TEST_F(GatewayActorTest, SamplesOfOnePromptGoOutAsOneCallOfN) {
+  SchedulerOptions so = fast_retries();
+  so.max_samples_per_call = 4;
+  so.coalesce_window = 5s;  // the group goes as soon as it is full
+  auto g = spawn(so);
+  std::vector<std::shared_ptr<Reply<ChatResponse>>> replies;
+  for (int i = 0; i < 4; ++i) replies.push_back(generate(g, prompt(i, "make it fast")));
+  run();
+  ASSERT_EQ(runner->started.size(), 1u) << "no waiting for the window: the group is full";
+  EXPECT_EQ(runner->started[0].call.sample_indices.size(), 4u);
+  runner->answer(0);
+  run();
+  std::set<std::string> texts;
+  for (auto& r : replies) {
+    ASSERT_TRUE(r->value) << to_string(r->error);
+    texts.insert(r->value->text);
+  }
+  EXPECT_EQ(texts.size(), 4u) << "four different samples, not one answer copied";
+  EXPECT_EQ(stats(g).calls.samples_coalesced, 4);
+}
+
+TEST_F(GatewayActorTest, IdenticalRequestsShareOneAnswer) {
+  SchedulerOptions so = fast_retries();
+  so.coalesce_window = 200ms;
+  auto g = spawn(so);
+  auto first = generate(g, prompt(0, "make it fast"));
+  auto second = generate(g, prompt(0, "make it fast"));
+  advance(300ms, 10ms);
+  ASSERT_EQ(runner->started.size(), 1u) << "one call for both";
+  runner->answer(0);
+  run();
+  ASSERT_TRUE(first->value && second->value);
+  EXPECT_EQ(first->value->text, second->value->text);
+  EXPECT_NE(first->value->cached, second->value->cached) << "one paid, one shared";
+}
+
+TEST_F(GatewayActorTest, RateLimitedCallWaitsForRetryAfter) {
+  auto g = spawn(fast_retries());
+  auto reply = generate(g, prompt(0, "make it fast"));
+  run();
+  ASSERT_EQ(runner->started.size(), 1u);
+  runner->fail(0, ProviderError(Errc::resource_exhausted, "scripted: HTTP 429", 1000ms, 429));
+  run();
+  // Backoff alone would wait at most 20 ms; the provider asked for 1 s.
+  advance(990ms, 10ms);
+  EXPECT_EQ(runner->started.size(), 1u) << "not before the Retry-After";
+  advance(30ms, 10ms);
+  ASSERT_EQ(runner->started.size(), 2u) << "and soon after it";
+  runner->answer(1);
+  run();
+  ASSERT_TRUE(reply->value) << to_string(reply->error);
+  EXPECT_EQ(stats(g).calls.rate_limited, 1);
+}
+
+TEST_F(GatewayActorTest, ServerErrorIsRetriedThenAnswered) {
+  auto g = spawn(fast_retries());
+  auto reply = generate(g, prompt(0, "make it fast"));
+  run();
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(runner->started.size(), i + 1);
+    runner->fail(i, ProviderError(Errc::unavailable, "scripted: HTTP 50" + std::to_string(i)));
+    advance(40ms, 5ms);  // past the longest backoff
+  }
+  ASSERT_EQ(runner->started.size(), 3u);
+  runner->answer(2);
+  run();
+  ASSERT_TRUE(reply->value) << to_string(reply->error);
+  EXPECT_EQ(stats(g).calls.retries, 2);
+}
+
+TEST_F(GatewayActorTest, RetriesSpentIsAnErrorNotAResponse) {
+  auto g = spawn(fast_retries());
+  auto reply = generate(g, prompt(0, "make it fast"));
+  run();
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(runner->started.size(), i + 1);
+    runner->fail(i, ProviderError(Errc::unavailable, "scripted: HTTP 500"));
+    advance(40ms, 5ms);
+  }
+  EXPECT_EQ(runner->started.size(), 3u) << "max_attempts calls in all";
+  ASSERT_FALSE(reply->value);
+  auto code = errc_of(reply->error);
+  ASSERT_TRUE(code);
+  EXPECT_TRUE(retryable(*code)) << "the retryable bit survives the actor boundary";
+  EXPECT_NE(error_message(reply->error).find("HTTP 500"), std::string::npos)
+      << error_message(reply->error);
+}
+
+TEST_F(GatewayActorTest, BadRequestFailsAtOnceAndOnlyThatCall) {
+  auto g = spawn(fast_retries());
+  auto bad = generate(g, prompt(0, "a"));
+  run();
+  runner->fail(0, ProviderError(Errc::invalid_argument, "scripted: HTTP 400", std::nullopt, 400));
+  advance(100ms, 10ms);
+  EXPECT_EQ(errc_of(bad->error), Errc::invalid_argument);
+  EXPECT_NE(error_message(bad->error).find("HTTP 400"), std::string::npos);
+  EXPECT_EQ(runner->started.size(), 1u) << "not retried";
+  auto next = generate(g, prompt(0, "b"));
+  run();
+  ASSERT_EQ(runner->started.size(), 2u);
+  runner->answer(1);
+  run();
+  EXPECT_TRUE(next->value) << to_string(next->error);
+}
+
+// A store that takes messages and never answers.
+caf::behavior black_hole(caf::event_based_actor* self) {
+  self->set_default_handler(caf::skip);
+  return {[](int) {}};
+}
+
+// Request timeouts come from the config (coordinator.timeouts): a cache lookup the store does
+// not answer in timeouts.store is given up (the provider is called), and so is the write of
+// the answer (it is handed out unrecorded, response_id 0), instead of waiting forever.
+TEST_F(GatewayActorTest, AStoreThatNeverAnswersCostsTheStoreTimeoutNotTheRun) {
+  RequestTimeouts t;
+  t.store = 2s;
+  auto store = track(sys.spawn(black_hole));
+  auto g = spawn(fast_retries(), caf::actor_cast<StoreActor>(store), t);
+  auto reply = generate(g, prompt(0, "make it fast"));
+  run();
+  advance(1900ms, 100ms);
+  EXPECT_TRUE(runner->started.empty()) << "still waiting for the cache lookup";
+  advance(200ms, 100ms);
+  ASSERT_EQ(runner->started.size(), 1u) << "the lookup timed out: the provider is asked";
+  runner->answer(0);
+  run();
+  EXPECT_FALSE(reply->answered()) << "the answer waits for its record";
+  advance(2100ms, 100ms);
+  ASSERT_TRUE(reply->value) << to_string(reply->error);
+  EXPECT_EQ(reply->value->response_id, 0) << "handed out unrecorded";
 }
 
 // -- The cache is the record ------------------------------------------------------------------
