@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include <zmq.hpp>
@@ -15,6 +16,24 @@
 namespace palladium::testing {
 
 using namespace std::chrono_literals;
+
+// What an agent makes of a frame from the coordinator: its message, or nullopt for a malformed
+// frame or a heartbeat (whose interval, when it names one, goes to `interval_ms`).
+inline std::optional<wire::Message> read_frame(std::string_view bytes, int& interval_ms) {
+  auto d = wire::decode(bytes);
+  if (!d.ok()) return std::nullopt;
+  if (auto* beat = std::get_if<wire::Heartbeat>(&*d.message)) {
+    if (beat->interval_ms > 0) interval_ms = beat->interval_ms;
+    return std::nullopt;
+  }
+  return d.message;
+}
+
+// The message if it is a job.
+inline std::optional<wire::Job> as_job(const std::optional<wire::Message>& m) {
+  if (!m || !std::holds_alternative<wire::Job>(*m)) return std::nullopt;
+  return std::get<wire::Job>(*m);
+}
 
 class FakeAgent {
  public:
@@ -57,20 +76,12 @@ class FakeAgent {
       if (!(item.revents & ZMQ_POLLIN)) continue;
       zmq::message_t msg;
       (void)sock_.recv(msg);
-      auto d = wire::decode(msg.to_string_view());
-      if (!d.ok()) continue;
-      if (auto* beat = std::get_if<wire::Heartbeat>(&*d.message)) {
-        if (beat->interval_ms > 0) interval_ms = beat->interval_ms;
-        continue;
-      }
-      return d.message;
+      if (auto m = read_frame(msg.to_string_view(), interval_ms)) return m;
     }
     return std::nullopt;
   }
   std::optional<wire::Job> next_job(std::chrono::milliseconds timeout) {
-    auto m = next(timeout);
-    if (!m || !std::holds_alternative<wire::Job>(*m)) return std::nullopt;
-    return std::get<wire::Job>(*m);
+    return as_job(next(timeout));
   }
   void heartbeat() { send(wire::Heartbeat{id_}); }
   int interval_ms = 0;

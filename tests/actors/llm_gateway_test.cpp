@@ -265,6 +265,15 @@ class GatewayActorTest : public testing::DeterministicFixture {
   std::shared_ptr<Reply<ChatResponse>> generate(const LlmGatewayActor& g, const ChatRequest& r) {
     return ask<ChatResponse>(g, generate_atom::value, r);
   }
+  // Fails the next `n` attempts with a retryable `what`, each after the one before it started
+  // again (the backoff passed).
+  void fail_attempts(size_t n, const std::string& what) {
+    for (size_t i = 0; i < n; ++i) {
+      const size_t call = runner->started.size() - 1;
+      runner->fail(call, ProviderError(Errc::unavailable, what));
+      advance(40ms, 5ms);  // past the longest backoff
+    }
+  }
   LlmGatewayStats stats(const LlmGatewayActor& g) {
     auto reply = ask<LlmGatewayStats>(g, stats_atom::value);
     run();
@@ -350,11 +359,8 @@ TEST_F(GatewayActorTest, ServerErrorIsRetriedThenAnswered) {
   auto g = spawn(fast_retries());
   auto reply = generate(g, prompt(0, "make it fast"));
   run();
-  for (size_t i = 0; i < 2; ++i) {
-    ASSERT_EQ(runner->started.size(), i + 1);
-    runner->fail(i, ProviderError(Errc::unavailable, "scripted: HTTP 50" + std::to_string(i)));
-    advance(40ms, 5ms);  // past the longest backoff
-  }
+  ASSERT_EQ(runner->started.size(), 1u);
+  fail_attempts(2, "scripted: HTTP 503");
   ASSERT_EQ(runner->started.size(), 3u);
   runner->answer(2);
   run();
@@ -366,11 +372,8 @@ TEST_F(GatewayActorTest, RetriesSpentIsAnErrorNotAResponse) {
   auto g = spawn(fast_retries());
   auto reply = generate(g, prompt(0, "make it fast"));
   run();
-  for (size_t i = 0; i < 3; ++i) {
-    ASSERT_EQ(runner->started.size(), i + 1);
-    runner->fail(i, ProviderError(Errc::unavailable, "scripted: HTTP 500"));
-    advance(40ms, 5ms);
-  }
+  ASSERT_EQ(runner->started.size(), 1u);
+  fail_attempts(3, "scripted: HTTP 500");
   EXPECT_EQ(runner->started.size(), 3u) << "max_attempts calls in all";
   ASSERT_FALSE(reply->value);
   auto code = errc_of(reply->error);

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "llm/call_runner.hpp"
 
 namespace palladium::testing {
@@ -54,6 +56,10 @@ class ScriptedRunner : public CallRunner {
  private:
   void finish(size_t i, CallOutcome outcome) {
     Started& s = started.at(i);
+    if (s.finished) {
+      ADD_FAILURE() << "call " << i << " was already finished (no new attempt started?)";
+      return;
+    }
     s.finished = true;
     s.done(std::move(outcome));  // a message to the gateway: the test's run() delivers it
   }

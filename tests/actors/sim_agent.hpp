@@ -43,22 +43,11 @@ class SimAgent {
   std::optional<wire::Message> next() {
     run_();
     std::string bytes;
-    while (sink_.take(peer_, bytes)) {
-      auto d = wire::decode(bytes);
-      if (!d.ok()) continue;
-      if (auto* beat = std::get_if<wire::Heartbeat>(&*d.message)) {
-        if (beat->interval_ms > 0) interval_ms = beat->interval_ms;
-        continue;
-      }
-      return d.message;
-    }
+    while (sink_.take(peer_, bytes))
+      if (auto m = read_frame(bytes, interval_ms)) return m;
     return std::nullopt;
   }
-  std::optional<wire::Job> next_job() {
-    auto m = next();
-    if (!m || !std::holds_alternative<wire::Job>(*m)) return std::nullopt;
-    return std::get<wire::Job>(*m);
-  }
+  std::optional<wire::Job> next_job() { return as_job(next()); }
 
   const std::string& peer() const { return peer_; }
   int interval_ms = 0;
