@@ -2,7 +2,8 @@
 // fake LLM gateway and a fake evaluator that holds jobs for a while: it
 // drives any strategy, keeps several samples in flight where the strategy
 // allows, stores every role, resumes without paying twice, asks again when
-// a prompt changed, and moves its budget when the run says so.
+// a prompt changed, and moves its budget when the run says so. On the deterministic fixture:
+// a store or gateway that never answers fails the search at the configured request timeout.
 #include "actors/workload_search_actor.hpp"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include "actors/errors.hpp"
 #include "actors/messages.hpp"
 #include "search/iterative_search.hpp"
+#include "tests/actors/deterministic_fixture.hpp"
 #include "tests/actors/fake_peers.hpp"
 
 namespace palladium {
@@ -348,4 +350,77 @@ TEST_F(WorkloadSearchActorTest, ADispatcherThatGoesAwayFailsTheSearchWithAJobInF
   caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
 }
 
+namespace {
+
+// -- request timeouts, on the deterministic fixture --------------------------------------------
+
+// A peer that takes messages and never answers.
+caf::behavior black_hole(caf::event_based_actor* self) {
+  self->set_default_handler(caf::skip);
+  return {[](int) {}};
+}
+
+// A store that has nothing stored for the search and never answers anything else.
+caf::behavior empty_store(caf::event_based_actor* self) {
+  self->set_default_handler(caf::skip);
+  return {[](load_search_atom, const SampleKey&) { return StoredSearch{}; }};
+}
+
+class WorkloadSearchTimeoutTest : public testing::DeterministicFixture {
+ protected:
+  WorkloadSearchSpec spec() {
+    WorkloadSearchSpec s;
+    s.run_id = 1;
+    s.brief = {"8p", "GEMM", "def workload(a, b):\n    return a @ b\n", ""};
+    s.method.method = "iterative";
+    s.budget = 2;
+    s.eval.workload_id = "8p";
+    s.timeouts.store = 2s;
+    s.timeouts.llm = 10s;
+    return s;
+  }
+  // Spawns the search over `store` and silent other peers; `reason` gets its exit reason.
+  void start(caf::actor store, std::shared_ptr<caf::error> reason, std::shared_ptr<bool> down) {
+    auto silent = track(sys.spawn(black_hole));
+    auto search = spawn_workload_search(
+        sys, spec(),
+        SearchPeers{caf::actor_cast<StoreActor>(store), caf::actor_cast<LlmGatewayActor>(silent),
+                    caf::actor_cast<EvalDispatcherActor>(silent), caf::actor_cast<RunActor>(silent)});
+    track(sys.spawn([=](caf::event_based_actor* self) -> caf::behavior {
+      self->monitor(search);
+      self->set_down_handler([=](caf::down_msg& dm) {
+        *reason = dm.reason;
+        *down = true;
+        self->quit();
+      });
+      return {[](int) {}};  // a behavior keeps it alive to see the search go down
+    }));
+    run();
+  }
+};
+
+TEST_F(WorkloadSearchTimeoutTest, AStoreThatNeverAnswersFailsTheSearchAtTheStoreTimeout) {
+  auto reason = std::make_shared<caf::error>();
+  auto down = std::make_shared<bool>(false);
+  start(track(sys.spawn(black_hole)), reason, down);
+  advance(1900ms, 100ms);
+  EXPECT_FALSE(*down) << "still within timeouts.store";
+  advance(200ms, 100ms);
+  ASSERT_TRUE(*down);
+  EXPECT_EQ(errc_of(*reason), Errc::deadline_exceeded) << to_string(*reason);
+}
+
+TEST_F(WorkloadSearchTimeoutTest, AGatewayThatNeverAnswersFailsTheSearchAtTheLlmTimeout) {
+  auto reason = std::make_shared<caf::error>();
+  auto down = std::make_shared<bool>(false);
+  start(track(sys.spawn(empty_store)), reason, down);
+  advance(9900ms, 100ms);
+  EXPECT_FALSE(*down) << "still within timeouts.llm (the store answered)";
+  advance(200ms, 100ms);
+  ASSERT_TRUE(*down);
+  EXPECT_EQ(errc_of(*reason), Errc::deadline_exceeded) << to_string(*reason);
+  EXPECT_NE(to_string(*reason).find("LLM call failed"), std::string::npos) << to_string(*reason);
+}
+
+}  // namespace
 }  // namespace palladium
