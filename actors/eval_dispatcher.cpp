@@ -18,7 +18,8 @@ using Clock = std::chrono::steady_clock;
 // The dispatcher's messages to itself: lease the queued jobs now (see the eval_atom handler),
 // and the heartbeat tick.
 using pump_atom = caf::atom_constant<caf::atom("pump")>;
-using DispatcherImpl = EvalDispatcherActor::extend<caf::reacts_to<pump_atom>, caf::reacts_to<beat_atom>>;
+using DispatcherImpl =
+    EvalDispatcherActor::extend<caf::reacts_to<pump_atom>, caf::reacts_to<beat_atom>>;
 
 // One requester waiting for one job's answer: through `promise` (an (eval_atom, Job) request)
 // or, with `requester` set, in an EvalAnswers message to it (an EvalBatch).

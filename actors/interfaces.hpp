@@ -20,8 +20,9 @@
 namespace palladium {
 
 // actors/eval_dispatcher.hpp. A batch's answers go back to its sender as
-// (evaluated_atom, EvalAnswers), one per job; (stats_atom, true) restarts the longest-lag
-// figures after reading them (a measured window).
+// (evaluated_atom, EvalAnswers), one per job; the bridge hands the agents' frames over as
+// ZmqInboundBatch; (stats_atom, true) restarts the longest-lag figures after reading them (a
+// measured window); (quarantine_atom) lists every key quarantined so far.
 using EvalDispatcherActor = caf::typed_actor<
     caf::replies_to<eval_atom, wire::Job>::with<Evaluated>,
     caf::reacts_to<eval_atom, EvalBatch>,

@@ -68,6 +68,7 @@ struct SearchPeers {
   RunActor run;
 };
 
-WorkloadSearchActor spawn_workload_search(caf::actor_system& sys, WorkloadSearchSpec spec, SearchPeers peers);
+WorkloadSearchActor spawn_workload_search(caf::actor_system& sys, WorkloadSearchSpec spec,
+                                          SearchPeers peers);
 
 }  // namespace palladium

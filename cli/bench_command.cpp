@@ -179,7 +179,8 @@ SwarmTotals swarm_busy(std::vector<Child>& children) {
 }
 
 // With restart_longest the dispatcher's longest-lag figures start again from 0.
-DispatcherStats ask_stats(caf::actor_system& sys, const EvalDispatcherActor& d, bool restart_longest = false) {
+DispatcherStats ask_stats(caf::actor_system& sys, const EvalDispatcherActor& d,
+                          bool restart_longest = false) {
   caf::scoped_actor self{sys};
   DispatcherStats s;
   self->request(d, std::chrono::seconds(30), stats_atom::value, restart_longest)

@@ -65,9 +65,9 @@ inline LlmGatewayActor::behavior_type fake_gateway(LlmGatewayActor::pointer,
 }
 
 // Holds every job for `hold` before answering, so jobs overlap when the
-// search keeps several in flight. Speaks both forms of the dispatcher's
-// interface: (eval_atom, Job) requests and (eval_atom, EvalBatch) batches,
-// answered with EvalAnswers.
+// search keeps several in flight. Implements the dispatcher's contract
+// (actors/interfaces.hpp): (eval_atom, Job) requests and (eval_atom, EvalBatch)
+// batches, answered with EvalAnswers; two agents in its stats, no quarantines.
 using release_atom = caf::atom_constant<caf::atom("release")>;
 using FakeEvaluatorActor = EvalDispatcherActor::extend<caf::reacts_to<release_atom, int64_t>>;
 struct HeldJob {
@@ -79,7 +79,8 @@ struct EvalState {
   std::map<int64_t, HeldJob> held;
   static inline const char* name = "fake_eval";
 };
-inline void hold_job(FakeEvaluatorActor::stateful_pointer<EvalState> self, const std::shared_ptr<Counters>& c,
+inline void hold_job(FakeEvaluatorActor::stateful_pointer<EvalState> self,
+                     const std::shared_ptr<Counters>& c,
                      std::chrono::milliseconds hold, const wire::Job& job, HeldJob h) {
   if (!job.codes.empty()) {
     // A re-timing: a sitting in which the second kernel (the evaluations' runner-up) is the

@@ -288,7 +288,8 @@ TEST_F(GatewayActorTest, ManyCallsInFlightButNeverMoreThanTheCap) {
   so.max_concurrent = 2;
   auto g = spawn(so);
   std::vector<std::shared_ptr<Reply<ChatResponse>>> replies;
-  for (int i = 0; i < 6; ++i) replies.push_back(generate(g, prompt(0, "prompt " + std::to_string(i))));
+  for (int i = 0; i < 6; ++i)
+    replies.push_back(generate(g, prompt(0, "prompt " + std::to_string(i))));
   run();
   EXPECT_EQ(runner->started.size(), 2u) << "two start together: several in flight";
   // Each call that ends lets the next one start, and only then.

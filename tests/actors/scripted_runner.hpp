@@ -43,7 +43,9 @@ class ScriptedRunner : public CallRunner {
     r.model = model();
     finish(i, CallOutcome{std::move(r), std::nullopt});
   }
-  void fail(size_t i, ProviderError error) { finish(i, CallOutcome{std::nullopt, std::move(error)}); }
+  void fail(size_t i, ProviderError error) {
+    finish(i, CallOutcome{std::nullopt, std::move(error)});
+  }
 
   int in_flight() const {
     return static_cast<int>(std::count_if(started.begin(), started.end(),

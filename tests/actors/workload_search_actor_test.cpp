@@ -385,7 +385,8 @@ class WorkloadSearchTimeoutTest : public testing::DeterministicFixture {
     auto search = spawn_workload_search(
         sys, spec(),
         SearchPeers{caf::actor_cast<StoreActor>(store), caf::actor_cast<LlmGatewayActor>(silent),
-                    caf::actor_cast<EvalDispatcherActor>(silent), caf::actor_cast<RunActor>(silent)});
+                    caf::actor_cast<EvalDispatcherActor>(silent),
+                    caf::actor_cast<RunActor>(silent)});
     track(sys.spawn([=](caf::event_based_actor* self) -> caf::behavior {
       self->monitor(search);
       self->set_down_handler([=](caf::down_msg& dm) {
