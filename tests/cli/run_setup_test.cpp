@@ -77,6 +77,26 @@ TEST(RunSetup, CoordinatorOptionsComeFromTheSections) {
 namespace palladium {
 namespace {
 
+// The coordinator section's timeouts reach the actors: the run's (and so each search's) and
+// the gateways' (RequestTimeouts' own defaults when the section says nothing).
+TEST(RunSetup, RequestTimeoutsComeFromTheCoordinatorSection) {
+  RequestTimeouts defaults;
+  RunPlan absent = run_plan(config(), 1, {}, false);
+  EXPECT_EQ(absent.timeouts.store, defaults.store);
+  EXPECT_EQ(absent.timeouts.llm, defaults.llm);
+  EXPECT_EQ(absent.timeouts.run, defaults.run);
+  EXPECT_EQ(absent.timeouts.status, defaults.status);
+  auto set =
+      config("coordinator:\n  timeouts: {store_s: 7, llm_s: 60, run_s: 3600, status_s: 2}\n");
+  RunPlan plan = run_plan(set, 1, {}, false);
+  EXPECT_EQ(plan.timeouts.store, std::chrono::seconds(7));
+  EXPECT_EQ(plan.timeouts.llm, std::chrono::seconds(60));
+  EXPECT_EQ(plan.timeouts.run, std::chrono::seconds(3600));
+  EXPECT_EQ(plan.timeouts.status, std::chrono::seconds(2));
+  EXPECT_EQ(coordinator_options(set, "logs").timeouts.store, std::chrono::seconds(7))
+      << "the gateways' store waits";
+}
+
 TEST(RunSetup, HandTunedReferencesNeedAReferencePerWorkload) {
   auto ok = parse_run_config("name: t\nworkloads: [8p, 1p]\nllm: {provider: hand_tuned}\n", "t.yaml");
   EXPECT_EQ(search_specs(ok, "t.yaml", kHome).size(), 2u);

@@ -1,12 +1,10 @@
-// The coordinator section's request timeouts: their defaults (those of RequestTimeouts), how
-// they are set, the errors that name a bad one, and how run_setup hands them to the actors.
+// The coordinator section's request timeouts: their defaults, how they are set, and the errors
+// that name a bad one. How run_setup hands them to the actors: tests/cli/run_setup_test.cpp.
 #include "cli/config/coordinator_config.hpp"
 
 #include <gtest/gtest.h>
 
-#include "actors/request_timeouts.hpp"
 #include "cli/run_config.hpp"
-#include "cli/run_setup.hpp"
 #include "tests/cli/config_error.hpp"
 
 namespace palladium {
@@ -14,26 +12,20 @@ namespace {
 
 const char* const kHead = "name: q\nworkloads: [8p]\n";
 
-TEST(CoordinatorConfig, TimeoutsDefaultToTheActorsDefaultsAndReachThePlan) {
+TEST(CoordinatorConfig, TimeoutsHaveDefaultsAndCanBeSet) {
   auto absent = parse_run_config(kHead, "t.yaml");
-  RequestTimeouts defaults;
-  RequestTimeouts got = request_timeouts(absent.coordinator);
-  EXPECT_EQ(got.store, defaults.store);
-  EXPECT_EQ(got.llm, defaults.llm);
-  EXPECT_EQ(got.run, defaults.run);
-  EXPECT_EQ(got.status, defaults.status);
-
+  EXPECT_EQ(absent.coordinator.store_timeout_s, 120);
+  EXPECT_EQ(absent.coordinator.llm_timeout_s, 3600);
+  EXPECT_EQ(absent.coordinator.run_timeout_s, 7 * 24 * 3600);
+  EXPECT_EQ(absent.coordinator.status_timeout_s, 5);
   auto set = parse_run_config(std::string(kHead) +
                                   "coordinator:\n  timeouts: {store_s: 7, llm_s: 60, run_s: 3600, "
                                   "status_s: 2}\n",
                               "t.yaml");
-  RunPlan plan = run_plan(set, 1, {}, false);
-  EXPECT_EQ(plan.timeouts.store, std::chrono::seconds(7));
-  EXPECT_EQ(plan.timeouts.llm, std::chrono::seconds(60));
-  EXPECT_EQ(plan.timeouts.run, std::chrono::seconds(3600));
-  EXPECT_EQ(plan.timeouts.status, std::chrono::seconds(2));
-  EXPECT_EQ(coordinator_options(set, "logs").timeouts.store, std::chrono::seconds(7))
-      << "the gateways' store waits";
+  EXPECT_EQ(set.coordinator.store_timeout_s, 7);
+  EXPECT_EQ(set.coordinator.llm_timeout_s, 60);
+  EXPECT_EQ(set.coordinator.run_timeout_s, 3600);
+  EXPECT_EQ(set.coordinator.status_timeout_s, 2);
 }
 
 TEST(CoordinatorConfig, ABadTimeoutNamesTheFileAndTheKey) {
