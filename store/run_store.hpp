@@ -1,6 +1,7 @@
 // RunStore: the persistent record of sweeps, runs, samples, evaluations and
 // LLM calls and responses, in one SQLite database (schema v2:
-// store/schema.sql, which documents every table and column).
+// store/schema.sql, which documents every table and column). Each table's
+// record and its columns are declared once in store/<table>_table.hpp.
 //
 // Writes are idempotent on natural keys, so a run killed at any moment and
 // started again with the same config finds what it already paid for:
@@ -61,249 +62,28 @@
 
 #include "protocol/evaluation.hpp"
 #include "protocol/taxonomy.hpp"
+#include "store/cells_table.hpp"
+#include "store/evaluations_table.hpp"
+#include "store/llm_calls_table.hpp"
+#include "store/llm_responses_table.hpp"
+#include "store/quarantines_table.hpp"
+#include "store/runs_table.hpp"
+#include "store/samples_table.hpp"
+#include "store/sittings_table.hpp"
 #include "store/store_error.hpp"
+#include "store/sweeps_table.hpp"
 
 namespace palladium {
 
-namespace sqlite {
-class Db;
-}  // namespace sqlite
-class RunLock;
-
-// Fields marked "store" are filled in by the store and ignored on writes.
-
-struct SweepRecord {
-  int64_t id = 0;  // store
-  std::string name;
-  std::string config_text;
-  std::string config_hash;  // store: sha256_hex(config_text)
-  std::string created_at;   // store
-};
-
-struct CellRecord {
-  int64_t id = 0;  // store
-  int64_t sweep_id = 0;
-  std::string cell_key;  // stable id from the grid expansion; unique per sweep
-  int ordinal = 0;       // position in the expanded grid
-  std::string params_json = "{}";
-  std::string config_text;
-  std::string created_at;  // store
-};
-
-struct RunRecord {
-  int64_t id = 0;
-  std::string name;
-  std::string config_text;
-  std::string config_hash;  // sha256_hex(config_text)
-  std::optional<int64_t> cell_id;
-  std::string started_at;                  // ISO-8601 UTC
-  std::optional<std::string> finished_at;  // unset while running
-  std::string status;                      // "running", then finish_run's
-  std::string status_reason;
-};
-
-// The statuses finish_run accepts.
-inline constexpr const char* kRunStatuses[] = {"finished", "incomplete", "interrupted",
-                                               "failed", "stopped"};
-
-struct SampleKey {
-  int64_t run_id = 0;
-  std::string workload;
-  std::string method;
-  int64_t seed = 0;
-  int sample_index = 0;
-};
-
-// One request a search made and what came back. Candidates are the samples
-// with role code or repair.
-struct SampleRecord {
-  int64_t id = 0;  // store
-  int64_t run_id = 0;
-  std::string workload;
-  std::string method;  // e.g. "iterative", "iterative_context", "autocomp"
-  int64_t seed = 0;
-  int sample_index = 0;
-  SampleRole role = SampleRole::code;
-  Phase phase = Phase::iterate;
-  int generation = 1;                // the method's step (beam iteration)
-  std::optional<int64_t> parent_id;  // the sample built on or judged
-  std::optional<int64_t> plan_id;    // the plan sample implemented
-  std::string plan;                  // that plan's text; "" for none
-  std::optional<double> score;       // role score: the rating it gave
-  std::string prompt_system;
-  std::string prompt_user;
-  std::string response;                // raw LLM response
-  std::string code;                    // extracted code; "" when none
-  std::optional<int64_t> response_id;  // its llm_responses row, if cached
-  std::string finish_reason;  // store (read only): its llm_responses row's; "" if none
-  std::string prompt_hash;  // store: prompt_hash(prompt_system, prompt_user)
-  std::string code_hash;    // store: sha256_hex(code)
-  bool superseded = false;  // store
-  std::string created_at;   // store
-
-  SampleKey key() const { return {run_id, workload, method, seed, sample_index}; }
-};
-
-struct PutSampleResult {
-  int64_t id = 0;       // the live sample at the key
-  bool inserted = false;  // false: an identical-prompt sample was there
-  // The sample this write superseded (same key, different prompt).
-  std::optional<int64_t> superseded_id;
-};
-
-// One evaluations row: the candidate, what the judge found (Evaluation, whose fields and columns
-// protocol/judge_pipe.json lists), the agent that found it (AgentFacts) and what the
-// coordinator's checks concluded (CheckFindings), plus what the store adds.
-struct EvaluationRecord {
-  int64_t id = 0;  // store
-  int64_t candidate_id = 0;  // a code or repair sample
-  Evaluation evaluation;
-  AgentFacts agent;
-  // baseline_ms / kernel_ms for a correct candidate (speedup(Evaluation)): computed when the row
-  // is written; the report reads this column as is.
-  std::optional<double> speedup;
-  std::string structure_json = "{}";  // further structural figures
-  // The dispatcher's result checks: plausibility, re-timing, cross-check.
-  CheckFindings checks;
-  std::string created_at;  // store
-  // Whether its key was quarantined since (then a resumed run evaluates the candidate again).
-  // The store sets it itself from quarantined_keys; the writer's value is ignored.
-  bool needs_reevaluation = false;
-};
-
-// One side-by-side re-timing of a search's best kernels (table sittings): each kernel's median
-// and band, and the baseline's, from one sitting on one slot. `error` set: not held (no times).
-struct SittingKernel {
-  int64_t candidate_id = 0;
-  std::optional<double> kernel_ms, kernel_ms_low, kernel_ms_high;
-};
-struct SittingRecord {
-  int64_t sitting = 0;  // store
-  int64_t run_id = 0;
-  std::string workload;
-  std::string method;
-  int64_t seed = 0;
-  std::vector<SittingKernel> kernels;  // best by the evaluations first
-  std::optional<double> baseline_ms, baseline_ms_low, baseline_ms_high;
-  int timing_runs = 0;
-  std::string timing_kind;
-  std::string agent_key;
-  std::string error;
-};
-
-// A key the dispatcher quarantined during run `run_id` (actors/eval_dispatcher.hpp).
-struct QuarantineRecord {
-  int64_t id = 0;  // store
-  int64_t run_id = 0;
-  std::string agent_key;  // "" on a plaintext link: its results cannot be traced by key
-  std::string agent_id;
-  std::string reason;
-  int64_t job_id = 0;
-  std::string created_at;  // store
-  int64_t evaluations = 0;  // store, on read: evaluations in the database sent by this key
-};
+namespace store {
+class Database;
+}  // namespace store
 
 // Everything stored for one search: its live samples (with texts) in
 // sample-index order and the evaluations of its live candidates.
 struct StoredSearch {
   std::vector<SampleRecord> samples;
   std::vector<EvaluationRecord> evaluations;
-};
-
-// One LLM request as sent (ok or failed), with the API's own usage.
-struct LlmCallRecord {
-  int64_t id = 0;  // store
-  std::optional<int64_t> run_id;  // unset when it served several runs
-  std::string provider;
-  std::string model;
-  SampleRole role = SampleRole::code;
-  int samples = 1;            // responses asked for (n)
-  std::string status = "ok";  // "ok" or "error"
-  std::string error_code;     // protocol/errc.hpp spelling; "" if ok
-  std::string error_text;     // must hold no secret
-  int http_status = 0;        // 0 when not HTTP
-  int64_t prompt_tokens = 0;
-  int64_t completion_tokens = 0;
-  int64_t thinking_tokens = 0;
-  bool tokens_estimated = false;
-  double latency_ms = 0.0;
-  std::optional<double> cost_usd;
-  std::string batch_id;     // provider batch job; "" online
-  std::string created_at;   // store
-  int64_t cached_prompt_tokens = 0;     // of prompt_tokens, from the provider's prompt cache
-  std::optional<double> cache_saved_usd;  // what the cache hit saved; unset: no price
-  int64_t prompt_estimate = 0;          // Palladium's chars/4 estimate of the prompt
-};
-
-// The cache key of one LLM response; response_key() builds it from texts.
-struct ResponseKey {
-  std::string provider;
-  std::string model;
-  std::string prompt_hash;  // prompt_hash(system, user)
-  std::string params_hash;  // sha256_hex(params_json)
-  int sample_index = 0;
-  int64_t seed = 0;
-};
-
-ResponseKey response_key(const std::string& provider, const std::string& model,
-                         const std::string& system_prompt, const std::string& user_prompt,
-                         const std::string& params_json, int sample_index, int64_t seed);
-
-struct LlmResponseRecord {
-  int64_t id = 0;  // store
-  std::string provider;
-  std::string model;  // the model asked for
-  // Canonical sampling parameters (e.g. nlohmann::json::dump() of an
-  // object, whose keys are sorted): equal parameters must give equal text.
-  std::string params_json = "{}";
-  int sample_index = 0;
-  int64_t seed = 0;
-  std::string prompt_system;
-  std::string prompt_user;
-  std::string text;            // the response
-  std::string model_reported;  // the model as the API named it
-  std::string finish_reason;   // "stop", "length", ...; "" unknown
-  int64_t prompt_tokens = 0;   // this response's share of its call
-  int64_t completion_tokens = 0;
-  int64_t thinking_tokens = 0;
-  bool tokens_estimated = false;
-  double latency_ms = 0.0;
-  std::optional<double> cost_usd;
-  std::string batch_id;
-  std::optional<int64_t> call_id;  // the llm_calls row that fetched it
-  int64_t cached_prompt_tokens = 0;  // this response's share of the call's cached tokens
-  std::string prompt_hash;  // store
-  std::string params_hash;  // store
-  std::string created_at;   // store
-
-  ResponseKey key() const;
-};
-
-// A run's LLM usage split by who paid, per workload (RunStore::llm_attribution): answers
-// this run's own calls fetched ("paid"), and answers it reused from the shared cache, which
-// the run (or cell) that first asked paid for. A cell's cost is then the same whatever order
-// the cells ran in: paid + reused is what it would have cost alone.
-struct LlmAttribution {
-  std::string workload;
-  int64_t answers = 0;
-  int64_t paid_answers = 0, reused_answers = 0;
-  int64_t paid_prompt_tokens = 0, paid_output_tokens = 0;
-  int64_t reused_prompt_tokens = 0, reused_output_tokens = 0;
-  double paid_usd = 0, reused_usd = 0;  // reused: what the payer's call cost for these answers
-  int64_t cached_prompt_tokens = 0;     // of paid_prompt_tokens, served by the prompt cache
-  int64_t truncated = 0;                // answers cut off at the output limit
-};
-
-struct PutResponseResult {
-  int64_t id = 0;
-  bool inserted = false;  // false: the key was already cached
-};
-
-// What put_answered_call stored: the call's row and, per response in the
-// order given, what put_response would have returned.
-struct PutAnsweredCallResult {
-  int64_t call_id = 0;
-  std::vector<PutResponseResult> responses;
 };
 
 class RunStore {
@@ -486,17 +266,13 @@ class RunStore {
   std::optional<std::string> blob(const std::string& hash) const;
 
  private:
-  RunStore(std::unique_ptr<sqlite::Db> db, std::shared_ptr<RunLock> lock);
-  class WriteScope;
-  // put_blob's insert, inside the caller's WriteScope.
-  std::string write_blob(const std::string& text);
+  explicit RunStore(std::unique_ptr<store::Database> db);
+  // The evaluations of one search's live candidates (search_samples' second read).
+  std::vector<EvaluationRecord> search_evaluations(const SampleKey& search) const;
 
-  std::unique_ptr<sqlite::Db> db_;
-  std::shared_ptr<RunLock> lock_;  // null when read-only or in memory
-  bool batch_open_ = false;
-  // The evaluation queries, naming the columns this database has (built once, so the
-  // statement cache keys on stable text).
-  std::string sql_search_evaluations_, sql_find_evaluation_, sql_run_evaluations_;
+  // Open, lock, migrations and batches (store/database.hpp); each table's statements are in
+  // its own file (store/<table>_table.cpp).
+  std::unique_ptr<store::Database> db_;
 };
 
 }  // namespace palladium
