@@ -93,8 +93,8 @@ int report_command(const std::vector<std::string>& args) {
     // an unreadable list is an error, not a fallback.
     std::vector<std::string> workloads;
     try {
-      workloads = stored_workloads(run->config_text,
-                                   db + " (stored config of run " + std::to_string(run_id) + ")");
+      workloads = stored_suite(run->suite,
+                               db + " (stored config of run " + std::to_string(run_id) + ")");
     } catch (const ConfigError& e) {
       std::cerr << "palladium report: " << e.what()
                 << "; without the suite's workload list the suite metrics would be wrong\n";

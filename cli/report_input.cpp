@@ -12,22 +12,6 @@
 namespace palladium {
 namespace {
 
-std::string yaml_string(const YAML::Node& node, const std::string& fallback) {
-  try {
-    return node && node.IsScalar() ? node.as<std::string>() : fallback;
-  } catch (const YAML::Exception&) {
-    return fallback;
-  }
-}
-
-std::string method_of(const std::string& config_text) {
-  try {
-    return yaml_string(YAML::Load(config_text)["method"], "iterative");
-  } catch (const YAML::Exception&) {
-    return "unknown";
-  }
-}
-
 // budget_per_workload x workloads x seeds of a stored config (defaults as RunConfig's).
 int64_t planned_of(const std::string& config_text, const std::vector<std::string>& suite) {
   try {
@@ -45,9 +29,9 @@ void fill_run(const RunStore& store, const RunRecord& run, const std::string& or
   cell.run_id = run.id;
   cell.status = run.status;
   cell.status_reason = run.status_reason;
-  cell.method = method_of(run.config_text);
-  cell.model = model_label(run.config_text);
-  cell.suite = stored_workloads(run.config_text, origin);
+  cell.method = run.method;
+  cell.model = run.model;
+  cell.suite = stored_suite(run.suite, origin);
   cell.planned = planned_of(run.config_text, cell.suite);
   std::map<int64_t, const EvaluationRecord*> evals;
   auto evaluations = store.evaluations(run.id);
@@ -103,15 +87,12 @@ void fill_run(const RunStore& store, const RunRecord& run, const std::string& or
 
 }  // namespace
 
-std::string model_label(const std::string& config_text) {
-  try {
-    auto llm = YAML::Load(config_text)["llm"];
-    std::string provider = yaml_string(llm ? llm["provider"] : YAML::Node(), "replay");
-    if (provider == "replay" || provider == "synthetic" || provider == "hand_tuned") return provider;
-    return yaml_string(llm["model"], provider);
-  } catch (const YAML::Exception&) {
-    return "unknown";
-  }
+std::vector<std::string> stored_suite(const std::vector<std::string>& suite,
+                                      const std::string& origin) {
+  if (suite.empty())
+    throw ConfigError(origin + ": workloads: the stored config has no readable, non-empty "
+                               "workload list");
+  return suite;
 }
 
 SweepReportInput collect_report_input(const RunStore& store, std::optional<int64_t> sweep_id,
@@ -149,8 +130,8 @@ SweepReportInput collect_report_input(const RunStore& store, std::optional<int64
     if (params.is_object())
       for (auto& [k, v] : params.items())
         cell.params.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
-    cell.method = method_of(rec.config_text);
-    cell.model = model_label(rec.config_text);
+    cell.method = rec.method;
+    cell.model = rec.model;
     const RunRecord* latest = nullptr;
     for (const auto& r : runs)
       if (r.cell_id == rec.id && (!latest || r.id > latest->id)) latest = &r;
@@ -158,7 +139,7 @@ SweepReportInput collect_report_input(const RunStore& store, std::optional<int64
     if (latest)
       fill_run(store, *latest, origin, cell);
     else
-      cell.suite = stored_workloads(rec.config_text, origin);
+      cell.suite = stored_suite(rec.suite, origin);
     cell.planned = planned_of(rec.config_text, cell.suite);
     if (rec.cell_key == kReferenceCellKey) {
       for (const auto& c : cell.candidates)

@@ -8,8 +8,9 @@
 // fills `hand_tuned` instead of being a cell. Without one (a database of
 // plain runs): every run is a cell of its own, keyed "run-<id>".
 //
-// A cell's suite is its stored config's workload list (stored_workloads),
-// never the workloads that happen to have candidates; an unreadable one is a
+// A cell's method, model label and suite are those the store keeps with it
+// (store/run_identity.hpp), never re-read from its YAML; its suite is never
+// the workloads that happen to have candidates, and an empty one is a
 // ConfigError, so a report never silently shrinks its suite.
 //
 // Errors: StoreError from the store, ConfigError for a stored config.
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "store/run_store.hpp"
 #include "report/sweep_report.hpp"
@@ -32,8 +34,10 @@ inline constexpr const char* kReferenceCellKey = "reference=hand_tuned";
 SweepReportInput collect_report_input(const RunStore& store, std::optional<int64_t> sweep_id,
                                       const InputSensitivity& sensitivity);
 
-// The label reports give a config's model: "replay", "synthetic",
-// "hand_tuned", or llm.model for an API provider.
-std::string model_label(const std::string& config_text);
+// A run's or cell's suite as the store keeps it (RunRecord::suite, read once from its config:
+// store/run_identity.hpp). Throws ConfigError naming `origin` when it is empty: without it the
+// suite metrics would silently count only the workloads that have candidates.
+std::vector<std::string> stored_suite(const std::vector<std::string>& suite,
+                                      const std::string& origin);
 
 }  // namespace palladium

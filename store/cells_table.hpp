@@ -21,6 +21,10 @@ struct CellRecord {
   std::string params_json = "{}";
   std::string config_text;
   std::string created_at;  // store
+  // store, from config_text (store/run_identity.hpp): what reports name it by
+  std::string method;
+  std::string model;               // the model label
+  std::vector<std::string> suite;  // the workloads
 };
 
 template <>
@@ -35,6 +39,9 @@ struct Table<CellRecord> {
     f(ColumnSpec{"params_json"}, r.params_json);
     f(ColumnSpec{"config_text"}, r.config_text);
     f(ColumnSpec{"created_at", ColumnKind::store}, r.created_at);
+    f(ColumnSpec{"method", ColumnKind::field, {}, "''"}, r.method);
+    f(ColumnSpec{"model", ColumnKind::field, {}, "''"}, r.model);
+    f(ColumnSpec{"suite_json", ColumnKind::field, {}, "'[]'"}, r.suite);
   }
 };
 

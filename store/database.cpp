@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
+#include "store/run_identity.hpp"
 #include "store/run_lock.hpp"
 #include "store/schema_sql.hpp"
 #include "store/store_error.hpp"
@@ -102,10 +105,30 @@ void add_missing_columns(sqlite::Db& db) {
   }
 }
 
+// Version 2 -> 3: each run's and cell's method, model label and suite, from its stored config
+// (the columns themselves came with add_missing_columns).
+void identify_runs_and_cells(sqlite::Db& db) {
+  for (const char* table : {"runs", "cells"}) {
+    sqlite::Statement rows(db, std::string("SELECT id, config_text FROM ") + table);
+    sqlite::Statement set(db, std::string("UPDATE ") + table +
+                                  " SET method = ?1, model = ?2, suite_json = ?3 WHERE id = ?4");
+    while (rows.step()) {
+      const RunIdentity id = run_identity(rows.text(1));
+      set.bind_text(1, id.method)
+          .bind_text(2, id.model)
+          .bind_text(3, nlohmann::json(id.suite).dump())
+          .bind_int64(4, rows.int64(0));
+      set.run();
+      set.reset();
+    }
+  }
+}
+
 // Brings a database of version `found` (kOldestMigrated..kSchemaVersion) to kSchemaVersion,
 // inside the open transaction: new columns first (schema.sql), then each version's data step.
-void migrate(sqlite::Db& db, int /*found*/) {
+void migrate(sqlite::Db& db, int found) {
   add_missing_columns(db);
+  if (found < 3) identify_runs_and_cells(db);
   db.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
 }
 

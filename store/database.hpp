@@ -23,9 +23,11 @@ class RunLock;
 
 namespace store {
 
-// Bump with any schema.sql change that needs more than IF NOT EXISTS and added
+// Version 3 stores each run's and cell's method, model label and suite (store/run_identity.hpp);
+// a version-2 database is migrated by a read-write open and read as if migrated by a read-only
+// one. Bump with any schema.sql change that needs more than IF NOT EXISTS and added
 // nullable/defaulted columns, and say in migrate() how an older database gets there.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 class Database {
  public:

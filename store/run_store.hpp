@@ -1,5 +1,5 @@
 // RunStore: the persistent record of sweeps, runs, samples, evaluations and
-// LLM calls and responses, in one SQLite database (schema v2:
+// LLM calls and responses, in one SQLite database (schema v3:
 // store/schema.sql, which documents every table and column). Each table's
 // record and its columns are declared once in store/<table>_table.hpp.
 //
@@ -21,7 +21,10 @@
 // Opening. open() refuses, before it changes a single byte, a file that is
 // not a Palladium store (another application's SQLite database), a
 // schema-v1 store (named as such, with what to do) and a newer schema. A
-// read-write open takes the database's RunLock (store/run_lock.hpp): one
+// read-write open migrates a schema-v2 store to v3 (each run's and cell's
+// method, model label and suite, read once from its stored config); a
+// read-only one reads it as if migrated. A read-write open takes the
+// database's RunLock (store/run_lock.hpp): one
 // writing process per database, the holder's pid named in the refusal.
 // Having the lock, it marks every run still 'running' as 'interrupted':
 // their process is gone, since it no longer holds the lock. A read-only

@@ -2,9 +2,21 @@
 
 #include "store/column_sql.hpp"
 #include "store/content_hash.hpp"
+#include "store/run_identity.hpp"
 #include "store/run_store.hpp"
 
 namespace palladium {
+namespace {
+
+RunRecord read_run(const store::Database& db, const sqlite::Statement& st) {
+  RunRecord run = store::read_row<RunRecord>(db, st);
+  // A database from before schema version 3, read-only: as a migration would have filled it.
+  if (db.found_version() < 3) identify(run);
+  return run;
+}
+
+}  // namespace
+
 int64_t RunStore::begin_or_resume_run(const std::string& name, const std::string& config_text,
                                       std::optional<int64_t> cell_id) {
   store::WriteScope w(*db_, "begin_or_resume_run");
@@ -29,6 +41,7 @@ int64_t RunStore::begin_or_resume_run(const std::string& name, const std::string
                              "status_reason = '' WHERE id = ?1");
     resume->bind_int64(1, *id).run();
   } else {
+    identify(run);
     static const std::string sql = store::insert_sql<RunRecord>();
     sqlite::CachedUse insert(db_->db(), sql.c_str());
     store::bind_row(*db_, *insert, run);
@@ -59,7 +72,7 @@ std::optional<RunRecord> RunStore::find_run(int64_t run_id) const {
   }));
   st->bind_int64(1, run_id);
   if (!st->step()) return std::nullopt;
-  return store::read_row<RunRecord>(*db_, *st);
+  return read_run(*db_, *st);
 }
 
 std::vector<RunRecord> RunStore::runs() const {
@@ -67,7 +80,7 @@ std::vector<RunRecord> RunStore::runs() const {
     return store::select_from<RunRecord>(*db_) + "ORDER BY ru.id";
   }));
   std::vector<RunRecord> out;
-  while (st->step()) out.push_back(store::read_row<RunRecord>(*db_, *st));
+  while (st->step()) out.push_back(read_run(*db_, *st));
   return out;
 }
 

@@ -23,6 +23,10 @@ struct RunRecord {
   std::optional<std::string> finished_at;  // unset while running
   std::string status;                      // "running", then finish_run's
   std::string status_reason;
+  // store, from config_text (store/run_identity.hpp): what reports name it by
+  std::string method;
+  std::string model;               // the model label
+  std::vector<std::string> suite;  // the workloads
 };
 
 // The statuses finish_run accepts.
@@ -43,6 +47,9 @@ struct Table<RunRecord> {
     f(ColumnSpec{"finished_at", ColumnKind::store}, r.finished_at);
     f(ColumnSpec{"status", ColumnKind::store}, r.status);
     f(ColumnSpec{"status_reason", ColumnKind::store}, r.status_reason);
+    f(ColumnSpec{"method", ColumnKind::field, {}, "''"}, r.method);
+    f(ColumnSpec{"model", ColumnKind::field, {}, "''"}, r.model);
+    f(ColumnSpec{"suite_json", ColumnKind::field, {}, "'[]'"}, r.suite);
   }
 };
 

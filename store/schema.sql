@@ -1,14 +1,18 @@
--- Palladium run store, schema version 2 (PRAGMA user_version = 2,
+-- Palladium run store, schema version 3 (PRAGMA user_version = 3,
 -- PRAGMA application_id = 0x50414C44, "PALD").
 --
 -- The one source of truth: store/CMakeLists.txt embeds this file into the
 -- binary. RunStore::open() runs it when it creates a database and on every
--- read-write open of a version-2 database, so every statement must be
--- idempotent (IF NOT EXISTS). A column added to a CREATE TABLE below reaches
--- existing version-2 databases by itself: open() compares each table with
--- this file and ALTERs in the missing columns, so a new column must be
--- nullable or carry a DEFAULT. Anything else (a renamed or dropped column, a
--- new constraint) needs a new user_version.
+-- read-write open, so every statement must be idempotent (IF NOT EXISTS). A
+-- column added to a CREATE TABLE below reaches existing databases by itself:
+-- open() compares each table with this file and ALTERs in the missing
+-- columns, so a new column must be nullable or carry a DEFAULT; its C++ side
+-- is its record's member and its line in the table's column list, both in
+-- store/<table>_table.hpp. Anything
+-- else (a renamed or dropped column, a new constraint, values an older row
+-- must be given) needs a new user_version and its step in
+-- store/database.cpp's migrate(). Version 2 -> 3: runs and cells got method,
+-- model and suite_json, filled from each row's config_text.
 --
 -- Times are ISO-8601 UTC text. Hashes are SHA-256 as 64 lowercase hex
 -- digits (store/content_hash.hpp).
@@ -54,6 +58,12 @@ CREATE TABLE IF NOT EXISTS cells (
   params_json  TEXT NOT NULL,    -- the grid point, e.g. {"method": "autocomp"}
   config_text  TEXT NOT NULL,    -- the cell's whole run config
   created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  -- What reports name the cell by, read once from config_text (store/run_identity.hpp): its
+  -- method, its model label ('replay', 'synthetic', 'hand_tuned' or llm.model) and its suite
+  -- (a JSON list of workload ids).
+  method       TEXT NOT NULL DEFAULT '',
+  model        TEXT NOT NULL DEFAULT '',
+  suite_json   TEXT NOT NULL DEFAULT '[]',
   UNIQUE (sweep_id, cell_key)
 );
 
@@ -69,7 +79,11 @@ CREATE TABLE IF NOT EXISTS runs (
   started_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
   finished_at    TEXT,
   status         TEXT NOT NULL DEFAULT 'running',
-  status_reason  TEXT NOT NULL DEFAULT ''
+  status_reason  TEXT NOT NULL DEFAULT '',
+  -- As for cells: the run's method, model label and suite, from config_text.
+  method         TEXT NOT NULL DEFAULT '',
+  model          TEXT NOT NULL DEFAULT '',
+  suite_json     TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX IF NOT EXISTS runs_by_config_hash ON runs(config_hash);
 CREATE INDEX IF NOT EXISTS runs_by_cell ON runs(cell_id);

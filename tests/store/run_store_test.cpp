@@ -119,7 +119,7 @@ TEST(RunStoreTest, OpensInWalModeMarkedAsOurs) {
   Raw raw(tmp.path());
   // journal_mode=WAL is persistent: a fresh connection sees it too.
   EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(raw.text("PRAGMA user_version"), "2");
+  EXPECT_EQ(raw.text("PRAGMA user_version"), "3");
   EXPECT_EQ(raw.text("PRAGMA application_id"), std::to_string(0x50414C44));
   EXPECT_TRUE(std::filesystem::exists(tmp.path() + "-wal"));
 }
@@ -174,7 +174,7 @@ TEST(RunStoreTest, RefusesANewerSchema) {
   RunStore::open(tmp.path());
   {
     Raw raw(tmp.path(), SQLITE_OPEN_READWRITE);
-    raw.exec("PRAGMA user_version=3");
+    raw.exec("PRAGMA user_version=4");
   }
   EXPECT_NE(open_error(tmp.path(), RunStore::Mode::read_only).find("newer"), std::string::npos);
 }
