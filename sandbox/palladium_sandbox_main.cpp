@@ -70,7 +70,11 @@ int main(int argc, char** argv) {
 
   // The parent's and the spares' uids, before the launcher drops root (it writes the maps).
   SandboxIds ids = make_sandbox_ids();
-  if (!ids.error.empty()) return fail(3, "the sandbox's two-uid user namespace: " + ids.error);
+  // A host that refuses the namespace (a container without CAP_SETUID over both uids) keeps
+  // one uid, loudly, as a host without cgroups keeps rlimits: the judge still works and says so.
+  if (!ids.error.empty()) {
+    ids.reason = "the launcher is root but could not make the two-uid user namespace: " + ids.error;
+  }
   if (ids.userns_fd < 0) {
     std::fprintf(stderr,
                  "palladium-sandbox: WARNING: the warm-spare parent and its spares share one "

@@ -40,7 +40,7 @@ inline constexpr gid_t kSpareGid = 65533;
 struct SandboxIds {
   int userns_fd = -1;  // the two-uid user namespace for bwrap --userns; -1: bwrap makes one uid
   std::string reason;  // when userns_fd is -1: why the parent and its spares share one uid
-  std::string error;   // the launcher is root but the namespace could not be made: fail
+  std::string error;   // the launcher is root but the namespace could not be made (one uid)
   // One line for the runner's environment and the judge's log:
   //   "split: parent 65534, spares 65533 (uid and gid)"  or  "one uid 65534: <reason>"
   std::string describe() const;
