@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "actors/workload_search_actor.hpp"
-#include "cli/run_config.hpp"
+#include "config/run_config.hpp"
 #include "llm/price_table.hpp"
 #include "llm/provider.hpp"
 #include "protocol/taxonomy.hpp"

@@ -24,7 +24,7 @@
 
 #include "actors/messages.hpp"
 #include "cli/command_line.hpp"
-#include "cli/config/evaluation_config.hpp"
+#include "config/evaluation_config.hpp"
 #include "cli/coordinator.hpp"
 #include "workloads/workload_catalog.hpp"
 

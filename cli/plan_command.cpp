@@ -34,9 +34,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/dry_run.hpp"
-#include "cli/run_config.hpp"
+#include "config/run_config.hpp"
 #include "cli/run_setup.hpp"
-#include "cli/sweep_config.hpp"
+#include "config/sweep_config.hpp"
 #include "llm/synthetic_family.hpp"
 #include "llm/prefix_cache_estimate.hpp"
 #include "llm/synthetic_provider.hpp"

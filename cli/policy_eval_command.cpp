@@ -17,7 +17,7 @@
 
 #include "cli/command_line.hpp"
 #include "cli/report_input.hpp"
-#include "cli/run_config.hpp"
+#include "config/run_config.hpp"
 #include "analysis/policy_replay.hpp"
 
 namespace po = boost::program_options;

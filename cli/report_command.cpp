@@ -9,7 +9,7 @@
 #include "cli/command_line.hpp"
 #include "cli/report_files.hpp"
 #include "cli/report_input.hpp"
-#include "cli/run_config.hpp"
+#include "config/run_config.hpp"
 #include "report/run_report.hpp"
 
 namespace po = boost::program_options;

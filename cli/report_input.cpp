@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
-#include "cli/run_config.hpp"
+#include "config/run_config.hpp"
 #include "report/llm_usage_report.hpp"
 
 namespace palladium {

@@ -18,7 +18,7 @@
 #include "cli/dry_run.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/live_status.hpp"
-#include "cli/run_config.hpp"
+#include "config/run_config.hpp"
 #include "cli/run_setup.hpp"
 #include "report/sweep_report_costs.hpp"
 #include "report/run_report.hpp"

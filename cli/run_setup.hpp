@@ -14,7 +14,7 @@
 #include "actors/run_actor.hpp"
 #include "actors/workload_search_actor.hpp"
 #include "cli/coordinator.hpp"
-#include "cli/run_config.hpp"
+#include "config/run_config.hpp"
 #include "actors/llm_gateway.hpp"
 #include "llm/call_runner.hpp"
 #include "llm/provider.hpp"

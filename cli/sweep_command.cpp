@@ -26,7 +26,7 @@
 #include "cli/report_input.hpp"
 #include "cli/run_setup.hpp"
 #include "cli/status_file.hpp"
-#include "cli/sweep_config.hpp"
+#include "config/sweep_config.hpp"
 #include "workloads/workload_catalog.hpp"
 
 namespace fs = std::filesystem;

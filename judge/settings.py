@@ -19,7 +19,7 @@ import os
 COMPILE_TIER_ENV = "PALLADIUM_COMPILE_TIER"
 FULL_SHAPES_ENV = "PALLADIUM_FULL_SHAPES"
 VARIABLES = {"compile_tier": COMPILE_TIER_ENV, "full_shapes": FULL_SHAPES_ENV}
-# The run config's defaults (cli/config/evaluation_config.hpp), for a request without them.
+# The run config's defaults (config/evaluation_config.hpp), for a request without them.
 DEFAULT_COMPILE_TIER = "on"
 DEFAULT_FULL_SHAPES = False
 

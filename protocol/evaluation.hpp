@@ -24,7 +24,7 @@
 namespace palladium {
 
 // How the judge is to check a candidate: the run config's evaluation.compile_tier and
-// evaluation.full_shapes (cli/config/evaluation_config.hpp), carried by every job
+// evaluation.full_shapes (config/evaluation_config.hpp), carried by every job
 // (wire::Job) and the judge pipe's `eval`, so that a run's stored config says how it was judged.
 // A judge host's environment may override them (PALLADIUM_COMPILE_TIER, PALLADIUM_FULL_SHAPES):
 // its ready frame lists the overrides, and each evaluation records the settings it was

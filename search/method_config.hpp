@@ -1,5 +1,5 @@
 // MethodConfig: a search method and its parameters as a run config states
-// them (cli/config/search_config.* reads the YAML into it), and
+// them (config/search_config.* reads the YAML into it), and
 // make_strategy(), the one place a Strategy is built from it.
 //
 //   iterative          IterativeSearch, no context

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "cli/run_config.hpp"
+#include "config/run_config.hpp"
 #include "cli/run_setup.hpp"
 #include "llm/synthetic_provider.hpp"
 #include "llm/token_estimate.hpp"

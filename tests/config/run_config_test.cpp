@@ -1,8 +1,8 @@
-#include "cli/run_config.hpp"
+#include "config/run_config.hpp"
 
 #include <gtest/gtest.h>
 
-#include "tests/cli/config_error.hpp"
+#include "tests/config/config_error.hpp"
 
 namespace palladium {
 namespace {

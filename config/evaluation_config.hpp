@@ -20,7 +20,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "cli/config/config_reader.hpp"
+#include "config/config_reader.hpp"
 #include "protocol/evaluation.hpp"
 
 namespace palladium {

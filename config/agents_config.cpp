@@ -1,4 +1,4 @@
-#include "cli/config/agents_config.hpp"
+#include "config/agents_config.hpp"
 
 namespace palladium {
 

@@ -1,4 +1,4 @@
-#include "cli/config/evaluation_config.hpp"
+#include "config/evaluation_config.hpp"
 
 #include <string>
 #include <vector>

@@ -1,11 +1,11 @@
 // The evaluation section's judge settings (issue 20): evaluation.compile_tier and
 // evaluation.full_shapes, their checks, and the stored config text that always spells them.
-#include "cli/config/evaluation_config.hpp"
+#include "config/evaluation_config.hpp"
 
 #include <gtest/gtest.h>
 
-#include "cli/run_config.hpp"
-#include "tests/cli/config_error.hpp"
+#include "config/run_config.hpp"
+#include "tests/config/config_error.hpp"
 
 namespace palladium {
 namespace {

@@ -35,14 +35,14 @@
 // order): the store finds a sweep by it, so editing a comment or the
 // concurrency resumes the same sweep.
 //
-// Errors: ConfigError naming the file and key (cli/config/config_reader.hpp).
+// Errors: ConfigError naming the file and key (config/config_reader.hpp).
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "cli/run_config.hpp"
+#include "config/run_config.hpp"
 
 namespace palladium {
 

@@ -1,4 +1,4 @@
-#include "cli/config/context_config.hpp"
+#include "config/context_config.hpp"
 
 namespace palladium {
 

@@ -21,7 +21,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "cli/config/config_reader.hpp"
+#include "config/config_reader.hpp"
 
 namespace palladium {
 

@@ -1,11 +1,11 @@
 // The coordinator section's request timeouts: their defaults, how they are set, and the errors
 // that name a bad one. How run_setup hands them to the actors: tests/cli/run_setup_test.cpp.
-#include "cli/config/coordinator_config.hpp"
+#include "config/coordinator_config.hpp"
 
 #include <gtest/gtest.h>
 
-#include "cli/run_config.hpp"
-#include "tests/cli/config_error.hpp"
+#include "config/run_config.hpp"
+#include "tests/config/config_error.hpp"
 
 namespace palladium {
 namespace {

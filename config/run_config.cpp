@@ -1,4 +1,4 @@
-#include "cli/run_config.hpp"
+#include "config/run_config.hpp"
 
 #include <fstream>
 #include <regex>

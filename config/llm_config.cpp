@@ -1,4 +1,4 @@
-#include "cli/config/llm_config.hpp"
+#include "config/llm_config.hpp"
 
 #include <algorithm>
 

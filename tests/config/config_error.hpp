@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "cli/run_config.hpp"
+#include "config/run_config.hpp"
 
 namespace palladium::testing {
 

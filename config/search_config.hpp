@@ -36,7 +36,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "cli/config/config_reader.hpp"
+#include "config/config_reader.hpp"
 #include "search/global_allocator.hpp"
 #include "search/method_config.hpp"
 

@@ -1,4 +1,4 @@
-#include "cli/sweep_config.hpp"
+#include "config/sweep_config.hpp"
 
 #include <filesystem>
 #include <fstream>

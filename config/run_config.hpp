@@ -1,7 +1,7 @@
 // RunConfig: one search run as the experimenter wrote it in YAML.
 //
 // The config is made of sections, each with its own struct, parser and
-// validation in cli/config/ (search, llm, evaluation, agents, coordinator), so
+// validation in config/ (search, llm, evaluation, agents, coordinator), so
 // that a new key lands in the file of its section. This file holds only what
 // belongs to the run as a whole (name, workloads, seeds) and the list of
 // sections.
@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "cli/config/agents_config.hpp"
-#include "cli/config/config_reader.hpp"
-#include "cli/config/context_config.hpp"
-#include "cli/config/coordinator_config.hpp"
-#include "cli/config/evaluation_config.hpp"
-#include "cli/config/llm_config.hpp"
-#include "cli/config/search_config.hpp"
+#include "config/agents_config.hpp"
+#include "config/config_reader.hpp"
+#include "config/context_config.hpp"
+#include "config/coordinator_config.hpp"
+#include "config/evaluation_config.hpp"
+#include "config/llm_config.hpp"
+#include "config/search_config.hpp"
 
 namespace palladium {
 

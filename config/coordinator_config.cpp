@@ -1,4 +1,4 @@
-#include "cli/config/coordinator_config.hpp"
+#include "config/coordinator_config.hpp"
 
 namespace palladium {
 

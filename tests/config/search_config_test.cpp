@@ -1,4 +1,4 @@
-#include "cli/config/search_config.hpp"
+#include "config/search_config.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "cli/config/config_reader.hpp"
+#include "config/config_reader.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,12 +1,12 @@
-#include "cli/config/llm_config.hpp"
+#include "config/llm_config.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "cli/run_config.hpp"
+#include "config/run_config.hpp"
 #include "cli/run_setup.hpp"
-#include "tests/cli/config_error.hpp"
+#include "tests/config/config_error.hpp"
 
 namespace palladium {
 namespace {

@@ -18,7 +18,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "cli/config/config_reader.hpp"
+#include "config/config_reader.hpp"
 #include "llm/context_blocks.hpp"
 
 namespace palladium {

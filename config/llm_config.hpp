@@ -73,7 +73,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "cli/config/config_reader.hpp"
+#include "config/config_reader.hpp"
 #include "llm/sampling_params.hpp"
 
 namespace palladium {
