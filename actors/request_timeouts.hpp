@@ -4,7 +4,7 @@
 // resumes instead of hanging the coordinator.
 //
 // The values come from the run config's coordinator.timeouts section
-// (cli/config/coordinator_config.hpp); these defaults are the config's defaults.
+// (config/coordinator_config.hpp); these defaults are the config's defaults.
 #pragma once
 
 #include <chrono>

@@ -40,11 +40,11 @@
 #include "actors/errors.hpp"
 #include "actors/eval_dispatcher.hpp"
 #include "actors/messages.hpp"
-#include "cli/agent_link.hpp"
+#include "coordinator/agent_link.hpp"
 #include "cli/bench_llm.hpp"
 #include "cli/bench_store.hpp"
 #include "cli/bench_swarm.hpp"
-#include "cli/coordinator.hpp"
+#include "coordinator/coordinator.hpp"
 #include "protocol/curve_keys.hpp"
 
 namespace po = boost::program_options;

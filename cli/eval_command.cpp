@@ -25,7 +25,7 @@
 #include "actors/messages.hpp"
 #include "cli/command_line.hpp"
 #include "config/evaluation_config.hpp"
-#include "cli/coordinator.hpp"
+#include "coordinator/coordinator.hpp"
 #include "workloads/workload_catalog.hpp"
 
 namespace fs = std::filesystem;

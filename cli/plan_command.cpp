@@ -3,7 +3,7 @@
 // long the run will take under the account's limits and the TPU chips, which limit binds,
 // and what would relax it.
 //
-// The counts are the dry run's (cli/dry_run.hpp: every search driven to the end of its budget
+// The counts are the dry run's (coordinator/dry_run.hpp: every search driven to the end of its budget
 // by the offline synthetic model, no verdict ever correct, so the most the config can issue);
 // the time model is llm/throughput_plan.hpp. The assumptions are flags with defaults:
 //   --latency-s 40      seconds per LLM call (Gemini 3 Flash at ~4k in / 8-9k out: 37-41 s)
@@ -33,9 +33,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli/commands.hpp"
-#include "cli/dry_run.hpp"
+#include "coordinator/dry_run.hpp"
 #include "config/run_config.hpp"
-#include "cli/run_setup.hpp"
+#include "coordinator/run_setup.hpp"
 #include "config/sweep_config.hpp"
 #include "llm/synthetic_family.hpp"
 #include "llm/prefix_cache_estimate.hpp"

@@ -2,7 +2,7 @@
 // state while it runs or after: its cells with their progress against their
 // sample budgets, tokens and dollars, the current best kernel per workload,
 // and, while the coordinator is alive, its agents, their utilisation and the
-// dispatch queue (from DB.status.json, cli/status_file.hpp).
+// dispatch queue (from DB.status.json, coordinator/status_file.hpp).
 //
 // Reads the database read-only: safe next to a running sweep.
 #include "cli/commands.hpp"
@@ -18,9 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_line.hpp"
-#include "cli/interrupt.hpp"
+#include "coordinator/interrupt.hpp"
 #include "cli/report_input.hpp"
-#include "cli/status_file.hpp"
+#include "coordinator/status_file.hpp"
 
 namespace po = boost::program_options;
 

@@ -19,13 +19,13 @@
 #include "actors/messages.hpp"
 #include "actors/sweep_actor.hpp"
 #include "cli/command_line.hpp"
-#include "cli/coordinator.hpp"
-#include "cli/interrupt.hpp"
-#include "cli/live_status.hpp"
+#include "coordinator/coordinator.hpp"
+#include "coordinator/interrupt.hpp"
+#include "coordinator/live_status.hpp"
 #include "cli/report_files.hpp"
 #include "cli/report_input.hpp"
-#include "cli/run_setup.hpp"
-#include "cli/status_file.hpp"
+#include "coordinator/run_setup.hpp"
+#include "coordinator/status_file.hpp"
 #include "config/sweep_config.hpp"
 #include "workloads/workload_catalog.hpp"
 
@@ -200,7 +200,7 @@ int sweep_command(const std::vector<std::string>& args) {
 
   const fs::path status_path = status_file_path(db_path);
   {
-    // Between polls, the live half of `palladium status` (cli/status_file.hpp).
+    // Between polls, the live half of `palladium status` (coordinator/status_file.hpp).
     //
     // The waiting thread asks through a scoped_actor, which the actor system
     // counts as running until it is destroyed: CAF 0.17 registers it even when

@@ -14,7 +14,7 @@
 //     insecure_plaintext: false    # no CURVE at all (a network you trust completely)
 //
 // Owner of the semantics: the fleet engineer (actors/eval_dispatcher*,
-// actors/job_ledger*, cli/local_agents*).
+// actors/job_ledger*, coordinator/local_agents*).
 #pragma once
 
 #include <string>

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "config/run_config.hpp"
-#include "cli/run_setup.hpp"
+#include "coordinator/run_setup.hpp"
 #include "tests/config/config_error.hpp"
 
 namespace palladium {

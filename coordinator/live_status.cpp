@@ -1,4 +1,4 @@
-#include "cli/live_status.hpp"
+#include "coordinator/live_status.hpp"
 
 #include <unistd.h>
 

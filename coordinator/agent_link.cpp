@@ -1,4 +1,4 @@
-#include "cli/agent_link.hpp"
+#include "coordinator/agent_link.hpp"
 
 #include <stdexcept>
 

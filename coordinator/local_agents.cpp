@@ -1,4 +1,4 @@
-#include "cli/local_agents.hpp"
+#include "coordinator/local_agents.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

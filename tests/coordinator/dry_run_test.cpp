@@ -1,4 +1,4 @@
-#include "cli/dry_run.hpp"
+#include "coordinator/dry_run.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "config/run_config.hpp"
-#include "cli/run_setup.hpp"
+#include "coordinator/run_setup.hpp"
 #include "llm/synthetic_provider.hpp"
 #include "llm/token_estimate.hpp"
 #include "search/method_config.hpp"

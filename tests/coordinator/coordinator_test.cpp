@@ -1,4 +1,4 @@
-#include "cli/coordinator.hpp"
+#include "coordinator/coordinator.hpp"
 
 #include <thread>
 

@@ -13,7 +13,7 @@
 
 #include "actors/run_actor.hpp"
 #include "actors/workload_search_actor.hpp"
-#include "cli/coordinator.hpp"
+#include "coordinator/coordinator.hpp"
 #include "config/run_config.hpp"
 #include "actors/llm_gateway.hpp"
 #include "llm/call_runner.hpp"

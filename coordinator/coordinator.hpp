@@ -40,8 +40,8 @@
 #include "actors/llm_gateway.hpp"
 #include "actors/store_actor.hpp"
 #include "actors/zmq_bridge.hpp"
-#include "cli/agent_link.hpp"
-#include "cli/local_agents.hpp"
+#include "coordinator/agent_link.hpp"
+#include "coordinator/local_agents.hpp"
 
 namespace palladium {
 
@@ -51,7 +51,7 @@ class RunStore;
 struct CoordinatorOptions {
   int scheduler_threads = 0;  // 0: one per core
   RequestTimeouts timeouts;   // the LLM gateways' waits on the store
-  // The agent link: where, and with which keys (cli/agent_link.hpp); `listen` is link.listen.
+  // The agent link: where, and with which keys (coordinator/agent_link.hpp); `listen` is link.listen.
   AgentLinkOptions link{"tcp://127.0.0.1:0", "", ""};
   // Ledger, admission and capability matching; target.backend follows agent.backend.
   DispatcherOptions dispatch;
@@ -88,7 +88,7 @@ class Coordinator {
   enum class WaitEnd {
     ready,        // the awaited work is done
     agents_lost,  // local agents exited as the policy below says
-    interrupted,  // SIGINT, SIGTERM or SIGHUP (cli/interrupt.hpp)
+    interrupted,  // SIGINT, SIGTERM or SIGHUP (coordinator/interrupt.hpp)
   };
   // When losing local agents ends a wait.
   enum class AgentLoss {

@@ -1,4 +1,4 @@
-#include "cli/coordinator.hpp"
+#include "coordinator/coordinator.hpp"
 
 #include <unistd.h>
 
@@ -14,7 +14,7 @@
 #include "actors/llm_gateway.hpp"
 #include "actors/messages.hpp"
 #include "actors/store_actor.hpp"
-#include "cli/interrupt.hpp"
+#include "coordinator/interrupt.hpp"
 #include "protocol/endpoint.hpp"
 
 namespace palladium {

@@ -1,4 +1,4 @@
-#include "cli/run_setup.hpp"
+#include "coordinator/run_setup.hpp"
 
 #include <gtest/gtest.h>
 

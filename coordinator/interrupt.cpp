@@ -1,4 +1,4 @@
-#include "cli/interrupt.hpp"
+#include "coordinator/interrupt.hpp"
 
 #include <signal.h>
 

@@ -1,4 +1,4 @@
-#include "cli/dry_run.hpp"
+#include "coordinator/dry_run.hpp"
 
 #include <cstdio>
 #include <limits>

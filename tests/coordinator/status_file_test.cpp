@@ -1,4 +1,4 @@
-#include "cli/status_file.hpp"
+#include "coordinator/status_file.hpp"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // What a coordinator process (`run` or `sweep`) writes to DB.status.json
-// about once a second (cli/status_file.hpp): its pid, its agents, their slots,
+// about once a second (coordinator/status_file.hpp): its pid, its agents, their slots,
 // the dispatch queue and the jobs in flight, asked of the dispatcher, and the
 // LLM calls in flight and queued, asked of the LLM gateways. `status
 // --live` and the web dashboard read it; without it they can only say that no
@@ -16,7 +16,7 @@
 #include <caf/all.hpp>
 
 #include "actors/interfaces.hpp"
-#include "cli/status_file.hpp"
+#include "coordinator/status_file.hpp"
 
 namespace palladium {
 

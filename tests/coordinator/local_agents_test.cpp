@@ -1,5 +1,5 @@
 // What a local agent inherits: only the allowlisted environment, never an API key.
-#include "cli/local_agents.hpp"
+#include "coordinator/local_agents.hpp"
 
 #include <gtest/gtest.h>
 
