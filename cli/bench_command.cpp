@@ -3,7 +3,7 @@
 //
 // This process is the coordinator: the ZmqBridge, the eval_dispatcher and a feeder actor that
 // keeps every agent's slot backed by a queued job (the role the searches play in a run). The
-// fleet is `palladium bench swarm` child processes (cli/bench_swarm.hpp), or, with
+// fleet is `palladium bench swarm` child processes (bench/bench_swarm.hpp), or, with
 // --external, agents started elsewhere (a swarm written outside the project) that connect with
 // keys from --allow. After all agents joined and a warm-up, it measures a window and prints:
 // candidates/s, coordinator CPU per candidate (this process: every thread, bridge and ZeroMQ
@@ -41,9 +41,9 @@
 #include "actors/eval_dispatcher.hpp"
 #include "actors/messages.hpp"
 #include "coordinator/agent_link.hpp"
-#include "cli/bench_llm.hpp"
-#include "cli/bench_store.hpp"
-#include "cli/bench_swarm.hpp"
+#include "bench/bench_llm.hpp"
+#include "bench/bench_store.hpp"
+#include "bench/bench_swarm.hpp"
 #include "coordinator/coordinator.hpp"
 #include "protocol/curve_keys.hpp"
 

@@ -1,4 +1,4 @@
-// `palladium bench store` (cli/bench_store.hpp): the run store's cost per
+// `palladium bench store` (bench/bench_store.hpp): the run store's cost per
 // candidate, measured side by side.
 //
 // Each configuration gets a fresh database and the same work: S concurrent
@@ -22,7 +22,7 @@
 // fsync of the WAL) and database bytes per candidate; then each figure
 // against the first configuration. These are timings on this machine, under
 // whatever load it has: read the ratios, which are taken in one run.
-#include "cli/bench_store.hpp"
+#include "bench/bench_store.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "cli/bench_llm.hpp"
+#include "bench/bench_llm.hpp"
 
 #include <sys/resource.h>
 

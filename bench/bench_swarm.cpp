@@ -1,4 +1,4 @@
-#include "cli/bench_swarm.hpp"
+#include "bench/bench_swarm.hpp"
 
 #include <signal.h>
 #include <sys/epoll.h>
