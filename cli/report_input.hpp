@@ -21,13 +21,11 @@
 #include <string>
 #include <vector>
 
+#include "config/reference_cell.hpp"
 #include "store/run_store.hpp"
 #include "report/sweep_report.hpp"
 
 namespace palladium {
-
-// The params_json of the reference cell a sweep adds.
-inline constexpr const char* kReferenceCellKey = "reference=hand_tuned";
 
 // `sweep_id`: the sweep to report; nullopt: the latest sweep if the database
 // has one, else every run.

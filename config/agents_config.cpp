@@ -23,4 +23,12 @@ AgentsConfig parse_agents_config(const ConfigReader& r, const YAML::Node& node) 
   return c;
 }
 
+void apply_overrides(const AgentsOverrides& o, AgentsConfig& c) {
+  if (o.local >= 0) c.local = o.local;
+  if (!o.listen.empty()) c.listen = o.listen;
+  if (!o.server_key.empty()) c.server_key = o.server_key;
+  if (!o.allow.empty()) c.allow = o.allow;
+  if (o.insecure_plaintext) c.insecure_plaintext = true;
+}
+
 }  // namespace palladium

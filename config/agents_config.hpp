@@ -41,4 +41,13 @@ struct AgentsConfig {
 // Reads and validates the `agents` mapping (`node` may be null).
 AgentsConfig parse_agents_config(const ConfigReader& r, const YAML::Node& node);
 
+// The command line's overrides of the section (`palladium run --agents/--listen/...`); a field
+// left unset keeps the config's value.
+struct AgentsOverrides {
+  int local = -1;
+  std::string listen, server_key, allow;
+  bool insecure_plaintext = false;
+};
+void apply_overrides(const AgentsOverrides& overrides, AgentsConfig& config);
+
 }  // namespace palladium
