@@ -8,7 +8,6 @@
 
 #include "cli/command_line.hpp"
 #include "cli/report_files.hpp"
-#include "cli/report_input.hpp"
 #include "config/run_config.hpp"
 #include "report/run_report.hpp"
 
@@ -17,25 +16,13 @@ namespace po = boost::program_options;
 namespace palladium {
 namespace {
 
-int write_sweep_report(const std::string& db, const std::string& out_dir, int64_t sweep_id,
+int print_sweep_report(const std::string& db, const std::string& out_dir, int64_t sweep_id,
                        bool plots) {
   try {
-    auto store = RunStore::open(db, RunStore::Mode::read_only);
-    auto input = collect_report_input(
-        *store, sweep_id ? std::optional<int64_t>(sweep_id) : std::nullopt,
-        load_input_sensitivity(palladium_home() / "workloads" / "input_sensitivity.json"));
-    input.costs = load_workload_costs(palladium_home() / "workloads" / "workload_costs.json");
-    auto report = sweep_report_json(input);
-    auto files = write_report_files(out_dir, input, report, [&](int64_t id) {
-      auto s = store->find_sample(id);
-      if (!s) throw StoreError(db + ": no sample " + std::to_string(id));
-      return s->code;
-    });
-    if (plots) {
-      auto pngs = plot_report(out_dir, palladium_home());
-      files.insert(files.end(), pngs.begin(), pngs.end());
-    }
-    for (const auto& f : files) std::cout << f.string() << "\n";
+    for (const auto& f : write_sweep_report(
+             db, sweep_id ? std::optional<int64_t>(sweep_id) : std::nullopt, out_dir,
+             palladium_home(), plots))
+      std::cout << f.string() << "\n";
   } catch (const std::exception& e) {
     std::cerr << "palladium report: " << db << ": " << e.what() << "\n";
     return 1;
@@ -69,7 +56,7 @@ int report_command(const std::vector<std::string>& args) {
     std::cerr << "palladium report: " << db << ": no such database\n";
     return 2;
   }
-  if (!out_dir.empty()) return write_sweep_report(db, out_dir, sweep_id, !no_plots);
+  if (!out_dir.empty()) return print_sweep_report(db, out_dir, sweep_id, !no_plots);
   try {
     // Read-only: a report never changes the file, and one that is not a
     // Palladium store is refused before anything is written to it.

@@ -11,6 +11,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cli/report_input.hpp"
+#include "report/run_report.hpp"
+#include "report/sweep_report_costs.hpp"
 #include "workloads/workload_catalog.hpp"
 
 extern char** environ;
@@ -139,6 +142,24 @@ std::vector<fs::path> plot_report(const fs::path& dir, const fs::path& home) {
   for (std::string line; std::getline(text, line);)
     if (line.size() > 4 && line.compare(line.size() - 4, 4, ".png") == 0) pngs.emplace_back(line);
   return pngs;
+}
+
+std::vector<fs::path> write_sweep_report(const std::string& db, std::optional<int64_t> sweep_id,
+                                         const fs::path& dir, const fs::path& home, bool plots) {
+  auto store = RunStore::open(db, RunStore::Mode::read_only);
+  auto input = collect_report_input(
+      *store, sweep_id, load_input_sensitivity(home / "workloads" / "input_sensitivity.json"));
+  input.costs = load_workload_costs(home / "workloads" / "workload_costs.json");
+  auto files = write_report_files(dir, input, sweep_report_json(input), [&](int64_t id) {
+    auto s = store->find_sample(id);
+    if (!s) throw StoreError(db + ": no sample " + std::to_string(id));
+    return s->code;
+  });
+  if (plots) {
+    auto pngs = plot_report(dir, home);
+    files.insert(files.end(), pngs.begin(), pngs.end());
+  }
+  return files;
 }
 
 }  // namespace palladium

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,5 +39,14 @@ std::vector<std::filesystem::path> write_report_files(
 // Throws std::runtime_error with the script's output if it fails.
 std::vector<std::filesystem::path> plot_report(const std::filesystem::path& dir,
                                                const std::filesystem::path& home);
+
+// The whole sweep report of database `db` in `dir`: the sweep `sweep_id` (nullopt: the latest
+// sweep if there is one, else every run), its files and, when `plots`, the PNGs. Returns the
+// paths written; throws naming the database, a missing sample or the plot script's failure.
+std::vector<std::filesystem::path> write_sweep_report(const std::string& db,
+                                                      std::optional<int64_t> sweep_id,
+                                                      const std::filesystem::path& dir,
+                                                      const std::filesystem::path& home,
+                                                      bool plots);
 
 }  // namespace palladium
