@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <iostream>
 #include <sstream>
 #include <type_traits>
@@ -26,6 +25,7 @@
 #include "cli/command_line.hpp"
 #include "config/evaluation_config.hpp"
 #include "coordinator/coordinator.hpp"
+#include "coordinator/drive.hpp"
 #include "workloads/workload_catalog.hpp"
 
 namespace fs = std::filesystem;
@@ -195,34 +195,14 @@ int eval_command(const std::vector<std::string>& args) {
   job.timeout_s = timeout_s;
   job.seeds = seeds;
   job.require_pallas = !allow_jax;
-  auto answer = std::async(std::launch::async, [&sys = coordinator.system(),
-                                                dispatcher = coordinator.dispatcher(), job] {
-    caf::scoped_actor self{sys};
-    std::optional<Evaluated> got;
-    self->request(dispatcher, caf::infinite, eval_atom::value, job)
-        .receive([&](Evaluated& r) { got = std::move(r); }, [](caf::error&) {});
-    return got;
-  });
-
-  std::string agent_exit;
-  auto end = coordinator.wait(
-      [&] { return answer.wait_for(std::chrono::seconds(0)) == std::future_status::ready; },
-      Coordinator::AgentLoss::first, &agent_exit);
-  std::optional<Evaluated> result;
-  std::string failure;
-  if (end == Coordinator::WaitEnd::ready) {
-    result = answer.get();
-    if (!result) failure = "the dispatcher gave no result";
-  } else {
-    failure = "the agent exited (" + agent_exit + ") before answering; its judge log is in " +
-              log_dir.string();
-  }
-  if (!result) {
-    // The blocked request cannot be cancelled cleanly; exit without waiting for it.
-    std::cerr << "palladium eval: evaluation could not run: " << failure << "\n";
-    coordinator.abandon(1);
-  }
+  DriveOptions how;
+  how.command = "eval";
+  how.failure = "evaluation could not run";
+  how.stop_hint = "the evaluation could not run; the agent's judge log is in " + log_dir.string();
+  how.loss = Coordinator::AgentLoss::first;
+  auto result = drive<Evaluated>(coordinator, coordinator.dispatcher(), how, eval_atom::value, job);
   coordinator.shutdown();
+  if (!result) return 1;
   if (json)
     std::cout << result_json(*result, workload).dump(2) << "\n";
   else

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <future>
 #include <iostream>
 
 #include <boost/program_options.hpp>
@@ -15,8 +14,8 @@
 #include "actors/run_actor.hpp"
 #include "cli/command_line.hpp"
 #include "coordinator/coordinator.hpp"
+#include "coordinator/drive.hpp"
 #include "coordinator/dry_run.hpp"
-#include "coordinator/interrupt.hpp"
 #include "coordinator/live_status.hpp"
 #include "config/run_config.hpp"
 #include "coordinator/run_setup.hpp"
@@ -30,21 +29,20 @@ namespace palladium {
 
 int run_command(const std::vector<std::string>& args) {
   po::options_description opts("palladium run CONFIG [options]");
-  std::string db_path, listen, server_key, allow;
-  int agents = -1;
-  bool no_progress = false, no_report = false, insecure_plaintext = false, no_cache = false,
-       dry_run = false;
+  std::string db_path;
+  AgentsOverrides agents;
+  bool no_progress = false, no_report = false, no_cache = false, dry_run = false;
   opts.add_options()("help,h", "show this help")(
       "db", po::value(&db_path), "run database (default: a new file under runs/); an existing "
                                  "database with the same config resumes that run")(
-      "agents", po::value(&agents), "local agent processes to start (overrides agents.local)")(
-      "listen", po::value(&listen), "endpoint agents connect to (overrides agents.listen)")(
-      "server-key", po::value(&server_key),
+      "agents", po::value(&agents.local), "local agent processes to start (overrides agents.local)")(
+      "listen", po::value(&agents.listen), "endpoint agents connect to (overrides agents.listen)")(
+      "server-key", po::value(&agents.server_key),
       "the coordinator's secret certificate (palladium keys new; overrides agents.server_key); "
       "default: a fresh key pair for this run")(
-      "allow", po::value(&allow), "allowlist of agent public keys: a directory of .key files "
-                                  "or a file of keys (overrides agents.allow)")(
-      "insecure-plaintext", po::bool_switch(&insecure_plaintext),
+      "allow", po::value(&agents.allow), "allowlist of agent public keys: a directory of .key "
+                                         "files or a file of keys (overrides agents.allow)")(
+      "insecure-plaintext", po::bool_switch(&agents.insecure_plaintext),
       "no CURVE: an unauthenticated, unencrypted agent link (trusted networks only)")(
       "no-progress", po::bool_switch(&no_progress), "print progress as lines, not a live line")(
       "no-cache", po::bool_switch(&no_cache),
@@ -61,29 +59,17 @@ int run_command(const std::vector<std::string>& args) {
   // Everything that can be wrong with the config is found before the
   // database is touched, so a bad config never appends a run to it.
   fs::path home = palladium_home();
-  RunConfig config;
-  std::vector<WorkloadSearchSpec> searches;
-  LlmBackend llm;
+  PreparedRun prepared;
   try {
-    config = load_run_config(config_path);
-    if (agents >= 0) config.agents.local = agents;
-    if (!listen.empty()) config.agents.listen = listen;
-    if (!server_key.empty()) config.agents.server_key = server_key;
-    if (!allow.empty()) config.agents.allow = allow;
-    if (insecure_plaintext) config.agents.insecure_plaintext = true;
-    searches = search_specs(config, config_path, home);
-    // A dry run calls no provider: it must not need an API key or a corpus.
-    if (!dry_run) {
-      llm = make_llm_backend(config.llm, config_path, home);
-      llm.options.use_cache = !no_cache;
-    }
+    prepared = prepare_run(config_path, agents, dry_run, !no_cache, home);
   } catch (const ConfigError& e) {
     std::cerr << "palladium run: " << e.what() << "\n";
     return 2;
   }
+  const RunConfig& config = prepared.config;
   if (dry_run) {
     try {
-      std::cout << dry_run_config(config, searches, home);
+      std::cout << dry_run_config(config, prepared.searches, home);
     } catch (const std::exception& e) {
       std::cerr << "palladium run --dry-run: " << config_path << ": " << e.what() << "\n";
       return 1;
@@ -116,58 +102,37 @@ int run_command(const std::vector<std::string>& args) {
     std::cerr << "palladium run: " << config_path << ": " << e.key() << ": " << e.what() << "\n";
     return 2;
   }
-  coordinator->start_services(store, llm.runner, llm.options);
+  coordinator->start_services(store, prepared.llm.runner, prepared.llm.options);
   coordinator->start_local_agents();
 
-  RunPlan plan = run_plan(config, run_id, std::move(searches), !no_progress && isatty(STDERR_FILENO));
+  RunPlan plan = run_plan(config, run_id, std::move(prepared.searches),
+                          !no_progress && isatty(STDERR_FILENO));
   const int64_t sample_cap = static_cast<int64_t>(plan.searches.size()) * plan.budget_per_search;
   auto run = spawn_run(coordinator->system(), std::move(plan), coordinator->store(),
                        coordinator->llm_gateway(), coordinator->dispatcher());
-
-  // The run actor answers when every search has ended. Meanwhile the
-  // coordinator watches the local agents: if all of them are gone the run can
-  // only make progress through remote agents, and with none configured it
-  // would wait forever.
-  auto finished = std::async(std::launch::async, [&sys = coordinator->system(), run] {
-    caf::scoped_actor self{sys};
-    std::string s = "failed";
-    self->request(run, caf::infinite, start_atom::value)
-        .receive([&](std::string& r) { s = r; }, [&](caf::error& e) { s = "failed: " + to_string(e); });
-    return s;
-  });
-  Coordinator::WaitEnd end;
+  caf::expected<std::string> status{std::string()};
   {
     // The live half of `palladium status DB --live` and of `palladium serve` (DB.status.json).
     // Its scoped actor must be gone before shutdown() (see sweep_command.cpp), hence the block.
     LiveStatusWriter live(coordinator->system(), coordinator->dispatcher(),
                           {coordinator->llm_gateway()}, status_file_path(db_path), "run",
                           sample_cap);
-    end = coordinator->wait(
-        [&] {
-          if (finished.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return true;
-          live.maybe_write([&] { return std::vector<int64_t>{run_id}; });
-          return false;
-        },
-        Coordinator::AgentLoss::all);
+    DriveOptions how;
+    how.command = "run";
+    how.failure = "the run failed";
+    how.stop_hint = "Everything so far is stored: rerun with --db " + db_path + " to resume.";
+    how.running = [run_id] { return std::vector<int64_t>{run_id}; };
+    how.poll = [&] { live.maybe_write(how.running); };
+    how.cleanup = [path = status_file_path(db_path)] {
+      std::error_code ignored;
+      fs::remove(path, ignored);
+    };
+    status = drive<std::string>(*coordinator, run, how, start_atom::value);
   }
-  if (end != Coordinator::WaitEnd::ready) {
-    // The run actor's searches are blocked on work that will not come now;
-    // what they finished is stored, so the run is marked and left to resume.
-    bool interrupted = end == Coordinator::WaitEnd::interrupted;
-    std::cerr << "\n[palladium] "
-              << (interrupted ? "interrupted by signal " + std::to_string(interrupt_signal())
-                              : std::string("no local agents left"))
-              << "; stopping. Everything so far is stored: rerun with --db " << db_path
-              << " to resume.\n";
-    coordinator->mark_run(run_id, interrupted ? "interrupted" : "incomplete",
-                          interrupted ? "signal " + std::to_string(interrupt_signal())
-                                      : std::string("no local agents left"));
-    coordinator->abandon(interrupted ? 128 + interrupt_signal() : 1);
-  }
-  std::string status = finished.get();
   coordinator->shutdown();
+  if (!status) return 1;
 
-  std::cerr << "[palladium] run " << run_id << " " << status << "; database " << db_path << "\n";
+  std::cerr << "[palladium] run " << run_id << " " << *status << "; database " << db_path << "\n";
   if (!no_report) {
     try {
       auto reader = RunStore::open(db_path, RunStore::Mode::read_only);
@@ -179,7 +144,7 @@ int run_command(const std::vector<std::string>& args) {
       return 1;
     }
   }
-  return status == "finished" ? 0 : 1;
+  return *status == "finished" ? 0 : 1;
 }
 
 }  // namespace palladium

@@ -236,6 +236,19 @@ LlmBackend make_llm_backend(const LlmConfig& llm, const std::string& origin,
   return b;
 }
 
+PreparedRun prepare_run(const std::string& path, const AgentsOverrides& overrides, bool offline,
+                        bool use_cache, const fs::path& home) {
+  PreparedRun run;
+  run.config = load_run_config(path);
+  apply_overrides(overrides, run.config.agents);
+  run.searches = search_specs(run.config, path, home);
+  if (!offline) {
+    run.llm = make_llm_backend(run.config.llm, path, home);
+    run.llm.options.use_cache = use_cache;
+  }
+  return run;
+}
+
 CoordinatorOptions coordinator_options(const RunConfig& config, const std::string& log_dir) {
   CoordinatorOptions o;
   o.scheduler_threads = config.coordinator.scheduler_threads;

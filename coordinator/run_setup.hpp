@@ -54,6 +54,18 @@ struct LlmBackend {
 LlmBackend make_llm_backend(const LlmConfig& llm, const std::string& origin,
                             const std::filesystem::path& home);
 
+// A run config read from `path` with the command line's overrides, and what is derived from
+// it checked: its searches and, unless `offline` (a dry run calls no provider, so needs no API
+// key or corpus), its LLM backend, which reuses stored answers when `use_cache`. Throws
+// ConfigError.
+struct PreparedRun {
+  RunConfig config;
+  std::vector<WorkloadSearchSpec> searches;
+  LlmBackend llm;
+};
+PreparedRun prepare_run(const std::string& path, const AgentsOverrides& overrides, bool offline,
+                        bool use_cache, const std::filesystem::path& home);
+
 // Coordinator options from the agents, evaluation and coordinator sections;
 // local agents log under `log_dir`.
 CoordinatorOptions coordinator_options(const RunConfig& config, const std::string& log_dir);
