@@ -16,7 +16,7 @@
 // 1,000 agents and 200 ms, 95% at 10,000 agents and 2.5 s, "-" where the issue sets none;
 // >= 1 meets it) and stall/500 (the longer of the two stalls over 500 ms; <= 1).
 // scripts/bench_dispatch.sh prints the whole N x M table.
-#include "cli/commands.hpp"
+#include "bench/bench_dispatch.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -41,9 +41,6 @@
 #include "actors/eval_dispatcher.hpp"
 #include "actors/messages.hpp"
 #include "coordinator/agent_link.hpp"
-#include "bench/bench_llm.hpp"
-#include "bench/bench_store.hpp"
-#include "bench/bench_swarm.hpp"
 #include "coordinator/coordinator.hpp"
 #include "protocol/curve_keys.hpp"
 
@@ -207,21 +204,7 @@ warm-up, measures a window and prints one table row.
 
 }  // namespace
 
-int bench_command(const std::vector<std::string>& args) {
-  if (!args.empty() && args[0] == "swarm")
-    return bench_swarm_command(std::vector<std::string>(args.begin() + 1, args.end()));
-  if (!args.empty() && args[0] == "llm")
-    return bench_llm_command(std::vector<std::string>(args.begin() + 1, args.end()));
-  if (!args.empty() && args[0] == "store")
-    return bench_store_command(std::vector<std::string>(args.begin() + 1, args.end()));
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
-    std::cout << kBenchUsage;
-    return 0;
-  }
-  if (args.empty() || args[0] != "dispatch") {
-    std::cerr << kBenchUsage;
-    return 2;
-  }
+int bench_dispatch_command(const std::vector<std::string>& args) {
   int agents = 100, eval_ms = 200, procs = 0, threads = 0;
   double seconds = 10, warmup = 3, join_timeout = 0;
   int max_batch_window_us = -1;
@@ -248,10 +231,7 @@ int bench_command(const std::vector<std::string>& args) {
       "no-header", po::bool_switch(&header)->default_value(false)->implicit_value(true),
       "omit the table header");
   po::variables_map vm;
-  po::store(po::command_line_parser(std::vector<std::string>(args.begin() + 1, args.end()))
-                .options(opts)
-                .run(),
-            vm);
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
   header = !vm["no-header"].as<bool>();
   if (vm.count("help")) {
