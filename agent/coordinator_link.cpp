@@ -47,6 +47,14 @@ std::string random_routing_id() {
 }  // namespace
 
 CoordinatorLink::CoordinatorLink(Options options) : opt_(std::move(options)) {
+  own_ctx_.emplace(1);
+  ctx_ = &*own_ctx_;
+  backoff_ms_ = opt_.heartbeat_ms;
+  interval_ms_ = opt_.heartbeat_ms;
+}
+
+CoordinatorLink::CoordinatorLink(Options options, zmq::context_t& context)
+    : opt_(std::move(options)), ctx_(&context) {
   backoff_ms_ = opt_.heartbeat_ms;
   interval_ms_ = opt_.heartbeat_ms;
 }
@@ -60,7 +68,7 @@ void CoordinatorLink::start(wire::Hello hello, Clock::time_point now) {
 }
 
 void CoordinatorLink::connect(Clock::time_point now) {
-  socket_.emplace(ctx_, zmq::socket_type::dealer);
+  socket_.emplace(*ctx_, zmq::socket_type::dealer);
   socket_->set(zmq::sockopt::routing_id, random_routing_id());
   socket_->set(zmq::sockopt::linger, 0);
   socket_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(opt_.max_message_bytes));

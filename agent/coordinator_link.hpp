@@ -52,8 +52,11 @@ class CoordinatorLink {
     int max_message_bytes = 16 << 20;  // ZMQ_MAXMSGSIZE: a larger frame drops the connection
   };
 
-  // Does no I/O.
+  // Does no I/O. The link owns its ZeroMQ context (one I/O thread).
   explicit CoordinatorLink(Options options);
+  // Over `context`, which must outlive the link: many links in one process (the benchmark's
+  // simulated agents, bench/bench_swarm.hpp) share its I/O thread.
+  CoordinatorLink(Options options, zmq::context_t& context);
   ~CoordinatorLink();
   CoordinatorLink(const CoordinatorLink&) = delete;
   CoordinatorLink& operator=(const CoordinatorLink&) = delete;
@@ -95,7 +98,8 @@ class CoordinatorLink {
 
   Options opt_;
   wire::Hello hello_;
-  zmq::context_t ctx_{1};
+  std::optional<zmq::context_t> own_ctx_;  // unless shared
+  zmq::context_t* ctx_;
   std::optional<zmq::socket_t> socket_;
   std::deque<wire::Result> unsent_;  // finished while disconnected
   Clock::time_point last_heard_;

@@ -108,6 +108,26 @@ TEST(CoordinatorLinkTest, StartSendsHelloUnderAFreshRandomRoutingId) {
   EXPECT_NE(router.peer(), first) << "a new connection, a new routing id";
 }
 
+// The benchmark's swarm runs many links over one context (bench/bench_swarm.hpp): each is its
+// own connection, and each answer reaches its own link.
+TEST(CoordinatorLinkTest, LinksSharingAContextAreSeparateConnections) {
+  Router router;
+  zmq::context_t shared(1);
+  CoordinatorLink a(options(router.endpoint()), shared), b(options(router.endpoint()), shared);
+  auto t0 = Clock::now();
+  a.start(hello(), t0);
+  ASSERT_TRUE(router.next());
+  const std::string peer_a = router.peer();
+  b.start(hello(), t0);
+  ASSERT_TRUE(router.next());
+  EXPECT_NE(router.peer(), peer_a);
+  router.send_raw(wire::encode(wire::Heartbeat{"coordinator", 250}));
+  auto got = receive_some(b);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(b.interval_ms(), 250);
+  EXPECT_EQ(a.interval_ms(), 100) << "the other link heard nothing";
+}
+
 TEST(CoordinatorLinkTest, TheCoordinatorsIntervalAndByeAreFollowed) {
   Router router;
   CoordinatorLink link(options(router.endpoint()));
