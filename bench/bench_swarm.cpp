@@ -14,8 +14,9 @@
 
 #include <boost/program_options.hpp>
 #include <zmq.hpp>
-#include <zmq_addon.hpp>
 
+#include "agent/agent_log.hpp"
+#include "agent/coordinator_link.hpp"
 #include "protocol/curve_keys.hpp"
 #include "protocol/wire_protocol.hpp"
 
@@ -32,22 +33,17 @@ volatile sig_atomic_t g_stop = 0;
 extern "C" void on_usr1(int) { g_report = 1; }
 extern "C" void on_term(int) { g_stop = 1; }
 
+// One simulated agent: the agent's own link (hello on every connect, heartbeats, liveness,
+// reconnects with backoff after a bye or silence, results kept while disconnected) and, in
+// place of judges, one slot that answers each job eval_ms after it started.
 struct SimAgent {
-  std::unique_ptr<zmq::socket_t> sock;
   std::string name;
+  std::unique_ptr<agent::CoordinatorLink> link;
+  void* socket = nullptr;  // the link's socket whose ZMQ_FD epoll watches (it changes on reconnect)
   bool busy = false;
   wire::Job job;  // only job_id and lease are used
   std::deque<std::pair<int64_t, int64_t>> waiting;  // prefetched (job id, lease), in order
   Clock::time_point started;
-  Clock::time_point last_sent;
-  long interval_ms = 500;
-  std::string hello;  // its encoded HELLO
-  // After a bye (refused, or dropped as silent by a coordinator that fell behind) it says hello
-  // again after a backoff, as palladium agent does (agent/coordinator_link.cpp); without
-  // that, an agent dropped during a 10,000-agent join never came back.
-  bool rehello_pending = false;
-  Clock::time_point rehello_at;
-  long backoff_ms = 500;
 };
 
 struct Due {
@@ -56,9 +52,21 @@ struct Due {
   bool operator>(const Due& o) const { return at > o.at; }
 };
 
-void send(SimAgent& a, const std::string& bytes, Clock::time_point now) {
-  (void)a.sock->send(zmq::buffer(bytes), zmq::send_flags::dontwait);
-  a.last_sent = now;
+// Watches the link's current socket: a reconnect closed the old one (and with it its fd,
+// which epoll forgets) and opened another.
+bool watch(int ep, SimAgent& a, size_t index) {
+  auto item = a.link->poll_item();
+  void* socket = item ? item->socket : nullptr;
+  if (socket == a.socket) return true;
+  a.socket = socket;
+  if (!socket) return true;
+  int fd = -1;
+  size_t len = sizeof fd;
+  if (zmq_getsockopt(socket, ZMQ_FD, &fd, &len) != 0) return false;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = index;
+  return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0;
 }
 
 }  // namespace
@@ -86,8 +94,16 @@ int bench_swarm_command(const std::vector<std::string>& args) {
   signal(SIGTERM, on_term);
   signal(SIGPIPE, SIG_IGN);
 
+  // The links share one context: one I/O thread for the process, as before the links were the
+  // agent's (a context per link would be two threads per agent).
   zmq::context_t ctx(1);
   ctx.set(zmq::ctxopt::max_sockets, count + 16);
+  agent::agent_log()->set_level(spdlog::level::warn);  // not a "connecting" line per agent
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) {
+    std::perror("bench swarm: epoll_create1");
+    return 2;
+  }
   std::vector<SimAgent> agents(static_cast<size_t>(count));
   auto now = Clock::now();
   for (int i = 0; i < count; ++i) {
@@ -97,43 +113,31 @@ int bench_swarm_command(const std::vector<std::string>& args) {
       return 2;
     }
     SimAgent& a = agents[static_cast<size_t>(i)];
-    a.name = "sim" + std::to_string(first + i);
-    a.sock = std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::dealer);
-    a.sock->set(zmq::sockopt::linger, 0);
-    a.sock->set(zmq::sockopt::curve_serverkey, server_key);
-    a.sock->set(zmq::sockopt::curve_publickey, keys::public_of(secret));
-    a.sock->set(zmq::sockopt::curve_secretkey, secret);
-    a.sock->connect(connect);
+    agent::CoordinatorLink::Options o;
+    o.endpoint = connect;
+    o.agent_id = a.name = "sim" + std::to_string(first + i);
+    o.server_key = server_key;
+    o.public_key = keys::public_of(secret);
+    o.secret_key = secret;
+    a.link = std::make_unique<agent::CoordinatorLink>(o, ctx);
     wire::Hello h;
-    h.agent_id = a.name;
+    h.agent_id = o.agent_id;
     h.backend = "interpret";
     h.device_kind = "cpu";
     h.jax_version = "0.10.2";
     h.slots = 1;
     h.stages = {"extract", "lint", "import", "trace", "lower", "structure", "numerics", "timing"};
-    a.hello = wire::encode(h);
-    send(a, a.hello, now);
+    a.link->start(h, now);
+    if (!watch(ep, a, static_cast<size_t>(i))) {
+      std::perror("bench swarm: epoll_ctl");
+      return 2;
+    }
   }
 
   // epoll over the sockets' ZMQ_FDs, not zmq_poll over all of them: a turn costs what is
   // ready, not the process's 1,250 sockets, so the swarm measures the coordinator rather than
   // its own polling. ZMQ_FD only says "look again": a socket is drained after it fires and
   // after every send on it (a send may take the signal), and all of them once a second in case.
-  int ep = epoll_create1(EPOLL_CLOEXEC);
-  if (ep < 0) {
-    std::perror("bench swarm: epoll_create1");
-    return 2;
-  }
-  for (size_t i = 0; i < agents.size(); ++i) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = i;
-    int fd = agents[i].sock->get(zmq::sockopt::fd);
-    if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
-      std::perror("bench swarm: epoll_ctl");
-      return 2;
-    }
-  }
   std::priority_queue<Due, std::vector<Due>, std::greater<>> due;
   int64_t busy_us = 0, jobs = 0, rehellos = 0;
   Clock::time_point next_beat_check = now;
@@ -147,20 +151,10 @@ int bench_swarm_command(const std::vector<std::string>& args) {
   result.evaluation.timing_kind = TimingKind::cpu_wall;
   auto drain = [&](size_t i) {
     SimAgent& a = agents[i];
-    zmq::message_t msg;
-    while (a.sock->recv(msg, zmq::recv_flags::dontwait)) {
-      auto d = wire::decode(msg.to_string_view());
-      if (!d.ok()) continue;
-      if (std::holds_alternative<wire::Bye>(*d.message)) {
-        if (!a.rehello_pending) {
-          a.rehello_pending = true;
-          a.rehello_at = now + std::chrono::milliseconds(a.backoff_ms);
-          a.backoff_ms = std::min<long>(a.backoff_ms * 2, 8000);
-        }
-        continue;
-      }
-      a.backoff_ms = 500;
-      if (auto* job = std::get_if<wire::Job>(&*d.message)) {
+    for (auto& message : a.link->receive(now)) {
+      if (std::holds_alternative<wire::Bye>(message)) {
+        ++rehellos;  // the link says hello again after its backoff
+      } else if (auto* job = std::get_if<wire::Job>(&message)) {
         if (a.busy) {
           a.waiting.emplace_back(job->job_id, job->lease);  // like the real agent's queue
           continue;
@@ -170,14 +164,8 @@ int bench_swarm_command(const std::vector<std::string>& args) {
         a.job.lease = job->lease;
         a.started = now;
         due.push(Due{now + std::chrono::milliseconds(eval_ms), i});
-      } else if (auto* beat = std::get_if<wire::Heartbeat>(&*d.message)) {
-        if (beat->interval_ms > 0) a.interval_ms = beat->interval_ms;
       }
     }
-  };
-  auto send_and_drain = [&](size_t i, const std::string& bytes) {
-    send(agents[i], bytes, now);
-    drain(i);
   };
   std::vector<epoll_event> ready(256);
   while (!g_stop) {
@@ -203,7 +191,8 @@ int bench_swarm_command(const std::vector<std::string>& args) {
       result.lease = a.job.lease;
       result.agent_id = a.name;
       due.pop();
-      send_and_drain(index, wire::encode(result));
+      a.link->send(result);
+      drain(index);
       a.busy = false;
       busy_us += std::chrono::duration_cast<std::chrono::microseconds>(now - a.started).count();
       ++jobs;
@@ -218,19 +207,14 @@ int bench_swarm_command(const std::vector<std::string>& args) {
       }
     }
     if (now >= next_beat_check) {
-      std::string beat;
+      // The links' timers: heartbeats after an idle interval, liveness, reconnects.
       for (size_t i = 0; i < agents.size(); ++i) {
-        SimAgent& a = agents[i];
-        if (a.rehello_pending && now >= a.rehello_at) {
-          a.rehello_pending = false;
-          ++rehellos;
-          send_and_drain(i, a.hello);
-          continue;
+        agents[i].link->on_timers(now);
+        if (!watch(ep, agents[i], i)) {
+          std::perror("bench swarm: epoll_ctl");
+          return 2;
         }
-        if (now - a.last_sent >= std::chrono::milliseconds(a.interval_ms)) {
-          if (beat.empty()) beat = wire::encode(wire::Heartbeat{"sim"});
-          send_and_drain(i, beat);
-        }
+        drain(i);
       }
       next_beat_check = now + std::chrono::milliseconds(50);
     }
