@@ -15,17 +15,24 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.M)
 
 # Floors from the bottom: common (hash, generator), workloads (the catalog), protocol, then
 # search and llm side by side, analysis over search, store, report over store and analysis,
-# actors, agent, cli.
-ABOVE_PROTOCOL = {"search", "analysis", "llm", "store", "report", "actors", "agent", "cli"}
+# config (pure: the YAML parsing and checks, over search and llm), actors, agent, coordinator
+# (the coordinator process's machinery, over actors and config), bench, and cli on top.
+TOP = {"coordinator", "bench", "cli"}
+ABOVE_PROTOCOL = {"search", "analysis", "llm", "store", "report", "config", "actors", "agent"} | TOP
 NEVER = {
     "common": {"workloads", "protocol"} | ABOVE_PROTOCOL,
     "workloads": {"protocol"} | ABOVE_PROTOCOL,
     "protocol": ABOVE_PROTOCOL,
-    "search": {"analysis", "llm", "store", "report", "actors", "agent", "cli"},
-    "analysis": {"llm", "store", "report", "actors", "agent", "cli"},
-    "llm": {"search", "analysis", "store", "report", "actors", "agent", "cli"},
-    "store": {"search", "analysis", "llm", "report", "actors", "agent", "cli"},
-    "report": {"llm", "actors", "agent", "cli"},
+    "search": {"analysis", "llm", "store", "report", "config", "actors", "agent"} | TOP,
+    "analysis": {"llm", "store", "report", "config", "actors", "agent"} | TOP,
+    "llm": {"search", "analysis", "store", "report", "config", "actors", "agent"} | TOP,
+    "store": {"search", "analysis", "llm", "report", "config", "actors", "agent"} | TOP,
+    "report": {"llm", "actors", "agent"} | TOP,
+    "config": {"store", "report", "actors", "agent"} | TOP,
+    "actors": {"config", "agent"} | TOP,
+    "agent": {"config", "actors"} | TOP,
+    "coordinator": {"bench", "cli"},
+    "bench": {"cli"},
 }
 
 
