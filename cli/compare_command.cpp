@@ -12,7 +12,7 @@
 #include <boost/program_options.hpp>
 
 #include "cli/command_line.hpp"
-#include "cli/report_input.hpp"
+#include "report/report_input.hpp"
 #include "report/sweep_report_compare.hpp"
 #include "report/sweep_report_sittings.hpp"
 

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_line.hpp"
-#include "cli/report_input.hpp"
+#include "report/report_input.hpp"
 #include "config/run_config.hpp"
 #include "analysis/policy_replay.hpp"
 

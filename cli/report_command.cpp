@@ -7,7 +7,7 @@
 #include <boost/program_options.hpp>
 
 #include "cli/command_line.hpp"
-#include "cli/report_files.hpp"
+#include "report/report_files.hpp"
 #include "config/run_config.hpp"
 #include "report/run_report.hpp"
 

@@ -19,7 +19,7 @@
 
 #include "cli/command_line.hpp"
 #include "coordinator/interrupt.hpp"
-#include "cli/report_input.hpp"
+#include "report/report_input.hpp"
 #include "coordinator/status_file.hpp"
 
 namespace po = boost::program_options;

@@ -12,7 +12,7 @@
 #include "actors/messages.hpp"
 #include "actors/sweep_actor.hpp"
 #include "cli/command_line.hpp"
-#include "cli/report_files.hpp"
+#include "report/report_files.hpp"
 #include "coordinator/coordinator.hpp"
 #include "coordinator/drive.hpp"
 #include "coordinator/live_status.hpp"

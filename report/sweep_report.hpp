@@ -4,7 +4,7 @@
 // scripts/plot_report.py, the PNG figures) are rendered.
 //
 // Input is plain data (SweepReportInput), filled from a store by
-// collect_report_input() (cli/report_input.hpp), so every
+// collect_report_input() (report/report_input.hpp), so every
 // number here is a pure function of stored rows.
 //
 // Conditions. Cells that differ only by their seed axis are one condition;

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/report_input.hpp"
+#include "report/report_input.hpp"
 #include "store/run_store.hpp"
 #include "report/sweep_report.hpp"
 #include "report/sweep_report_compare.hpp"

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <string>
 
-#include "cli/report_files.hpp"
-#include "cli/report_input.hpp"
+#include "report/report_files.hpp"
+#include "report/report_input.hpp"
 #include "report/run_report.hpp"
 #include "report/sweep_report_costs.hpp"
 #include "store/run_store.hpp"

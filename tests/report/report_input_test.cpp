@@ -1,7 +1,7 @@
 // From the agents' frames to the report: what the dispatcher's result checks decide is stored
 // and read back by collect_report_input, and the sweep report shows it (issue 23 item 3, issue
 // 21 item 6).
-#include "cli/report_input.hpp"
+#include "report/report_input.hpp"
 
 #include <future>
 

@@ -1,4 +1,4 @@
-#include "cli/report_files.hpp"
+#include "report/report_files.hpp"
 
 #include <unistd.h>
 

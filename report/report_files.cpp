@@ -1,4 +1,4 @@
-#include "cli/report_files.hpp"
+#include "report/report_files.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "cli/report_input.hpp"
+#include "report/report_input.hpp"
 #include "report/run_report.hpp"
 #include "report/sweep_report_costs.hpp"
 #include "workloads/workload_catalog.hpp"

@@ -1,4 +1,4 @@
-#include "cli/report_input.hpp"
+#include "report/report_input.hpp"
 
 #include <algorithm>
 #include <map>
