@@ -12,7 +12,6 @@
 #include "cli/commands.hpp"
 
 #include <fstream>
-#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -39,41 +38,9 @@ void print_variant(const KernelFamily& fam, const Variant& v) {
   std::cout << j.dump() << "\n";
 }
 
-// Every combination of `choose(param)` values for template t.
-std::vector<Variant> tilings(const KernelTemplate& t,
-                             const std::function<std::vector<int>(const ParamSpec&)>& choose) {
-  std::vector<Variant> out{Variant{t.name, {}, {}}};
-  for (const auto& p : t.params) {
-    std::vector<Variant> next;
-    for (const auto& v : out) {
-      for (int value : choose(p)) {
-        Variant w = v;
-        w.params[p.name] = value;
-        next.push_back(std::move(w));
-      }
-    }
-    out = std::move(next);
-  }
-  return out;
-}
-
 int variants(const std::string& workload, bool all_tilings) {
   KernelFamily fam = KernelFamily::load(synthetic_dir(), workload);
-  for (const auto& t : fam.templates()) {
-    for (const auto& v : tilings(t, [&](const ParamSpec& p) {
-           return all_tilings ? p.values : p.first;
-         })) {
-      print_variant(fam, v);
-    }
-    Variant smallest = tilings(t, [](const ParamSpec& p) {
-                         return std::vector<int>{p.first.front()};
-                       }).front();
-    for (const Mistake* m : fam.mistakes_for(t.name)) {
-      Variant v = smallest;
-      v.mistakes = {m->id};
-      print_variant(fam, v);
-    }
-  }
+  for (const auto& v : listed_variants(fam, all_tilings)) print_variant(fam, v);
   return 0;
 }
 

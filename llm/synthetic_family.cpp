@@ -1,6 +1,7 @@
 #include "llm/synthetic_family.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <regex>
 #include <set>
 
@@ -341,6 +342,44 @@ std::vector<std::string> synthetic_workloads(const fs::path& dir) {
     if (e.path().extension() == ".yaml") out.push_back(e.path().stem().string());
   }
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+// Every combination of `choose(param)` values for template t.
+std::vector<Variant> tilings(const KernelTemplate& t,
+                             const std::function<std::vector<int>(const ParamSpec&)>& choose) {
+  std::vector<Variant> out{Variant{t.name, {}, {}}};
+  for (const auto& p : t.params) {
+    std::vector<Variant> next;
+    for (const auto& v : out) {
+      for (int value : choose(p)) {
+        Variant w = v;
+        w.params[p.name] = value;
+        next.push_back(std::move(w));
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Variant> listed_variants(const KernelFamily& family, bool all_tilings) {
+  std::vector<Variant> out;
+  for (const auto& t : family.templates()) {
+    for (auto& v : tilings(t, [&](const ParamSpec& p) { return all_tilings ? p.values : p.first; }))
+      out.push_back(std::move(v));
+    Variant smallest =
+        tilings(t, [](const ParamSpec& p) { return std::vector<int>{p.first.front()}; }).front();
+    for (const Mistake* m : family.mistakes_for(t.name)) {
+      Variant v = smallest;
+      v.mistakes = {m->id};
+      out.push_back(std::move(v));
+    }
+  }
   return out;
 }
 

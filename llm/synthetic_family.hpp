@@ -120,6 +120,11 @@ class KernelFamily {
   std::vector<std::string> questions_;
 };
 
+// The variants `palladium synthetic variants` lists: each template at its first-attempt tilings
+// (every tiling when `all_tilings`), clean, then with each of its mistakes alone at its
+// smallest first-attempt tiling.
+std::vector<Variant> listed_variants(const KernelFamily& family, bool all_tilings);
+
 // The workload ids that have a family under `synthetic_dir`, sorted.
 std::vector<std::string> synthetic_workloads(const std::filesystem::path& synthetic_dir);
 
