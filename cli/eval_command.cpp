@@ -14,11 +14,9 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <type_traits>
 
 #include <boost/program_options.hpp>
 #include <caf/all.hpp>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/messages.hpp"
@@ -26,98 +24,13 @@
 #include "config/evaluation_config.hpp"
 #include "coordinator/coordinator.hpp"
 #include "coordinator/drive.hpp"
+#include "report/evaluation_report.hpp"
 #include "workloads/workload_catalog.hpp"
 
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 namespace palladium {
-namespace {
-
-// One evaluation field as JSON: enums by their spelling, absent optionals as null (an absent
-// stage or timing kind as "", the spelling the store keeps).
-template <typename T>
-nlohmann::json json_value(const T& value) {
-  return nlohmann::json(value);
-}
-nlohmann::json json_value(Verdict v) { return std::string(to_string(v)); }
-template <typename E>
-std::enable_if_t<std::is_enum_v<E>, nlohmann::json> json_value(const std::optional<E>& v) {
-  return spelling(v);
-}
-template <typename T>
-std::enable_if_t<!std::is_enum_v<T>, nlohmann::json> json_value(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json();
-}
-
-nlohmann::json result_json(const Evaluated& r, const std::string& workload) {
-  nlohmann::json j{{"workload", workload},
-                   {"agent_id", r.agent.agent_id},
-                   {"backend", r.agent.backend}};
-  visit_fields(r.evaluation, [&](const FieldSpec& spec, const auto& value) {
-    j[std::string(spec.key)] = json_value(value);
-  });
-  // The same rule a run stores: correct and both times positive.
-  auto ratio = speedup(r.evaluation);
-  j["speedup"] = ratio ? nlohmann::json(*ratio) : nlohmann::json();
-  return j;
-}
-
-void print_text(const Evaluated& answer, const std::string& workload) {
-  const Evaluation& r = answer.evaluation;
-  auto num = [](const std::optional<double>& v, const char* unit) {
-    if (!v) return std::string("-");
-    std::ostringstream s;
-    s << *v << unit;
-    return s.str();
-  };
-  const std::string numerics_path = spelling(r.numerics_path);
-  const std::string timing_kind = spelling(r.timing_kind);
-  std::cout << "verdict    " << to_string(r.verdict) << "\n"
-            << "stage      " << spelling(r.stage) << "\n"
-            << "workload   " << workload << " on " << answer.agent.backend << " (agent "
-            << answer.agent.agent_id << ")\n"
-            << "numerics   max_abs_err " << num(r.max_abs_err, "") << ", max_rel_err "
-            << num(r.max_rel_err, "")
-            << (numerics_path.empty() ? "" : " [checked by: " + numerics_path + "]") << "\n"
-            << "timing     kernel " << num(r.kernel_ms, " ms") << ", XLA baseline "
-            << num(r.baseline_ms, " ms") << " [" << (timing_kind.empty() ? "untimed" : timing_kind)
-            << "]\n";
-  if (auto ratio = speedup(r)) {
-    // The run report's band: the baseline's median over the kernel's interquartile band. One
-    // timed call has no band, and ranks nothing.
-    std::cout << "speedup    " << *ratio << "x";
-    if (r.timing_runs > 1 && r.kernel_ms_low && r.kernel_ms_high && *r.kernel_ms_low > 0 &&
-        *r.kernel_ms_high > 0)
-      std::cout << " [" << *r.baseline_ms / *r.kernel_ms_high << ", "
-                << *r.baseline_ms / *r.kernel_ms_low << "] over " << r.timing_runs
-                << " timed runs";
-    else
-      std::cout << " (one timed run: no band)";
-    std::cout << "\n";
-  }
-  if (r.timing_kind == TimingKind::cpu_wall)
-    std::cout << "           (CPU wall clock of the interpret mode: NOT a TPU time or speedup)\n";
-  if (!r.stage_ms.empty()) {
-    // Pipeline order first (docs/architecture.md), then anything newer.
-    std::cout << "stages    ";
-    auto rest = r.stage_ms;
-    for (const char* stage : {"extract", "lint", "import", "trace", "lower", "numerics", "timing"}) {
-      if (auto it = rest.find(stage); it != rest.end()) {
-        std::cout << " " << stage << " " << it->second << " ms;";
-        rest.erase(it);
-      }
-    }
-    for (const auto& [stage, ms] : rest) std::cout << " " << stage << " " << ms << " ms;";
-    std::cout << "\n";
-  }
-  if (!r.error_signature.empty()) std::cout << "signature  " << r.error_signature << "\n";
-  if (!r.error.empty()) std::cout << "\n--- error ---\n" << r.error << "\n";
-  if (!r.stdout_text.empty()) std::cout << "\n--- candidate stdout ---\n" << r.stdout_text << "\n";
-  if (!r.stderr_text.empty()) std::cout << "\n--- candidate stderr ---\n" << r.stderr_text << "\n";
-}
-
-}  // namespace
 
 int eval_command(const std::vector<std::string>& args) {
   po::options_description opts("palladium eval --workload ID FILE [options]");
@@ -204,9 +117,9 @@ int eval_command(const std::vector<std::string>& args) {
   coordinator.shutdown();
   if (!result) return 1;
   if (json)
-    std::cout << result_json(*result, workload).dump(2) << "\n";
+    std::cout << evaluation_json(*result, workload).dump(2) << "\n";
   else
-    print_text(*result, workload);
+    print_evaluation(std::cout, *result, workload);
   std::error_code ignored;
   fs::remove_all(log_dir, ignored);
   return 0;
