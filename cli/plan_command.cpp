@@ -1,53 +1,15 @@
-// `palladium plan CONFIG|SWEEP`: before anything is spent, how many calls and tokens a run
-// config (or every cell of a sweep) will make, what they cost online and in batch mode, how
-// long the run will take under the account's limits and the TPU chips, which limit binds,
-// and what would relax it.
-//
-// The counts are the dry run's (coordinator/dry_run.hpp: every search driven to the end of its budget
-// by the offline synthetic model, no verdict ever correct, so the most the config can issue);
-// the time model is llm/throughput_plan.hpp. The assumptions are flags with defaults:
-//   --latency-s 40      seconds per LLM call (Gemini 3 Flash at ~4k in / 8-9k out: 37-41 s)
-//   --eval-s 10         seconds of one chip per candidate evaluation
-//   --cached-share F    share of input tokens the provider's prompt cache serves (default:
-//                       estimated from the dry run's prompts, llm/prefix_cache_estimate.hpp)
-//   --output-tokens N   output tokens per call (default: the dry run's, but at least half of
-//                       llm.max_output_tokens: the synthetic model's answers are short)
-//   --startup-s 20      seconds until the evaluation workers take their first candidate
-//   --chips 1           TPU chips evaluating in parallel
-//   --tier-limits rpm=1000,tpm=1000000,usd_per_window=10,window_s=600,concurrency=64
-//                       the account's limits (any subset; the config's llm.* limits are the
-//                       defaults; "gemini-tier1" and "gemini-tier2" name the public tables)
-// A run's report later gives the measured latency, tokens and evaluation time.
-#include <algorithm>
-#include <cstdio>
-#include <cmath>
-#include <cstdlib>
-#include <memory>
-#include <optional>
-#include <fstream>
+// `palladium plan CONFIG|SWEEP [flags]`: before anything is spent, the calls, tokens, dollars
+// and wall time of a run config or sweep, and the binding limit (coordinator/spend_plan.hpp says
+// how, and what each flag assumes).
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "cli/commands.hpp"
-#include "coordinator/dry_run.hpp"
-#include "config/run_config.hpp"
-#include "coordinator/run_setup.hpp"
-#include "config/sweep_config.hpp"
-#include "llm/synthetic_family.hpp"
-#include "llm/prefix_cache_estimate.hpp"
-#include "llm/synthetic_provider.hpp"
-#include "llm/throughput_plan.hpp"
-#include "search/budget.hpp"
-#include "search/method_config.hpp"
+#include "coordinator/spend_plan.hpp"
 
 namespace palladium {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     "usage: palladium plan CONFIG|SWEEP [--chips N] [--tier-limits LIST] [--latency-s S]\n"
@@ -56,103 +18,12 @@ constexpr const char* kUsage =
     "                 or gemini-tier1 (1000 rpm, 1M tpm, $10 per 600 s) / gemini-tier2\n"
     "                 (2000 rpm, 3M tpm, $200 per 600 s); default: the config's llm limits\n";
 
-bool parse_number(const std::string& text, double& out) {
-  char* end = nullptr;
-  out = std::strtod(text.c_str(), &end);
-  return end && *end == '\0' && !text.empty() && out >= 0;
-}
-
-// Applies "key=value,..." (or a named tier) to `l`; "" on success, else what was wrong.
-std::string apply_tier_limits(const std::string& spec, PlanLimits& l) {
-  std::stringstream ss(spec);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item == "gemini-tier1") {
-      l.requests_per_minute = 1000, l.tokens_per_minute = 1e6, l.usd_per_window = 10,
-      l.window_s = 600;
-      continue;
-    }
-    if (item == "gemini-tier2") {
-      l.requests_per_minute = 2000, l.tokens_per_minute = 3e6, l.usd_per_window = 200,
-      l.window_s = 600;
-      continue;
-    }
-    const auto eq = item.find('=');
-    double v = 0;
-    if (eq == std::string::npos || !parse_number(item.substr(eq + 1), v))
-      return "'" + item + "' is not key=number";
-    const std::string key = item.substr(0, eq);
-    if (key == "rpm") l.requests_per_minute = v;
-    else if (key == "tpm") l.tokens_per_minute = v;
-    else if (key == "usd_per_window") l.usd_per_window = v;
-    else if (key == "window_s") l.window_s = v;
-    else if (key == "concurrency") l.max_concurrent = static_cast<int>(v);
-    else return "unknown limit '" + key + "' (rpm, tpm, usd_per_window, window_s, concurrency)";
-  }
-  return "";
-}
-
-// The dry run's model, with every prompt it is asked passed through the cache estimate
-// (the text a provider sees: system part first).
-class CacheWatching : public Provider {
- public:
-  CacheWatching(std::shared_ptr<Provider> inner, PrefixCacheEstimate& cache)
-      : inner_(std::move(inner)), cache_(cache) {}
-  ChatResponse complete(const ChatRequest& r) override {
-    cache_.add(r.system_prompt + "\n" + r.user_prompt);
-    return inner_->complete(r);
-  }
-  std::string name() const override { return inner_->name(); }
-
- private:
-  std::shared_ptr<Provider> inner_;
-  PrefixCacheEstimate& cache_;
-};
-
-PlanDemand demand_of(const RunConfig& config, const std::string& origin, const fs::path& home,
-                     std::optional<double> output_per_call, PrefixCacheEstimate& cache) {
-  const auto searches = search_specs(config, origin, home);
-  const auto synthetic_dir = home / "llm" / "synthetic";
-  const auto covered = synthetic_workloads(synthetic_dir);
-  CacheWatching model(make_synthetic_provider(synthetic_dir), cache);
-  PlanDemand d;
-  d.reserved_output_per_call = config.llm.sampling.max_output_tokens;
-  for (const auto& spec : searches) {
-    auto strategy = make_strategy(spec.method, spec.brief, Budget(spec.budget, spec.method.counts),
-                                  spec.menus, spec.seed);
-    const bool covers = std::find(covered.begin(), covered.end(), spec.brief.id) != covered.end();
-    DryRunSearch s = dry_run_search(*strategy, spec.brief.id, spec.seed, model, covers);
-    d.calls += s.calls();
-    d.samples += s.calls();
-    d.input_tokens += static_cast<double>(s.usage.prompt_tokens);
-    // The synthetic model's answers are short: a real model may write up to the limit.
-    d.output_tokens += static_cast<double>(s.calls()) *
-                       output_per_call.value_or(std::max<double>(
-                           static_cast<double>(s.usage.output_tokens()) / std::max(1, s.calls()),
-                           config.llm.sampling.max_output_tokens * 0.5));
-    for (const auto& [role, n] : s.samples)
-      if (is_candidate_role(role)) d.candidates += n;
-    d.longest_chain = std::max(d.longest_chain, static_cast<double>(s.rounds));
-  }
-  return d;
-}
-
-std::string hours(double s) {
-  char buf[64];
-  if (std::isinf(s)) return "never (a call's worst case exceeds the window's limit)";
-  if (s < 120) std::snprintf(buf, sizeof buf, "%.0f s", s);
-  else if (s < 7200) std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
-  else std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
-  return buf;
-}
-
 }  // namespace
 
 int plan_command(const std::vector<std::string>& args) {
-  std::string path, tiers;
-  PlanAssumptions a;
-  int chips = 1;
-  std::optional<double> output_per_call, cached_share;
+  PlanRequest r;
+  std::string& path = r.path;
+  PlanAssumptions& a = r.assumptions;
   // Every bad flag is named with what it needs and what it got.
   auto bad = [](const std::string& flag, const std::string& needs, const std::string& got) {
     std::cerr << "palladium plan: " << flag << " needs " << needs
@@ -166,17 +37,17 @@ int plan_command(const std::vector<std::string>& args) {
     double v = 0;
     auto number = [&](double min, double max) {
       ++i;
-      return parse_number(got, v) && v >= min && v <= max;
+      return parse_plan_number(got, v) && v >= min && v <= max;
     };
     if (flag == "--help" || flag == "-h") {
       std::cout << kUsage;
       return 0;
     } else if (flag == "--chips") {
       if (!number(1, 1e9)) return bad(flag, "a whole number >= 1", got);
-      chips = static_cast<int>(v);
+      r.chips = static_cast<int>(v);
     } else if (flag == "--tier-limits") {
       if (got.empty()) return bad(flag, "a list such as rpm=60,usd_per_window=1", got);
-      tiers = args[++i];
+      r.tiers = args[++i];
     } else if (flag == "--latency-s") {
       if (!number(0, 1e9)) return bad(flag, "seconds >= 0", got);
       a.latency_s = v;
@@ -188,10 +59,10 @@ int plan_command(const std::vector<std::string>& args) {
       a.startup_s = v;
     } else if (flag == "--output-tokens") {
       if (!number(0, 1e12)) return bad(flag, "tokens >= 0", got);
-      output_per_call = v;
+      r.output_per_call = v;
     } else if (flag == "--cached-share") {
       if (!number(0, 1)) return bad(flag, "a share in [0, 1]", got);
-      cached_share = v;
+      r.cached_share = v;
     } else if (path.empty() && flag.rfind("--", 0) != 0) {
       path = flag;
     } else {
@@ -200,95 +71,12 @@ int plan_command(const std::vector<std::string>& args) {
     }
   }
   if (path.empty()) return std::cerr << "palladium plan: CONFIG or SWEEP is required\n" << kUsage, 2;
-  const fs::path home = palladium_home();
-  std::vector<std::pair<std::string, RunConfig>> runs;
   try {
-    const YAML::Node root = YAML::LoadFile(path);
-    if (root.IsMap() && root["grid"]) {
-      const SweepConfig sweep = load_sweep_config(path);
-      for (const auto& cell : sweep.cells) runs.push_back({cell.key, cell.config});
-    } else {
-      runs.push_back({"", load_run_config(path)});
-    }
-  } catch (const std::exception& e) {
+    std::cout << spend_plan_text(r, palladium_home());
+  } catch (const PlanError& e) {
     std::cerr << "palladium plan: " << e.what() << "\n";
-    return 2;
+    return e.exit_code();
   }
-  PlanDemand total;
-  const LlmConfig& llm = runs.front().second.llm;
-  bool batch = false;
-  // One cache for the whole sweep: a provider's cache is the account's, across cells.
-  PrefixCacheEstimate cache;
-  try {
-    for (const auto& [key, config] : runs) {
-      const PlanDemand d = demand_of(config, path, home, output_per_call, cache);
-      total.calls += d.calls;
-      total.samples += d.samples;
-      total.input_tokens += d.input_tokens;
-      total.output_tokens += d.output_tokens;
-      total.candidates += d.candidates;
-      total.longest_chain = std::max(total.longest_chain, d.longest_chain);
-      total.reserved_output_per_call =
-          std::max(total.reserved_output_per_call, d.reserved_output_per_call);
-      batch = batch || config.llm.mode == "batch";
-    }
-  } catch (const std::exception& e) {
-    std::cerr << "palladium plan: " << path << ": " << e.what() << "\n";
-    return 1;
-  }
-  PlanLimits l;
-  l.max_concurrent = llm.max_concurrent;
-  l.requests_per_minute = llm.requests_per_minute;
-  l.tokens_per_minute = llm.tokens_per_minute;
-  l.usd_per_window = llm.max_usd_per_window;
-  l.window_s = llm.spend_window_s;
-  l.chips = chips;
-  if (!tiers.empty()) {
-    const std::string err = apply_tier_limits(tiers, l);
-    if (!err.empty()) return std::cerr << "palladium plan: --tier-limits: " << err << "\n", 2;
-  }
-  std::optional<Price> price;
-  std::string label = "llm.provider " + llm.provider + " (offline: costs nothing)";
-  if (llm.remote()) {
-    label = llm.provider + " " + llm.model;
-    try {
-      price = PriceTable::load((home / llm.prices).string()).find(llm.provider, llm.model);
-    } catch (const std::exception& e) {
-      std::cerr << "palladium plan: " << e.what() << "\n";
-      return 2;
-    }
-    if (!price) label += " (no price in " + llm.prices + ")";
-  }
-  a.cached_share = cached_share.value_or(cache.share());
-  const PlanEstimate e = estimate_plan(total, l, a, price);
-  std::printf("plan of %s: %zu run%s, %s\n", path.c_str(), runs.size(), runs.size() == 1 ? "" : "s",
-              label.c_str());
-  std::printf("  calls %.0f  candidates %.0f  longest chain of dependent calls %.0f\n", total.calls,
-              total.candidates, total.longest_chain);
-  std::printf("  input tokens %.0f (cached %.0f%s)  output tokens %.0f%s\n", total.input_tokens,
-              e.cached_tokens,
-              cached_share ? "" : ", estimated from the prompts' shared prefixes",
-              total.output_tokens,
-              output_per_call ? "" : " (at least half of llm.max_output_tokens per call)");
-  if (price)
-    std::printf(e.usd_online < 1 ? "  dollars: online $%.5f, batch $%.5f%s\n"
-                                 : "  dollars: online $%.2f, batch $%.2f%s\n",
-                e.usd_online, e.usd_batch,
-                batch ? " (this config runs in batch mode)" : "");
-  std::printf("  assumptions: %g s per call, %g s per evaluation, %g s for the evaluation "
-              "workers to start, %d chip%s, cached share %.2f\n",
-              a.latency_s, a.eval_s, a.startup_s, chips, chips == 1 ? "" : "s", a.cached_share);
-  std::printf("  time under each limit (the largest binds):\n");
-  for (const auto& t : e.limits)
-    std::printf("    %-17s %10s%s\n", t.limit.c_str(), hours(t.seconds).c_str(),
-                t.limit == e.binding ? "   <- binds" : "");
-  // The exact seconds too, for comparing with a measured run (scripts/bench_plan.sh).
-  std::printf("  predicted wall time %s (%.0f s), bound by %s; to relax it: %s",
-              hours(e.wall_s).c_str(), e.wall_s,
-              e.binding.c_str(), e.limits.front().relax.c_str());
-  if (e.limits.size() > 1)
-    std::printf(" (then %s binds at %s)", e.limits[1].limit.c_str(), hours(e.next_s).c_str());
-  std::printf("\n");
   return 0;
 }
 
