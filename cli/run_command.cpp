@@ -35,7 +35,8 @@ int run_command(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "show this help")(
       "db", po::value(&db_path), "run database (default: a new file under runs/); an existing "
                                  "database with the same config resumes that run")(
-      "agents", po::value(&agents.local), "local agent processes to start (overrides agents.local)")(
+      "agents", po::value(&agents.local),
+      "local agent processes to start (overrides agents.local)")(
       "listen", po::value(&agents.listen), "endpoint agents connect to (overrides agents.listen)")(
       "server-key", po::value(&agents.server_key),
       "the coordinator's secret certificate (palladium keys new; overrides agents.server_key); "
@@ -123,10 +124,7 @@ int run_command(const std::vector<std::string>& args) {
     how.stop_hint = "Everything so far is stored: rerun with --db " + db_path + " to resume.";
     how.running = [run_id] { return std::vector<int64_t>{run_id}; };
     how.poll = [&] { live.maybe_write(how.running); };
-    how.cleanup = [path = status_file_path(db_path)] {
-      std::error_code ignored;
-      fs::remove(path, ignored);
-    };
+    how.cleanup = [&] { live.remove_file(); };
     status = drive<std::string>(*coordinator, run, how, start_atom::value);
   }
   coordinator->shutdown();

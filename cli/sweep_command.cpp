@@ -72,7 +72,8 @@ int sweep_command(const std::vector<std::string>& args) {
     auto options = coordinator_options(sweep.base, db_path + ".logs");
     // A TPU time below the v6e roofline is suspect too (the dispatcher's plausibility gate).
     if (sweep.base.evaluation.backend == "tpu")
-      options.dispatch.checks.costs = load_workload_costs(home / "workloads" / "workload_costs.json");
+      options.dispatch.checks.costs =
+          load_workload_costs(home / "workloads" / "workload_costs.json");
     coordinator = std::make_unique<Coordinator>(std::move(options));
   } catch (const CoordinatorError& e) {
     std::cerr << "palladium sweep: " << sweep_path << ": base " << e.key() << ": " << e.what()
@@ -86,7 +87,6 @@ int sweep_command(const std::vector<std::string>& args) {
                                  sweep_plan(prepared, cell_ids, gateways, sample_cap),
                                  coordinator->store(), coordinator->dispatcher());
 
-  const fs::path status_path = status_file_path(db_path);
   caf::expected<SweepOutcome> outcome{SweepOutcome{}};
   {
     // The asker is a scoped_actor, which CAF 0.17 counts as running until it is destroyed (even
@@ -96,7 +96,7 @@ int sweep_command(const std::vector<std::string>& args) {
     std::vector<LlmGatewayActor> gateway_list;
     for (const auto& [name, gateway] : gateways) gateway_list.push_back(gateway);
     LiveStatusWriter live(coordinator->system(), coordinator->dispatcher(), gateway_list,
-                          status_path, "sweep", sample_cap);
+                          status_file_path(db_path), "sweep", sample_cap);
     DriveOptions how;
     how.command = "sweep";
     how.failure = "the sweep failed";
@@ -108,10 +108,7 @@ int sweep_command(const std::vector<std::string>& args) {
       return ids;
     };
     how.poll = [&] { live.maybe_write(how.running); };
-    how.cleanup = [&] {
-      std::error_code ignored;
-      fs::remove(status_path, ignored);
-    };
+    how.cleanup = [&] { live.remove_file(); };
     outcome = drive<SweepOutcome>(*coordinator, sweep_actor, how, start_atom::value);
   }
   coordinator->shutdown();

@@ -23,7 +23,9 @@ LiveStatusWriter::LiveStatusWriter(caf::actor_system& sys, EvalDispatcherActor d
       command_(std::move(command)),
       sample_cap_(sample_cap) {}
 
-LiveStatusWriter::~LiveStatusWriter() {
+LiveStatusWriter::~LiveStatusWriter() { remove_file(); }
+
+void LiveStatusWriter::remove_file() {
   std::error_code ignored;
   std::filesystem::remove(path_, ignored);
 }

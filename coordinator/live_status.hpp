@@ -26,6 +26,8 @@ class LiveStatusWriter {
                    std::vector<LlmGatewayActor> llm_gateways, std::filesystem::path path,
                    std::string command, int64_t sample_cap);
   ~LiveStatusWriter();  // removes the file: the coordinator is gone
+  // Removes it now: a process that is abandoned (Coordinator::abandon) runs no destructor.
+  void remove_file();
 
   // Writes the file when the last write is at least `every` old; failures are logged, not
   // thrown (the run goes on without its live status).
