@@ -51,7 +51,8 @@ class RunStore;
 struct CoordinatorOptions {
   int scheduler_threads = 0;  // 0: one per core
   RequestTimeouts timeouts;   // the LLM gateways' waits on the store
-  // The agent link: where, and with which keys (coordinator/agent_link.hpp); `listen` is link.listen.
+  // The agent link: where, and with which keys (coordinator/agent_link.hpp); `listen` is
+  // link.listen.
   AgentLinkOptions link{"tcp://127.0.0.1:0", "", ""};
   // Ledger, admission and capability matching; target.backend follows agent.backend.
   DispatcherOptions dispatch;
