@@ -8,6 +8,7 @@
 
 #include "cli/command_line.hpp"
 #include "report/report_files.hpp"
+#include "report/report_input.hpp"
 #include "config/run_config.hpp"
 #include "report/run_report.hpp"
 
