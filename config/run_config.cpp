@@ -86,14 +86,4 @@ void check_run_config_files(const RunConfig& config, const std::string& origin,
   check_llm_files(r, config.llm, home, config.workloads);
 }
 
-std::vector<std::string> stored_workloads(const std::string& yaml_text, const std::string& origin) {
-  ConfigReader r(origin);
-  YAML::Node root = r.load(yaml_text);
-  if (!root.IsMap()) r.fail("(top level)", "expected a mapping");
-  std::vector<std::string> workloads;
-  r.get_distinct(root, "workloads", "workloads", workloads);
-  check_workload_ids(r, workloads);
-  return workloads;
-}
-
 }  // namespace palladium

@@ -56,9 +56,4 @@ RunConfig load_run_config(const std::string& path);
 void check_run_config_files(const RunConfig& config, const std::string& origin,
                             const std::filesystem::path& home);
 
-// The suite (workload ids) of a stored config text, read without validating
-// the rest, so a report of an old run does not depend on today's keys.
-// Throws ConfigError if the text has no readable, non-empty workload list.
-std::vector<std::string> stored_workloads(const std::string& yaml_text, const std::string& origin);
-
 }  // namespace palladium

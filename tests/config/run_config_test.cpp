@@ -107,14 +107,6 @@ TEST(RunConfig, IntegersOutOfRangeNameTheirRange) {
             std::string::npos);
 }
 
-TEST(RunConfig, StoredWorkloadsReadOnlyTheSuite) {
-  // A stored config written with keys this version no longer knows still names its suite.
-  EXPECT_EQ(stored_workloads("name: q\nworkloads: [8p, 1p]\nretired_key: 3\n", "db"),
-            (std::vector<std::string>{"8p", "1p"}));
-  EXPECT_THROW(stored_workloads("name: q\n", "db"), ConfigError);
-  EXPECT_THROW(stored_workloads("[", "db"), ConfigError);
-}
-
 TEST(RunConfig, QuickstartConfigIsValid) {
   auto c = load_run_config(std::string(PALLADIUM_SOURCE_DIR) + "/configs/quickstart.yaml");
   EXPECT_EQ(c.workloads.size(), 5u);
