@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <utility>
 
 #include <boost/program_options.hpp>
 #include <caf/all.hpp>
@@ -101,10 +102,17 @@ int sweep_command(const std::vector<std::string>& args) {
     how.command = "sweep";
     how.failure = "the sweep failed";
     how.stop_hint = "Everything so far is stored: rerun with --db " + db_path + " to resume.";
+    bool poll_failed = false;  // said once: the poll repeats every few seconds
     how.running = [&] {
       std::vector<int64_t> ids;
       asker->request(sweep_actor, std::chrono::seconds(2), running_runs_atom::value)
-          .receive([&](std::vector<int64_t>& r) { ids = std::move(r); }, [](caf::error&) {});
+          .receive([&](std::vector<int64_t>& r) { ids = std::move(r); },
+                   [&](caf::error& err) {
+                     if (!std::exchange(poll_failed, true))
+                       std::cerr << "palladium sweep: WARNING: the sweep did not say which runs "
+                                 << "are running (" << to_string(err) << "); until it does, "
+                                 << "an interrupt cannot mark them\n";
+                   });
       return ids;
     };
     how.poll = [&] { live.maybe_write(how.running); };
