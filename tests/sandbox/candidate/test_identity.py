@@ -4,7 +4,10 @@ parent and forks one spare the way zygote.py does, but loads no candidate seccom
 every refusal it sees is the kernel's uid check, not a filter's."""
 import json
 import os
+import pathlib
+import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -84,17 +87,16 @@ print(json.dumps(report))
 '''
 
 
-@pytest.fixture(scope="module")
-def probe(tmp_path_factory):
+def run_probe(directory, prefix=()):
+    """Runs PROBE in palladium-sandbox, launched through `prefix` (e.g. setpriv to drop root)."""
     launcher = launcher_path()
     if not os.access(launcher, os.X_OK):
         pytest.skip(f"{launcher} is not built")
-    directory = tmp_path_factory.mktemp("identity")
     (directory / "probe.py").write_text(PROBE)
     os.chmod(directory, 0o755)
     os.chmod(directory / "probe.py", 0o644)
     done = subprocess.run(
-        [launcher, "--ro-at", str(directory), "/probe",
+        [*prefix, launcher, "--ro-at", str(directory), "/probe",
          "--ro-at", str(RUNNER_DIR), f"/palladium/lib/{RUNNER_PACKAGE}",
          "--env", "PYTHONPATH=/palladium/lib", "--env", "PYTHONDONTWRITEBYTECODE=1",
          "--", "/usr/bin/python3", "/probe/probe.py"],
@@ -103,13 +105,36 @@ def probe(tmp_path_factory):
     return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
 
 
-def test_without_root_there_is_one_uid_and_the_launcher_says_why(probe):
-    report, stderr = probe
-    if os.geteuid() == 0:
-        pytest.skip("the launcher is root here: see the other tests")
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory):
+    return run_probe(tmp_path_factory.mktemp("identity"))
+
+
+@pytest.fixture(scope="module")
+def probe_without_root():
+    """The launcher as an agent that is not root runs it. On a root host, setpriv drops to
+    65534 first (in a directory that uid can reach: pytest's own tmp is root's alone)."""
+    if os.geteuid() != 0:
+        with tempfile.TemporaryDirectory() as directory:
+            yield run_probe(pathlib.Path(directory))
+        return
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    with tempfile.TemporaryDirectory(dir="/tmp") as directory:
+        yield run_probe(pathlib.Path(directory),
+                        ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"))
+
+
+def test_without_root_there_is_one_uid_and_the_launcher_says_why(probe_without_root):
+    report, stderr = probe_without_root
     assert report["spare_id"] is None
     assert report["ids"].startswith("one uid 65534: the launcher is not root"), report["ids"]
     assert "WARNING: the warm-spare parent and its spares share one uid" in stderr
+    # One uid, no capability at all, and /tmp still emptied after the spare.
+    assert report["parent"] == [[65534] * 3, [65534] * 3]
+    assert report["spare"]["ids"] == [[65534] * 3, [65534] * 3, []]
+    assert report["parent_caps"]["CapEff"] == 0 and report["spare"]["caps"]["CapEff"] == 0
+    assert report["killed"] and report["left"] == "" and report["tmp"] == [], report
 
 
 @pytest.fixture()
