@@ -123,7 +123,6 @@ class Coordinator {
   // Starts options.local_agents agent processes. Throws std::runtime_error if
   // one cannot be started.
   void start_local_agents();
-  int local_agents_started() const { return options_.local_agents; }
 
   // Polls `ready` (every 250 ms) until it returns true, until a signal asks
   // the process to stop, or until local agents have exited as `loss` says;
